@@ -1,0 +1,91 @@
+"""The one catalogue of diagnosis rules, shared by ``run``, ``diagnose`` and ``check``.
+
+A rule is a small unit with a stable code (``DDnnn``), a title, a category
+slug, a doc (what it detects, why it matters, what evidence it uses, the
+remedy) and a lifecycle. Codes are retired, never reused.
+
+Code ranges: DD1xx task failures, DD2xx hangs and performance, DD3xx cluster
+configuration (``check --static``), DD4xx host and environment, DD5xx network
+and mesh.
+
+Rule *checks* live next to what they read (``diagnose.rules`` for recorded
+job observations, ``preflight.*`` for configs and hosts); they all register
+their metadata here, so ``docs/rules.md`` and ``distdoctor rules`` come from
+this one table.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .model import Category, Evidence, Finding, Severity
+
+__all__ = ["Rule", "register", "RULES", "get", "all_rules", "render_markdown"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    category: Category
+    title: str
+    detects: str
+    why: str
+    evidence: str
+    remedy: str
+    lifecycle: str = "stable"  # stable, preview, deprecated, removed
+
+    def finding(self, *, culprit: str | None, summary: str, evidence: Iterable[Evidence] = (),
+                severity: Severity = Severity.ERROR, at: float | None = None,
+                remedy: str | None = None, category: Category | None = None,
+                candidates: Iterable[str] = ()) -> Finding:
+        return Finding(code=self.code, category=category or self.category, severity=severity,
+                       culprit=culprit, summary=summary, evidence=tuple(evidence),
+                       remedy=remedy if remedy is not None else self.remedy, at=at,
+                       candidates=tuple(candidates))
+
+
+RULES: dict[str, Rule] = {}
+
+
+def register(rule: Rule) -> Rule:
+    """Add a rule to the catalogue; a code may be registered only once."""
+    if rule.code in RULES and RULES[rule.code] != rule:
+        raise ValueError(f"rule code {rule.code} registered twice")
+    RULES[rule.code] = rule
+    return rule
+
+
+def get(code: str) -> Rule:
+    return RULES[code]
+
+
+def all_rules() -> list[Rule]:
+    _load_all()
+    return [RULES[c] for c in sorted(RULES)]
+
+
+def _load_all() -> None:
+    # Import the modules that register rules, so the table is complete.
+    from .diagnose import rules as _r  # noqa: F401
+    try:
+        from .preflight import rules as _p  # noqa: F401
+    except ImportError:  # preflight rules are optional while being built
+        pass
+
+
+def render_markdown() -> str:
+    lines = ["# Rule catalogue", "", "Generated from `distdoctor/catalogue.py` (`distdoctor rules --markdown`).", "",
+             "## Categories", "", "| slug | meaning |", "|---|---|"]
+    from .model import CATEGORY_DOCS
+    for cat in Category:
+        lines.append(f"| `{cat.value}` | {CATEGORY_DOCS[cat]} |")
+    lines += ["", "## Rules", ""]
+    for r in all_rules():
+        lines += [f"### {r.code} {r.name} — {r.title}", "",
+                  f"- **category**: `{r.category.value}` ({r.lifecycle})",
+                  f"- **what it detects**: {r.detects}",
+                  f"- **why it matters**: {r.why}",
+                  f"- **evidence**: {r.evidence}",
+                  f"- **remedy**: {r.remedy}", ""]
+    return "\n".join(lines)

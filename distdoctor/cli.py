@@ -1,0 +1,66 @@
+"""Command line: the only place that turns errors into exit codes and one-line messages.
+
+Subcommands register themselves through ``register_cli(subparsers)`` functions
+that live in their own packages; each sets ``func(args) -> int``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import __version__
+from .errors import DistDoctorError
+
+__all__ = ["main", "build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+        raise DistDoctorError(f"{self.prog}: {message} (see --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="distdoctor", description="Make multi-worker TensorFlow training fail loudly, early and with its real cause named.")
+    parser.add_argument("--version", action="version", version=f"distdoctor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    from .supervise import command as run_command
+    run_command.register_cli(sub)
+    for modname in ("distdoctor.diagnose.command", "distdoctor.preflight.command", "distdoctor.report.command"):
+        try:
+            mod = __import__(modname, fromlist=["register_cli"])
+        except ImportError:
+            continue
+        mod.register_cli(sub)
+    rules = sub.add_parser("rules", help="list the diagnosis rule catalogue")
+    rules.add_argument("--markdown", action="store_true", help="print the catalogue as Markdown (docs/rules.md)")
+    rules.set_defaults(func=_rules)
+    return parser
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from .catalogue import all_rules, render_markdown
+    if args.markdown:
+        print(render_markdown())
+    else:
+        for r in all_rules():
+            print(f"{r.code}  {r.category.value:32} {r.title}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        return int(args.func(args))
+    except DistDoctorError as exc:
+        print(f"distdoctor: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("distdoctor: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1

@@ -1,0 +1,1 @@
+"""Cluster layouts: building and reading TF_CONFIG."""

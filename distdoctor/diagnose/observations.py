@@ -1,0 +1,99 @@
+"""Recorded observations of a job: the only input the rule catalogue reads.
+
+``distdoctor run`` fills these from its processes, its bootstrap samples and
+the logs; ``distdoctor diagnose`` fills them from logs alone (process fields
+left ``None``). Frozen dataclasses, no I/O.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .events import LogEvent
+
+__all__ = ["OomEvidence", "MemorySample", "TaskObservation", "HangVerdict", "JobObservation"]
+
+
+@dataclass(frozen=True)
+class OomEvidence:
+    """What the memory cgroup and the kernel said about a task's memory."""
+
+    cgroup: str | None = None
+    limit_bytes: int | None = None
+    usage_bytes: int | None = None
+    max_usage_bytes: int | None = None
+    failcnt: int | None = None
+    oom_kill_count: int | None = None      # memory.oom_control's oom_kill (cgroup v1) / memory.events (v2)
+    under_oom: bool = False
+    kernel_lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MemorySample:
+    ts: float
+    rss_bytes: int
+    limit_bytes: int | None = None  # the tighter of the cgroup limit and host memory
+
+
+@dataclass(frozen=True)
+class TaskObservation:
+    """Everything recorded about one task. Unknown fields are None."""
+
+    task: str                                  # "worker:1"
+    events: tuple[LogEvent, ...] = ()
+    pid: int | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    exit_code: int | None = None               # None: still running or unknown
+    signal: int | None = None                  # fatal signal number, if killed by one
+    state: str = "unknown"                     # running, sleeping, stopped, disk-sleep, exited, unknown
+    state_since: float | None = None
+    last_progress_at: float | None = None
+    last_output_at: float | None = None
+    steps: int | None = None                   # steps completed (callback, bootstrap or progress lines)
+    step_times: tuple[float, ...] = ()         # recent step durations, seconds
+    in_tf_call: str | None = None              # name of the TF function the main thread is inside
+    in_tf_since: float | None = None
+    where: str | None = None                   # "tf", "python", "serving", or None
+    user_thread_busy: bool = False             # a non-main Python thread is inside user code
+    outside_tf_fraction: float | None = None   # share of training-time samples spent outside TF functions
+    stack: str = ""                            # best stack we have (py-spy or bootstrap)
+    location: str | None = None                # innermost user frame "file:line in func"
+    cpu_busy: bool | None = None               # used CPU during the suspected stall
+    memory: tuple[MemorySample, ...] = ()
+    oom: OomEvidence | None = None
+    killed_by_supervisor: bool = False
+    log_path: str | None = None
+    clock_offset_s: float | None = None        # for logs whose clock disagrees with the others
+
+
+@dataclass(frozen=True)
+class HangVerdict:
+    """The supervisor's (or the logs') judgement that the job stopped making progress."""
+
+    kind: str                                  # "stalled_worker", "collective_mismatch", "frozen", "silent"
+    declared_at: float
+    since: float                               # when progress stopped
+    culprits: tuple[str, ...] = ()
+    waiting: tuple[str, ...] = ()              # tasks blocked in a collective
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class JobObservation:
+    tasks: dict[str, TaskObservation]
+    strategy: str = "unknown"                  # "multi_worker_mirrored", "parameter_server", "unknown"
+    source: str = "run"                        # "run" (process data present) or "logs"
+    hang: HangVerdict | None = None
+    interrupted: str | None = None             # "SIGINT"/"SIGTERM" when the user or scheduler stopped the run
+    ended_at: float | None = None
+    job_finished: bool = True                  # False when logs simply stop
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def ordered(self) -> list[TaskObservation]:
+        order = {"chief": 0, "worker": 1, "ps": 2, "evaluator": 3}
+
+        def key(t: TaskObservation):
+            job, _, idx = t.task.partition(":")
+            return (order.get(job, 9), job, int(idx) if idx.isdigit() else 0)
+
+        return sorted(self.tasks.values(), key=key)

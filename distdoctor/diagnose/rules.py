@@ -1,0 +1,433 @@
+"""The rule checks over recorded job observations (``run`` and ``diagnose``).
+
+Each check is a pure function ``(JobObservation) -> list[Finding]`` registered
+with its :class:`~distdoctor.catalogue.Rule` metadata. Findings carry ``at``
+(when the problem began) so the root-cause policy in :mod:`.engine` can pick
+the first failure.
+"""
+from __future__ import annotations
+
+import signal as _signal
+import statistics
+from typing import Callable, Iterable
+
+from ..catalogue import Rule, register
+from ..model import Category, Evidence, Finding, Severity
+from .events import EventKind, LogEvent
+from .observations import JobObservation, TaskObservation
+
+__all__ = ["CHECKS", "signal_name", "NATIVE_CRASH_SIGNALS"]
+
+NATIVE_CRASH_SIGNALS = {_signal.SIGSEGV, _signal.SIGABRT, _signal.SIGBUS, _signal.SIGFPE, _signal.SIGILL}
+CHECKS: list[tuple[Rule, Callable[[JobObservation], list[Finding]]]] = []
+
+
+def signal_name(num: int | None) -> str | None:
+    if num is None:
+        return None
+    try:
+        return _signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _rule(**kw) -> Callable:
+    rule = register(Rule(**kw))
+
+    def deco(fn: Callable[[Rule, JobObservation], Iterable[Finding]]):
+        CHECKS.append((rule, lambda job: list(fn(rule, job))))
+        return fn
+    return deco
+
+
+def _ev(e: LogEvent, role: str = "cause") -> Evidence:
+    return Evidence(task=e.task, ts=e.ts, text=e.text, role=role)
+
+
+def _of(t: TaskObservation, *kinds: EventKind) -> list[LogEvent]:
+    return [e for e in t.events if e.kind in kinds]
+
+
+def _died_of_own_failure(t: TaskObservation) -> bool:
+    return t.exit_code is not None and t.exit_code != 0 and not t.killed_by_supervisor
+
+
+def _oom_proved(t: TaskObservation) -> tuple[bool, list[str]]:
+    """Was this SIGKILL the OOM killer's? Returns (verdict, reasons)."""
+    why: list[str] = []
+    oom = t.oom
+    if oom is not None:
+        if oom.oom_kill_count:
+            why.append(f"memory cgroup {oom.cgroup} counts {oom.oom_kill_count} OOM kill(s) (memory.oom_control oom_kill)")
+        if oom.limit_bytes and oom.max_usage_bytes and oom.max_usage_bytes >= 0.97 * oom.limit_bytes:
+            why.append(f"cgroup peak usage {oom.max_usage_bytes >> 20} MiB reached its limit {oom.limit_bytes >> 20} MiB"
+                       + (f" (failcnt {oom.failcnt})" if oom.failcnt else ""))
+        for line in oom.kernel_lines:
+            why.append(f"kernel: {line}")
+    if t.memory:
+        last = t.memory[-1]
+        if last.limit_bytes and last.rss_bytes >= 0.9 * last.limit_bytes:
+            why.append(f"RSS just before death {last.rss_bytes >> 20} MiB of a {last.limit_bytes >> 20} MiB limit")
+    for e in _of(t, EventKind.OOM_KILLER):
+        why.append(e.text)
+    strong = bool(oom and (oom.oom_kill_count or oom.kernel_lines)) or bool(_of(t, EventKind.OOM_KILLER))
+    return (strong or len(why) >= 2), why
+
+
+def _exit_evidence(t: TaskObservation, what: str) -> Evidence:
+    return Evidence(task=t.task, ts=t.ended_at, text=what, role="cause")
+
+
+@_rule(code="DD101", name="task-killed", category=Category.PEER_CRASHED, title="A task was killed by a signal",
+       detects="A task that died from SIGKILL (or another signal it did not raise itself) while its peers were running.",
+       why="Peers then fail with `Connection reset by peer`, `stopped sending heartbeats` or hang; the dead task's own log usually says nothing.",
+       evidence="The task's exit status (signal), its last log lines, the absence of OOM-killer evidence.",
+       remedy="Find who sent the signal: the scheduler (eviction, time limit), a person, or a watchdog. Check `kubectl describe pod` / `sacct` for the reason, then restart the job (from a checkpoint).")
+def _killed(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        if not _died_of_own_failure(t) or t.signal is None:
+            continue
+        if t.signal in NATIVE_CRASH_SIGNALS or t.signal == _signal.SIGTERM:
+            continue
+        if t.signal == _signal.SIGKILL and _oom_proved(t)[0]:
+            continue
+        yield rule.finding(culprit=t.task, at=t.ended_at,
+                           summary=f"{t.task} was killed by {signal_name(t.signal)}; no out-of-memory evidence was found",
+                           evidence=[_exit_evidence(t, f"process {t.pid} ended by {signal_name(t.signal)}")] + _last_lines(t))
+
+
+def _last_lines(t: TaskObservation, n: int = 2) -> list[Evidence]:
+    evs = [e for e in t.events if e.kind not in (EventKind.PROGRESS, EventKind.EPOCH)]
+    return [_ev(e, "context") for e in evs[-n:]]
+
+
+@_rule(code="DD102", name="native-crash", category=Category.SEGFAULT_CORE_DUMP, title="A task crashed in native code",
+       detects="A task that died from SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL, or whose log shows a fatal signal, `Check failed` or `core dumped`.",
+       why="A native crash in TensorFlow, a custom op or a library (CUDA, NCCL, protobuf) kills the task at once; peers report only a lost connection.",
+       evidence="Exit signal, faulthandler's `Fatal Python error` with the Python stack, TensorFlow `Check failed` lines.",
+       remedy="Read the Python stack faulthandler printed for that task; look for version mismatches of TensorFlow/CUDA/protobuf on that node; enable core dumps (`ulimit -c unlimited`) and open the core with gdb.")
+def _native(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        logs = _of(t, EventKind.FATAL_SIGNAL, EventKind.CHECK_FAILED)
+        by_signal = _died_of_own_failure(t) and t.signal in NATIVE_CRASH_SIGNALS
+        if not by_signal and not (logs and (t.exit_code is None or t.exit_code != 0) and not t.killed_by_supervisor):
+            continue
+        ev = []
+        if by_signal:
+            ev.append(_exit_evidence(t, f"process {t.pid} ended by {signal_name(t.signal)}"))
+        ev += [_ev(e) for e in logs[:3]]
+        at = t.ended_at if by_signal else (logs[0].ts if logs else None)
+        what = signal_name(t.signal) if by_signal else "a fatal signal"
+        yield rule.finding(culprit=t.task, at=at, evidence=ev,
+                           summary=f"{t.task} crashed with {what} (a native crash, core dumped where enabled)")
+
+
+@_rule(code="DD103", name="oom-killed", category=Category.OOM_HOST, title="A task was killed for lack of host memory",
+       detects="A task killed by the kernel's OOM killer or its memory cgroup limit.",
+       why="The kernel sends SIGKILL; nothing is printed by the task itself and peers blame the network.",
+       evidence="The memory cgroup's OOM counters and peak usage, the kernel log, the task's RSS just before death.",
+       remedy="Give the task more memory (the pod's/job's memory limit) or use less: a smaller per-worker batch, a smaller shuffle buffer or prefetch, fewer parallel calls in tf.data, no dataset `cache()` in memory.")
+def _oom(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        if t.killed_by_supervisor:
+            continue
+        killed = t.signal == _signal.SIGKILL and t.exit_code is not None and t.exit_code != 0
+        proved, why = _oom_proved(t)
+        log_only = bool(_of(t, EventKind.OOM_KILLER))
+        if not ((killed and proved) or log_only):
+            continue
+        ev = [_exit_evidence(t, f"process {t.pid} ended by SIGKILL")] if killed else []
+        ev += [Evidence(task=t.task, ts=t.ended_at, text=w, role="cause") for w in why]
+        yield rule.finding(culprit=t.task, at=t.ended_at or (t.events[-1].ts if t.events else None), evidence=ev,
+                           summary=f"{t.task} was killed by the out-of-memory killer" +
+                                   (f" (limit {t.oom.limit_bytes >> 20} MiB)" if t.oom and t.oom.limit_bytes else ""))
+
+
+@_rule(code="DD104", name="python-exception", category=Category.USER_CODE_ERROR, title="A task raised a Python exception",
+       detects="A task that ended with a Python traceback whose exception is not a symptom of a lost peer.",
+       why="The first exception anywhere is usually the cause; peers then fail with `UnavailableError` or hang in a collective.",
+       evidence="The exception line and the last frames of its traceback.",
+       remedy="Fix the exception in the training code at the frame shown; if it depends on the task (data path, index), check that task's arguments.")
+def _exception(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        if t.killed_by_supervisor:
+            continue
+        excs = _of(t, EventKind.PY_EXCEPTION)
+        if not excs:
+            continue
+        if t.exit_code == 0:
+            continue
+        e = excs[-1]
+        frames = [f for f in e.frames if f.startswith("File ")][-3:]
+        ev = [Evidence(task=t.task, ts=e.ts, text=f, role="cause") for f in frames] + [_ev(e)]
+        name = e.text.split(":", 1)[0]
+        yield rule.finding(culprit=t.task, at=e.ts or t.ended_at, evidence=ev,
+                           summary=f"{t.task} raised {name}: {e.text.partition(':')[2].strip()[:200]}")
+
+
+@_rule(code="DD105", name="tensor-oom", category=Category.OOM_GPU, title="A task could not allocate a tensor",
+       detects="`ResourceExhaustedError: OOM when allocating tensor`, `CUDA_ERROR_OUT_OF_MEMORY`, `MemoryError`.",
+       why="An allocation failure in one task aborts its step; peers then see a broken collective.",
+       evidence="The allocation error lines, with the device named in them.",
+       remedy="Reduce the per-replica batch size or model size on that device, or enable memory growth (`tf.config.experimental.set_memory_growth`); check that no other process holds the GPU.")
+def _tensor_oom(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        evs = _of(t, EventKind.OOM_TENSOR, EventKind.OOM_GPU)
+        if not evs or t.killed_by_supervisor:
+            continue
+        gpu = any(e.kind == EventKind.OOM_GPU or "GPU" in e.text for e in evs)
+        yield rule.finding(culprit=t.task, at=evs[0].ts, evidence=[_ev(e) for e in evs[:3]],
+                           category=Category.OOM_GPU if gpu else Category.OOM_HOST,
+                           summary=f"{t.task} ran out of {'GPU' if gpu else 'host'} memory allocating a tensor")
+
+
+@_rule(code="DD106", name="unexplained-exit", category=Category.OTHER, title="A task exited with an error and no explanation",
+       detects="A non-zero exit code with no exception, signal or symptom in the task's log.",
+       why="Something in the task called `sys.exit(n)` or a wrapper script failed; peers will fail or hang after it.",
+       evidence="The exit code and the task's last log lines.",
+       remedy="Read the end of that task's log; run its command by hand with the same TF_CONFIG to see why it exits.")
+def _unexplained(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        if not _died_of_own_failure(t) or t.signal is not None:
+            continue
+        if _of(t, EventKind.PY_EXCEPTION, EventKind.PEER_SYMPTOM, EventKind.OOM_TENSOR, EventKind.OOM_GPU,
+               EventKind.FATAL_SIGNAL, EventKind.CHECK_FAILED, EventKind.PORT_IN_USE, EventKind.OOM_KILLER):
+            continue
+        yield rule.finding(culprit=t.task, at=t.ended_at,
+                           summary=f"{t.task} exited with code {t.exit_code} without an exception or signal",
+                           evidence=[_exit_evidence(t, f"exit code {t.exit_code}")] + _last_lines(t, 3))
+
+
+@_rule(code="DD107", name="peer-reported-lost", category=Category.PEER_CRASHED, title="Peers report a task as lost",
+       detects="Healthy tasks report a specific peer as crashed, unhealthy, unreachable or resetting connections, while that peer's own log explains nothing.",
+       why="The task named by its peers is where the failure began, even if its own log is silent (SIGKILL, node loss).",
+       evidence="Coordination-service and gRPC lines on the other tasks that name the peer (`/job:worker/replica:0/task:1`).",
+       remedy="Look at what happened to the named task's process or node at that time (OOM killer, eviction, node failure); restart from a checkpoint.")
+def _peer_reported(rule: Rule, job: JobObservation):
+    named: dict[str, list[LogEvent]] = {}
+    for t in job.ordered():
+        for e in _of(t, EventKind.PEER_SYMPTOM):
+            if e.peer and e.peer in job.tasks and e.peer != t.task:
+                named.setdefault(e.peer, []).append(e)
+    for peer, evs in named.items():
+        target = job.tasks[peer]
+        if target.exit_code is not None or _of(target, EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR):
+            continue  # its own record explains it; other rules speak
+        if job.source == "run" and target.exit_code is None and target.state not in ("stopped", "disk-sleep", "unknown"):
+            continue
+        evs = sorted(evs, key=lambda e: e.ts or 0)
+        yield rule.finding(culprit=peer, at=evs[0].ts, severity=Severity.ERROR,
+                           summary=f"{len({e.task for e in evs})} task(s) report {peer} as lost; its own log does not say why",
+                           evidence=[_ev(e, "consequence") for e in evs[:4]])
+
+
+@_rule(code="DD108", name="terminated", category=Category.PREEMPTION, title="A task was terminated from outside",
+       detects="A task that received SIGTERM (or logged a preemption notice) that distdoctor did not send.",
+       why="Schedulers preempt and evict with SIGTERM; the job then fails on every other task.",
+       evidence="The exit signal and preemption lines.",
+       remedy="Use checkpoints and `tf.distribute.experimental.PreemptionCheckpointHandler` (or BackupAndRestore) so a preempted job resumes; ask the scheduler why it was preempted.")
+def _terminated(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        if _died_of_own_failure(t) and t.signal == _signal.SIGTERM:
+            yield rule.finding(culprit=t.task, at=t.ended_at, summary=f"{t.task} was terminated by SIGTERM from outside distdoctor",
+                               evidence=[_exit_evidence(t, f"process {t.pid} ended by SIGTERM")] + [_ev(e) for e in _of(t, EventKind.PREEMPTION)[:2]])
+    if job.interrupted:
+        yield rule.finding(culprit=None, at=job.ended_at, summary=f"the run was interrupted ({job.interrupted}); every task was stopped",
+                           evidence=[Evidence(task=None, ts=job.ended_at, text=f"distdoctor received {job.interrupted}")])
+
+
+@_rule(code="DD110", name="port-in-use", category=Category.PORT_IN_USE, title="A task's gRPC port was already in use",
+       detects="`Address already in use` / `Failed to add port to server` when TensorFlow starts its server.",
+       why="The task cannot start its server; its peers wait for it to connect.",
+       evidence="The bind error in the task's log.",
+       remedy="Free the port (find the holder with `ss -ltnp`), or give that task another port in TF_CONFIG; run `distdoctor check` before starting.")
+def _port(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        evs = _of(t, EventKind.PORT_IN_USE)
+        if evs:
+            yield rule.finding(culprit=t.task, at=evs[0].ts, summary=f"{t.task} could not bind its port: it is already in use",
+                               evidence=[_ev(e) for e in evs[:3]])
+
+
+@_rule(code="DD111", name="accelerator-error", category=Category.OTHER, title="NCCL or CUDA reported an error",
+       detects="NCCL WARN/error lines and CUDA errors (other than out-of-memory).",
+       why="A failing collective library or device aborts the step on that task.",
+       evidence="The NCCL/CUDA lines.",
+       remedy="Check driver/CUDA/NCCL versions on that node (`distdoctor check`), `NCCL_DEBUG=INFO`, and the interconnect (`NCCL_SOCKET_IFNAME`).")
+def _accel(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        evs = _of(t, EventKind.NCCL_ERROR, EventKind.CUDA_ERROR)
+        if evs and (t.exit_code not in (None, 0) or job.source == "logs"):
+            yield rule.finding(culprit=t.task, at=evs[0].ts, summary=f"{t.task}: {evs[0].text[:160]}",
+                               evidence=[_ev(e) for e in evs[:3]], severity=Severity.ERROR if t.exit_code else Severity.WARNING)
+
+
+@_rule(code="DD120", name="resource-exhausted", category=Category.RESOURCE_EXHAUSTION, title="A task ran out of a system resource",
+       detects="`No space left on device`, `Too many open files`, `Cannot allocate memory`, `Resource temporarily unavailable`.",
+       why="Checkpoints, logs and threads fail in ways that look like TensorFlow errors.",
+       evidence="The error lines in the task's log.",
+       remedy="Free disk where checkpoints go, raise `ulimit -n`, or reduce threads (`tf.data` parallelism, inter-op threads).")
+def _resource(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        evs = _of(t, EventKind.RESOURCE)
+        if evs:
+            sev = Severity.ERROR if t.exit_code not in (None, 0) else Severity.WARNING
+            yield rule.finding(culprit=t.task, at=evs[0].ts, severity=sev, summary=f"{t.task}: {evs[0].text[:160]}",
+                               evidence=[_ev(e) for e in evs[:3]])
+
+
+@_rule(code="DD201", name="stalled-worker", category=Category.HANG_STALLED_WORKER, title="Peers wait for one stalled worker",
+       detects="No task progresses; some wait inside a TensorFlow collective while one task is stuck outside it (its own code, its input pipeline, a callback).",
+       why="TensorFlow waits in the all-reduce forever and prints nothing: the job hangs silently.",
+       evidence="Every task's stack at the hang (the culprit's first), where each main thread is, and CPU use.",
+       remedy="Look at the culprit's stack: a deadlock or a blocking call in a callback, a slow or exhausted input pipeline, a lock, or I/O on that worker; add timeouts there.")
+def _stalled(rule: Rule, job: JobObservation):
+    h = job.hang
+    if h is None or h.kind != "stalled_worker":
+        return
+    yield _hang_finding(rule, job, h)
+
+
+def _hang_finding(rule: Rule, job: JobObservation, h, summary: str | None = None, category: Category | None = None) -> Finding:
+    culprit = h.culprits[0] if len(h.culprits) == 1 else None
+    ev = [Evidence(task=None, ts=h.declared_at, text=f"no task made progress since {h.declared_at - h.since:.1f} s: {h.reason}")]
+    for name in list(h.culprits) + [n for n in h.waiting if n not in h.culprits]:
+        t = job.tasks.get(name)
+        if t is None:
+            continue
+        role = "cause" if name in h.culprits else "consequence"
+        where = t.location or t.in_tf_call or t.where or "unknown"
+        doing = f"waiting in TensorFlow function {t.in_tf_call}" if t.in_tf_call else f"at {where}"
+        ev.append(Evidence(task=name, ts=h.declared_at, role=role,
+                           text=f"state {t.state}, {doing}, last progress "
+                                + (f"{h.declared_at - t.last_progress_at:.1f} s earlier" if t.last_progress_at else "never")))
+    return rule.finding(culprit=culprit, at=h.since, evidence=ev, category=category,
+                        summary=summary or (f"the job hung: {h.reason}"), candidates=h.culprits if culprit is None else ())
+
+
+@_rule(code="DD202", name="collective-mismatch", category=Category.HANG_COLLECTIVE_MISMATCH, title="Every task waits in a collective that cannot complete",
+       detects="All tasks are blocked inside TensorFlow collectives, idle, and none is busy elsewhere.",
+       why="Tasks that run different collectives (different models, branches, step counts or group sizes) wait for each other forever.",
+       evidence="Every task's stack and the TensorFlow function it is inside; the odd one when tasks disagree.",
+       remedy="Make every task run the same sequence of collectives: same model, same number of steps (`steps_per_epoch`), no task-dependent branches around `strategy.run`/`reduce`.")
+def _mismatch(rule: Rule, job: JobObservation):
+    h = job.hang
+    if h is None or h.kind != "collective_mismatch":
+        return
+    yield _hang_finding(rule, job, h)
+
+
+@_rule(code="DD203", name="frozen-task", category=Category.PEER_UNRESPONSIVE, title="A task is frozen",
+       detects="A task that is alive but stopped (SIGSTOP, state T) or stuck in uninterruptible sleep (state D, I/O).",
+       why="After 10-15 s TensorFlow reports it as 'crashed', which it is not, and leaves the frozen process behind.",
+       evidence="The process state from /proc and how long it has been in it.",
+       remedy="Find who stopped the process (a debugger, job control, a cgroup freezer) or which I/O it waits on (`cat /proc/PID/stack`, NFS/disk health) on that node.")
+def _frozen(rule: Rule, job: JobObservation):
+    h = job.hang
+    if h is None or h.kind != "frozen":
+        return
+    yield _hang_finding(rule, job, h, summary=f"the job hung: {h.reason}")
+
+
+@_rule(code="DD204", name="sharding-imbalance", category=Category.DATA_SHARDING_IMBALANCE, title="A task ran out of data before its peers",
+       detects="A task that ran fewer steps than its peers and finished early, or finished while peers wait in a collective for it.",
+       why="Uneven shards (files per worker, `take`, filters) make one worker leave the synchronous loop early; the others hang or stop short.",
+       evidence="Step counts per task, exit times.",
+       remedy="Make every worker run the same number of steps: set `steps_per_epoch`, `repeat()` the dataset, shard by files evenly or use `tf.data.experimental.AutoShardPolicy.DATA`.")
+def _imbalance(rule: Rule, job: JobObservation):
+    h = job.hang
+    if h is not None and h.kind == "peer_exited":
+        yield _hang_finding(rule, job, h, summary=f"the job hung: {h.reason}")
+        return
+    done = [t for t in job.ordered() if t.steps is not None and t.task.split(":")[0] in ("worker", "chief")]
+    if len(done) < 2:
+        return
+    most = max(t.steps for t in done)
+    for t in done:
+        if t.steps < most and (t.exit_code == 0 or job.source == "logs") and most - t.steps >= max(1, int(0.02 * most)):
+            peers = [p for p in done if p.steps == most]
+            ev = [Evidence(task=t.task, ts=t.ended_at, text=f"ran {t.steps} steps", role="cause")]
+            ev += [Evidence(task=p.task, ts=p.ended_at, text=f"ran {p.steps} steps", role="context") for p in peers[:3]]
+            yield rule.finding(culprit=t.task, at=t.ended_at, evidence=ev,
+                               summary=f"{t.task} ran {t.steps} steps, {most - t.steps} fewer than its peers ({most}), and finished early")
+
+
+@_rule(code="DD205", name="straggler", category=Category.STRAGGLER_SLOW_WORKER, title="One task is consistently slower",
+       detects="A task that spends much more of each step outside the collective (input pipeline, callbacks, a slow node) than its peers.",
+       why="Synchronous training runs at the pace of the slowest worker; the others wait in every all-reduce.",
+       evidence="The fraction of samples each task spent outside TensorFlow functions, and step times.",
+       remedy="Look at that worker: its input pipeline (prefetch, parallel reads), its callbacks, its node (CPU throttling, noisy neighbours, a slower disk).")
+def _straggler(rule: Rule, job: JobObservation):
+    rows = [t for t in job.ordered() if t.outside_tf_fraction is not None and not t.task.startswith("ps:")]
+    if len(rows) < 2 or job.hang is not None:
+        return
+    fr = {t.task: t.outside_tf_fraction for t in rows}
+    for t in rows:
+        others = [v for k, v in fr.items() if k != t.task]
+        med = statistics.median(others)
+        if fr[t.task] >= 0.35 and fr[t.task] >= 2.5 * max(med, 0.05):
+            yield rule.finding(culprit=t.task, at=t.started_at, severity=Severity.WARNING,
+                               summary=f"{t.task} spent {fr[t.task]:.0%} of the run outside TensorFlow functions "
+                                       f"(peers: {med:.0%}); every step waited for it",
+                               evidence=[Evidence(task=k, ts=None, text=f"{v:.0%} of samples busy outside TensorFlow",
+                                                  role="cause" if k == t.task else "context") for k, v in fr.items()][:6])
+
+
+@_rule(code="DD206", name="nan-loss", category=Category.NUMERICAL_DIVERGENCE, title="The loss became NaN or infinite",
+       detects="A NaN/inf loss in Keras progress lines or reported through the callback; `TerminateOnNaN`.",
+       why="Training continues (or stops) producing garbage; in multi-worker runs one task's bad batch poisons every replica.",
+       evidence="The first step where the loss was not finite, per task.",
+       remedy="Lower the learning rate, clip gradients, check the input data for NaN/inf, use loss scaling with mixed precision.")
+def _nan(rule: Rule, job: JobObservation):
+    hits = []
+    for t in job.ordered():
+        evs = _of(t, EventKind.NAN_LOSS)
+        if evs:
+            hits.append((evs[0].ts or 0, t, evs[0]))
+    if not hits:
+        return
+    hits.sort(key=lambda x: x[0])
+    _, t, e = hits[0]
+    tasks = ", ".join(h[1].task for h in hits)
+    step = f" at step {e.step}" if e.step is not None else ""
+    yield rule.finding(culprit=t.task if len(hits) == 1 else None, at=e.ts, severity=Severity.ERROR if any(h[1].exit_code not in (0, None) for h in hits) else Severity.WARNING,
+                       summary=f"the loss became non-finite{step}, first on {t.task} (seen on {tasks})",
+                       evidence=[_ev(h[2]) for h in hits[:4]], candidates=tuple(h[1].task for h in hits) if len(hits) > 1 else ())
+
+
+@_rule(code="DD207", name="memory-pressure", category=Category.RESOURCE_EXHAUSTION, title="A task's memory climbs toward its limit",
+       detects="A task whose resident memory reached 85 % of its limit (its memory cgroup limit, or the host's memory).",
+       why="The next allocation gets the task OOM-killed, silently; peers then blame the network.",
+       evidence="RSS samples over time against the limit.",
+       remedy="Give the task more memory or use less (smaller batch, shuffle buffer, prefetch; no in-memory `cache()`); look for a leak if it grows every epoch.")
+def _memory(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        over = [m for m in t.memory if m.limit_bytes and m.rss_bytes >= 0.85 * m.limit_bytes]
+        if not over:
+            continue
+        peak = max(over, key=lambda m: m.rss_bytes)
+        first = over[0]
+        yield rule.finding(culprit=t.task, at=first.ts, severity=Severity.WARNING,
+                           summary=f"{t.task} used {peak.rss_bytes >> 20} MiB of a {peak.limit_bytes >> 20} MiB limit "
+                                   f"({peak.rss_bytes / peak.limit_bytes:.0%})",
+                           evidence=[Evidence(task=t.task, ts=first.ts, text=f"RSS {first.rss_bytes >> 20} MiB ≥ 85% of {first.limit_bytes >> 20} MiB"),
+                                     Evidence(task=t.task, ts=peak.ts, text=f"peak RSS {peak.rss_bytes >> 20} MiB")])
+
+
+@_rule(code="DD208", name="ps-worker-lost", category=Category.PEER_CRASHED, title="A ParameterServerStrategy worker was lost and the job went on",
+       detects="A worker of a ParameterServerStrategy job that died while the coordinator carried on.",
+       why="`ClusterCoordinator` reschedules a lost worker's functions on the others, so the job can still succeed — slower.",
+       evidence="The worker's exit status; the chief's successful exit.",
+       remedy="Find why the worker died (see its log and exit signal); the job survived, but capacity was lost.")
+def _ps_worker_lost(rule: Rule, job: JobObservation):
+    if job.strategy != "parameter_server":
+        return
+    chief = job.tasks.get("chief:0")
+    if chief is None or chief.exit_code != 0:
+        return
+    for t in job.ordered():
+        if t.task.startswith("worker:") and _died_of_own_failure(t):
+            yield rule.finding(culprit=t.task, at=t.ended_at, severity=Severity.WARNING,
+                               summary=f"{t.task} died ({signal_name(t.signal) or f'exit {t.exit_code}'}) and the coordinator finished without it",
+                               evidence=[_exit_evidence(t, f"ended by {signal_name(t.signal) or f'exit code {t.exit_code}'}"),
+                                         Evidence(task="chief:0", ts=chief.ended_at, text="chief exited 0", role="context")])

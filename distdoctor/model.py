@@ -1,0 +1,201 @@
+"""The one result schema shared by every command: findings and diagnoses.
+
+A :class:`Finding` is what one rule of the catalogue concluded; a
+:class:`Diagnosis` is the verdict on a whole job: its status, the root cause
+(itself a finding, the one the root-cause policy picked) and every other
+finding. ``run``, ``diagnose`` and ``check`` all emit this shape; its JSON form
+is documented in ``docs/schema.md``.
+
+Data objects here do no I/O and read no clock.
+"""
+from __future__ import annotations
+
+import enum
+import time as _time
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Category", "Severity", "Status", "Evidence", "Finding", "TaskReport", "Diagnosis",
+    "format_clock", "SCHEMA_VERSION",
+]
+
+SCHEMA_VERSION = 1
+
+
+class Category(str, enum.Enum):
+    """The fixed list of root-cause categories (stable slugs, never reused)."""
+
+    PEER_CRASHED = "peer_crashed"
+    SEGFAULT_CORE_DUMP = "segfault_core_dump"
+    OOM_HOST = "oom_host"
+    OOM_GPU = "oom_gpu"
+    USER_CODE_ERROR = "user_code_error"
+    HANG_STALLED_WORKER = "hang_stalled_worker"
+    HANG_COLLECTIVE_MISMATCH = "hang_collective_mismatch"
+    PEER_UNRESPONSIVE = "peer_unresponsive"
+    DATA_SHARDING_IMBALANCE = "data_sharding_imbalance"
+    STRAGGLER_SLOW_WORKER = "straggler_slow_worker"
+    NETWORK_UNREACHABLE = "network_unreachable"
+    FIREWALL_OR_PORT_BLOCKED = "firewall_or_port_blocked"
+    PORT_IN_USE = "port_in_use"
+    CONFIG_TF_CONFIG = "config_tf_config"
+    CONFIG_MISMATCH_ACROSS_WORKERS = "config_mismatch_across_workers"
+    VERSION_MISMATCH = "version_mismatch"
+    RESOURCE_EXHAUSTION = "resource_exhaustion"
+    NUMERICAL_DIVERGENCE = "numerical_divergence"
+    PREEMPTION = "preemption"
+    OTHER = "other"
+
+
+CATEGORY_DOCS: dict[Category, str] = {
+    Category.PEER_CRASHED: "A task died (killed, or exited non-zero) and its peers failed or hung because of it.",
+    Category.SEGFAULT_CORE_DUMP: "A task died from a fatal signal of its own (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL): a native crash.",
+    Category.OOM_HOST: "A task was killed by the kernel's OOM killer or its memory cgroup limit.",
+    Category.OOM_GPU: "A task ran out of accelerator memory (ResourceExhaustedError / CUDA out of memory).",
+    Category.USER_CODE_ERROR: "A task raised a Python exception in the training code.",
+    Category.HANG_STALLED_WORKER: "Peers wait in a collective for one task that is stuck elsewhere (its own code, its input pipeline).",
+    Category.HANG_COLLECTIVE_MISMATCH: "Every task waits in a collective that can never complete (different collectives or counts per task).",
+    Category.PEER_UNRESPONSIVE: "A task is alive but frozen (stopped, uninterruptible sleep) or stopped answering.",
+    Category.DATA_SHARDING_IMBALANCE: "A task ran fewer steps than its peers and finished early: its shard of the data is smaller.",
+    Category.STRAGGLER_SLOW_WORKER: "One task is consistently slower than its peers and holds every synchronous step back.",
+    Category.NETWORK_UNREACHABLE: "A peer could not be reached at all (never started, no route, name does not resolve).",
+    Category.FIREWALL_OR_PORT_BLOCKED: "Packets to a task's port are silently dropped (a firewall or security group).",
+    Category.PORT_IN_USE: "A task's port is already bound by another process.",
+    Category.CONFIG_TF_CONFIG: "A task's TF_CONFIG is invalid or wrong for this cluster (bad JSON, index, loopback for remote peer...).",
+    Category.CONFIG_MISMATCH_ACROSS_WORKERS: "Tasks disagree about the cluster or the training arguments.",
+    Category.VERSION_MISMATCH: "Tasks run different software versions or environments.",
+    Category.RESOURCE_EXHAUSTION: "A task ran out of a resource other than memory (disk, /dev/shm, file descriptors, threads) or is close to its memory limit.",
+    Category.NUMERICAL_DIVERGENCE: "The loss became NaN or infinite.",
+    Category.PREEMPTION: "A task was terminated from outside (SIGTERM, preemption, eviction).",
+    Category.OTHER: "A failure that no more specific category describes.",
+}
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Status(str, enum.Enum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    HUNG = "hung"
+    RUNNING = "running"  # only in live snapshots, never in a final diagnosis
+
+
+def format_clock(ts: float | None) -> str:
+    """Wall-clock time of day with milliseconds, as evidence lines show it."""
+    if ts is None:
+        return "--:--:--.---"
+    lt = _time.localtime(ts)
+    return _time.strftime("%H:%M:%S", lt) + f".{int((ts % 1) * 1000):03d}"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One quoted line of evidence: which task, when, what, and its role.
+
+    ``role`` is ``cause`` for lines that show the failure itself, ``consequence``
+    for symptoms that healthy tasks reported because of it, ``context`` for the rest.
+    """
+
+    task: str | None
+    ts: float | None
+    text: str
+    role: str = "cause"
+
+    def render(self) -> str:
+        where = self.task or "job"
+        tag = " (consequence)" if self.role == "consequence" else ""
+        text = self.text if len(self.text) <= 400 else self.text[:397] + "..."
+        return f"[{where} {format_clock(self.ts)}]{tag} {text}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one rule concluded. ``code`` is the rule's stable code (DDnnn)."""
+
+    code: str
+    category: Category
+    severity: Severity
+    culprit: str | None
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    remedy: str = ""
+    at: float | None = None  # when the problem began, for the root-cause policy
+    candidates: tuple[str, ...] = ()  # when the culprit can't be decided
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "code": self.code,
+            "category": self.category.value,
+            "culprit": self.culprit,
+            "severity": self.severity.value,
+            "summary": self.summary,
+            "evidence": [e.render() for e in self.evidence],
+            "remedy": self.remedy,
+            "at": self.at,
+        }
+        if self.candidates:
+            out["candidates"] = list(self.candidates)
+        return out
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    """Per-task facts in a diagnosis."""
+
+    exit_code: int | None = None
+    signal: str | None = None
+    state: str = "unknown"
+    last_progress_at: float | None = None
+    stack: str = ""
+    steps: int | None = None
+    pid: int | None = None
+    log: str | None = None
+    peak_rss_bytes: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "state": self.state,
+            "last_progress_at": self.last_progress_at,
+            "stack": self.stack,
+            "steps": self.steps,
+            "pid": self.pid,
+            "log": self.log,
+            "peak_rss_bytes": self.peak_rss_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    status: Status
+    root_cause: Finding | None
+    findings: tuple[Finding, ...]
+    detected_at: float
+    tasks: dict[str, TaskReport] = field(default_factory=dict)
+    command: str = "run"
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        rc = None
+        if self.root_cause is not None:
+            rc = self.root_cause.to_json()
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "command": self.command,
+            "status": self.status.value,
+            "root_cause": rc,
+            "findings": [f.to_json() for f in self.findings],
+            "detected_at": self.detected_at,
+            "tasks": {k: v.to_json() for k, v in self.tasks.items()},
+            "notes": list(self.notes),
+        }
+
+    @property
+    def exit_code(self) -> int:
+        return {Status.SUCCEEDED: 0, Status.FAILED: 1, Status.HUNG: 3}.get(self.status, 1)

@@ -1,0 +1,140 @@
+"""``distdoctor run``: the command-line edge of the supervisor."""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import shutil
+import sys
+
+from ..cluster.tfconfig import build_local_cluster
+from ..errors import UsageError
+
+__all__ = ["register_cli", "run_command"]
+
+
+def register_cli(sub) -> None:
+    p = sub.add_parser("run", help="launch and supervise a multi-worker TensorFlow job",
+                       description="Launch COMMAND once per task with its TF_CONFIG, supervise every task, "
+                                   "and write a diagnosis naming the culprit of any hang or crash.")
+    p.add_argument("--workers", type=int, default=2, help="number of worker tasks (default 2)")
+    p.add_argument("--ps", type=int, default=0, help="number of parameter-server tasks (ParameterServerStrategy; implies --chief)")
+    p.add_argument("--chief", action="store_true", help="add a chief task")
+    p.add_argument("--out", help="bundle folder (default: a new timestamped folder under ./distdoctor-runs/)")
+    p.add_argument("--json", action="store_true", help="print only the diagnosis JSON on stdout")
+    p.add_argument("--hang-timeout", type=float, default=None, metavar="S",
+                   help="declare a hang after S seconds without progress (default: adapts to the step time, 10-20 s)")
+    p.add_argument("--on-hang", choices=["stop", "wait"], default="stop",
+                   help="after a hang is diagnosed: stop the job (default) or keep it alive for a debugger")
+    p.add_argument("--grace", type=float, default=10.0, metavar="S", help="SIGTERM to SIGKILL grace period (default 10 s)")
+    p.add_argument("--failure-grace", type=float, default=10.0, metavar="S",
+                   help="after a fatal failure, how long the other tasks may run to report it (default 10 s)")
+    p.add_argument("--no-live", action="store_true", help="plain prefixed log streaming instead of the live view")
+    p.add_argument("--no-report", action="store_true", help="do not write report.html into the bundle")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] run once per task")
+    p.set_defaults(func=run_command)
+
+
+def _default_out() -> str:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = os.path.join(os.getcwd(), "distdoctor-runs", stamp)
+    out, n = base, 1
+    while os.path.exists(out):
+        n += 1
+        out = f"{base}-{n}"
+    return out
+
+
+def _check_out(path: str) -> None:
+    try:
+        os.makedirs(os.path.join(path, "logs"), exist_ok=True)
+        probe = os.path.join(path, ".write-test")
+        with open(probe, "w") as fh:
+            fh.write("ok")
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"cannot write the run bundle to {path}: {exc.strerror or exc}; choose another --out") from None
+
+
+def _check_command(argv: list[str]) -> None:
+    if not argv:
+        raise UsageError("no command to run; usage: distdoctor run --workers 2 -- python train.py")
+    exe = argv[0]
+    if os.sep in exe:
+        if not os.path.exists(exe):
+            raise UsageError(f"command not found: {exe}")
+        if not os.access(exe, os.X_OK) or os.path.isdir(exe):
+            raise UsageError(f"command is not executable: {exe}")
+    elif shutil.which(exe) is None:
+        raise UsageError(f"command not found on PATH: {exe}")
+    for arg in argv[1:2]:
+        if arg.endswith(".py") and os.path.basename(exe).startswith("python") and not os.path.exists(arg):
+            raise UsageError(f"script not found: {arg}")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from .supervisor import RunConfig, Supervisor
+    argv = list(args.command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1 (got {args.workers})")
+    if args.hang_timeout is not None and args.hang_timeout <= 0:
+        raise UsageError(f"--hang-timeout must be positive (got {args.hang_timeout})")
+    _check_command(argv)
+    out = os.path.abspath(args.out or _default_out())
+    _check_out(out)
+    cluster = build_local_cluster(args.workers, args.ps, args.chief)
+    human = sys.stderr if args.json else sys.stdout
+    live = None
+    if not args.json and not args.no_live:
+        try:
+            from ..report.live import live_enabled
+            if live_enabled(human, os.environ):
+                from .liveadapter import LiveAdapter
+                live = LiveAdapter(human)
+        except ImportError:
+            live = None
+    cfg = RunConfig(argv=argv, cluster=cluster, out_dir=out, hang_timeout=args.hang_timeout, on_hang=args.on_hang,
+                    grace=args.grace, failure_grace=args.failure_grace, stream=human, live=live)
+    print(f"[distdoctor] {len(cluster.tasks)} tasks ({', '.join(cluster.tasks)}); bundle: {out}", file=human, flush=True)
+    sup = Supervisor(cfg)
+    try:
+        if live is not None:
+            with live:
+                diag, _job = sup.run()
+        else:
+            diag, _job = sup.run()
+    finally:
+        pass
+    data = diag.to_json()
+    if not args.no_report:
+        try:
+            from ..report.command import write_report
+            write_report(out)
+        except Exception as exc:  # the report is a convenience; the diagnosis is written already
+            print(f"[distdoctor] could not write report.html: {exc}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        _print_human(data, out, human)
+    return diag.exit_code
+
+
+def _print_human(data: dict, out: str, stream) -> None:
+    try:
+        from rich.console import Console
+        from ..report.terminal import render_diagnosis
+        console = Console(file=stream, force_terminal=None)
+        render_diagnosis(data, console)
+    except ImportError:
+        rc = data.get("root_cause")
+        print(f"\ndistdoctor: job {data['status'].upper()}", file=stream)
+        if rc:
+            print(f"  root cause: {rc['category']} — culprit {rc['culprit'] or 'unknown'}", file=stream)
+            print(f"  {rc['summary']}", file=stream)
+            for e in rc["evidence"][:8]:
+                print(f"    {e}", file=stream)
+            print(f"  remedy: {rc['remedy']}", file=stream)
+    print(f"diagnosis: {os.path.join(out, 'diagnosis.json')}", file=stream)

@@ -1,0 +1,172 @@
+"""Judge, from one snapshot of every task, whether the job is hung. Pure.
+
+A hang is declared only when tasks wait on each other:
+
+* **frozen**: a task is stopped (SIGSTOP, ``T``) for a few seconds, or sits in
+  uninterruptible sleep (``D``) while no task progresses;
+* **stalled worker**: no task progressed for the stall threshold, at least one
+  task waits inside a TensorFlow function (a collective) while another is not
+  in TensorFlow at all -- it is stuck in its own code (or has exited early);
+* **collective mismatch**: every live task waits inside TensorFlow, idle, and
+  none is busy elsewhere.
+
+A pause in which nobody waits on anybody (every worker saving a checkpoint,
+sleeping in a callback) is never a hang, however long. The stall threshold
+adapts to the job's observed step time; ``hang_timeout`` overrides it.
+Time is a parameter: nothing here reads the clock.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from ..diagnose.observations import HangVerdict
+
+__all__ = ["TaskSnapshot", "JobSnapshot", "Assessment", "stall_threshold", "assess",
+           "FROZEN_AFTER_S", "MIN_STALL_S", "MAX_STALL_S"]
+
+FROZEN_AFTER_S = 3.0   # SIGSTOP is unambiguous; TF calls a frozen peer "crashed" after ~10-15 s
+MIN_STALL_S = 10.0     # below this, scheduling noise on a loaded 2-core host looks like a stall
+MAX_STALL_S = 20.0     # keeps "stall declared within 30 s" with default settings
+IDLE_CPU = 0.15        # cores: a task waiting in a collective uses almost none
+BUSY_FACTOR = 4.0      # a culprit that burns CPU gets 4x longer: it may be slow, not stuck
+
+
+@dataclass(frozen=True)
+class TaskSnapshot:
+    task: str
+    alive: bool
+    exit_code: int | None
+    state: str                       # running, sleeping, stopped, disk-sleep, ...
+    state_since: float
+    has_agent: bool                  # the bootstrap agent reports for this task
+    tf_loaded: bool
+    in_call: str | None              # TF function the main thread is inside
+    call_since: float | None
+    calls: int
+    location: str | None             # innermost user frame
+    in_tf_code: bool                 # innermost frame is inside the tensorflow package
+    serving: bool                    # main thread in server.join() (ParameterServerStrategy worker/ps)
+    user_thread_busy: bool
+    last_progress_at: float | None
+    cpu_rate: float | None           # cores used over the recent window
+    started_at: float
+
+
+@dataclass(frozen=True)
+class JobSnapshot:
+    tasks: tuple[TaskSnapshot, ...]
+    step_intervals: tuple[float, ...]  # recent seconds between TF calls (all tasks)
+    started_at: float
+    hang_timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class Assessment:
+    status: str                      # "ok", "suspect", "hung"
+    threshold: float
+    stalled_for: float
+    verdict: HangVerdict | None = None
+    suspect: str | None = None       # task named in the banner
+    reason: str = ""
+
+
+def stall_threshold(step_intervals: tuple[float, ...], hang_timeout: float | None) -> float:
+    if hang_timeout is not None:
+        return hang_timeout
+    if not step_intervals:
+        return MAX_STALL_S
+    med = statistics.median(step_intervals)
+    worst = max(step_intervals)
+    return min(MAX_STALL_S, max(MIN_STALL_S, 10 * med, 3 * worst))
+
+
+def _waiting(t: TaskSnapshot) -> bool:
+    return t.alive and (t.in_call is not None or (t.in_tf_code and not t.serving))
+
+
+def _idle(t: TaskSnapshot) -> bool:
+    return t.cpu_rate is not None and t.cpu_rate < IDLE_CPU
+
+
+def _majority_odd(tasks: list[TaskSnapshot]) -> list[str]:
+    """Tasks whose waiting call (name, count) differs from the majority's."""
+    if len(tasks) < 3:
+        keys = {(t.in_call, t.calls) for t in tasks}
+        return [] if len(keys) <= 1 else []
+    counts: dict[tuple, int] = {}
+    for t in tasks:
+        counts[(t.in_call, t.calls)] = counts.get((t.in_call, t.calls), 0) + 1
+    common = max(counts.values())
+    if list(counts.values()).count(common) > 1:
+        return []
+    major = [k for k, v in counts.items() if v == common][0]
+    return [t.task for t in tasks if (t.in_call, t.calls) != major]
+
+
+def assess(job: JobSnapshot, now: float) -> Assessment:
+    threshold = stall_threshold(job.step_intervals, job.hang_timeout)
+    live = [t for t in job.tasks if t.alive]
+    progress = [t.last_progress_at for t in job.tasks if t.last_progress_at is not None]
+    last = max(progress) if progress else job.started_at
+    stalled_for = max(0.0, now - last)
+
+    # 1. frozen tasks: stopped for a few seconds, or in D state while nothing moves.
+    for t in live:
+        if t.state in ("stopped", "tracing-stop") and now - t.state_since >= min(FROZEN_AFTER_S, threshold):
+            verdict = HangVerdict(kind="frozen", declared_at=now, since=t.state_since, culprits=(t.task,),
+                                  waiting=tuple(w.task for w in live if w is not t),
+                                  reason=f"{t.task} has been stopped (state T) for {now - t.state_since:.1f} s")
+            return Assessment("hung", threshold, stalled_for, verdict, t.task, verdict.reason)
+        if t.state == "disk-sleep" and now - t.state_since >= threshold and stalled_for >= threshold:
+            verdict = HangVerdict(kind="frozen", declared_at=now, since=t.state_since, culprits=(t.task,),
+                                  waiting=tuple(w.task for w in live if w is not t),
+                                  reason=f"{t.task} has been in uninterruptible sleep (state D) for {now - t.state_since:.1f} s")
+            return Assessment("hung", threshold, stalled_for, verdict, t.task, verdict.reason)
+
+    training = [t for t in live if t.has_agent and t.tf_loaded and not t.serving]
+    if not training or stalled_for < threshold / 2:
+        return Assessment("ok", threshold, stalled_for)
+    waiting = [t for t in training if _waiting(t)]
+    if not waiting or not all(_idle(w) for w in waiting):
+        return Assessment("ok", threshold, stalled_for)
+    first_call = all(t.calls == 0 for t in training)
+    need = threshold if not first_call else max(threshold, 3 * MAX_STALL_S)
+    others = [t for t in training if not _waiting(t)]
+    exited_early = [t for t in job.tasks if not t.alive and t.exit_code == 0]
+
+    if others:
+        idle = [t for t in others if _idle(t)]
+        culprits = idle or others
+        factor = 1.0 if idle else BUSY_FACTOR
+        names = ", ".join(t.task for t in culprits)
+        where = culprits[0].location or "Python code"
+        reason = (f"{len(waiting)} task(s) wait in a TensorFlow collective while {names} is "
+                  f"{'idle' if idle else 'busy'} outside TensorFlow at {where}")
+        if stalled_for >= need * factor:
+            verdict = HangVerdict(kind="stalled_worker", declared_at=now, since=last,
+                                  culprits=tuple(t.task for t in culprits),
+                                  waiting=tuple(t.task for t in waiting), reason=reason)
+            return Assessment("hung", threshold, stalled_for, verdict, culprits[0].task, reason)
+        return Assessment("suspect", threshold, stalled_for, None, culprits[0].task, reason)
+
+    busy_thread = [t for t in waiting if t.user_thread_busy]
+    if busy_thread:
+        culprits = busy_thread
+        kind = "stalled_worker"
+        reason = (f"every task waits in TensorFlow; {culprits[0].task}'s own input thread is busy in user code "
+                  f"({culprits[0].location or 'a Python thread'}) while the others wait on it")
+    elif exited_early:
+        culprits = exited_early
+        kind = "peer_exited"
+        reason = (f"{', '.join(t.task for t in exited_early)} finished early (exit 0) while "
+                  f"{', '.join(t.task for t in waiting)} wait in a collective for it")
+    else:
+        culprits = [t for t in waiting if t.task in _majority_odd(waiting)]
+        kind = "collective_mismatch"
+        reason = "every task waits inside a TensorFlow collective and none can complete"
+    if stalled_for >= need:
+        verdict = HangVerdict(kind=kind, declared_at=now, since=last, culprits=tuple(t.task for t in culprits),
+                              waiting=tuple(t.task for t in waiting if t not in culprits), reason=reason)
+        return Assessment("hung", threshold, stalled_for, verdict, culprits[0].task if culprits else None, reason)
+    return Assessment("suspect", threshold, stalled_for, None, culprits[0].task if culprits else None, reason)

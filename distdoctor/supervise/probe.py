@@ -1,0 +1,190 @@
+"""Look at a task from outside: /proc via psutil, its memory cgroup, the kernel log, py-spy.
+
+Every function here returns plain data and swallows the races of processes
+that come and go; none of them decides anything.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import psutil
+
+from ..diagnose.observations import OomEvidence
+
+__all__ = ["ProcSample", "sample_tree", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "host_memory_limit"]
+
+_STATE_NAMES = {
+    psutil.STATUS_RUNNING: "running", psutil.STATUS_SLEEPING: "sleeping",
+    psutil.STATUS_DISK_SLEEP: "disk-sleep", psutil.STATUS_STOPPED: "stopped",
+    psutil.STATUS_TRACING_STOP: "tracing-stop", psutil.STATUS_ZOMBIE: "zombie",
+    psutil.STATUS_DEAD: "dead", psutil.STATUS_IDLE: "idle",
+}
+
+
+@dataclass(frozen=True)
+class ProcSample:
+    ts: float
+    pid: int                 # the process we consider the task's main one
+    state: str               # of that process
+    rss_bytes: int           # whole process tree
+    cpu_seconds: float       # whole process tree, user+system
+    cgroup: str | None       # memory cgroup path of the main process
+    num_threads: int
+
+
+def _cgroup_of(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/cgroup") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    v2 = None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        if "memory" in parts[1].split(","):
+            return "v1:" + parts[2]
+        if parts[0] == "0" and parts[1] == "":
+            v2 = "v2:" + parts[2]
+    return v2
+
+
+def sample_tree(leader_pid: int, main_pid: int | None, ts: float) -> ProcSample | None:
+    """Sample the task's process tree (leader and descendants)."""
+    try:
+        leader = psutil.Process(leader_pid)
+        procs = [leader] + leader.children(recursive=True)
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return None
+    main = None
+    rss = 0
+    cpu = 0.0
+    threads = 0
+    for p in procs:
+        try:
+            with p.oneshot():
+                rss += p.memory_info().rss
+                ct = p.cpu_times()
+                cpu += ct.user + ct.system
+                threads += p.num_threads()
+                if main_pid is not None and p.pid == main_pid:
+                    main = p
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    if main is None:
+        # the deepest python-looking process, else the leader
+        main = leader
+        for p in procs[1:]:
+            try:
+                if "python" in p.name():
+                    main = p
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+    try:
+        state = _STATE_NAMES.get(main.status(), main.status())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        state = "exited"
+    return ProcSample(ts=ts, pid=main.pid, state=state, rss_bytes=rss, cpu_seconds=cpu,
+                      cgroup=_cgroup_of(main.pid), num_threads=threads)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _read_kv(path: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    try:
+        with open(path) as fh:
+            for line in fh:
+                k, _, v = line.strip().partition(" ")
+                if v.strip().lstrip("-").isdigit():
+                    out[k] = int(v)
+    except OSError:
+        pass
+    return out
+
+
+def read_cgroup_memory(cgroup: str | None) -> OomEvidence | None:
+    """Memory limit, usage and OOM counters of a memory cgroup (v1 or v2)."""
+    if not cgroup:
+        return None
+    version, _, rel = cgroup.partition(":")
+    if version == "v1":
+        base = os.path.join("/sys/fs/cgroup/memory", rel.lstrip("/"))
+        if not os.path.isdir(base):
+            return None
+        limit = _read_int(os.path.join(base, "memory.limit_in_bytes"))
+        if limit is not None and limit >= 1 << 60:
+            limit = None
+        ctl = _read_kv(os.path.join(base, "memory.oom_control"))
+        return OomEvidence(cgroup=rel, limit_bytes=limit,
+                           usage_bytes=_read_int(os.path.join(base, "memory.usage_in_bytes")),
+                           max_usage_bytes=_read_int(os.path.join(base, "memory.max_usage_in_bytes")),
+                           failcnt=_read_int(os.path.join(base, "memory.failcnt")),
+                           oom_kill_count=ctl.get("oom_kill"), under_oom=bool(ctl.get("under_oom")))
+    base = os.path.join("/sys/fs/cgroup/unified" if os.path.isdir("/sys/fs/cgroup/unified") else "/sys/fs/cgroup",
+                        rel.lstrip("/"))
+    if not os.path.isdir(base):
+        return None
+    try:
+        with open(os.path.join(base, "memory.max")) as fh:
+            raw = fh.read().strip()
+        limit = None if raw == "max" else int(raw)
+    except (OSError, ValueError):
+        limit = None
+    events = _read_kv(os.path.join(base, "memory.events"))
+    return OomEvidence(cgroup=rel, limit_bytes=limit, usage_bytes=_read_int(os.path.join(base, "memory.current")),
+                       max_usage_bytes=_read_int(os.path.join(base, "memory.peak")),
+                       failcnt=events.get("max"), oom_kill_count=events.get("oom_kill"))
+
+
+def host_memory_limit() -> int:
+    return psutil.virtual_memory().total
+
+
+_OOM_RE = re.compile(r"(Out of memory|Memory cgroup out of memory|oom-kill|Killed process)", re.IGNORECASE)
+
+
+def kernel_oom_lines(pids: set[int]) -> list[str]:
+    """Kernel log lines about the OOM killer that name one of ``pids`` (where dmesg is readable)."""
+    exe = shutil.which("dmesg")
+    if not exe:
+        return []
+    try:
+        out = subprocess.run([exe, "--ctime"], capture_output=True, text=True, timeout=3).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    lines = []
+    for line in out.splitlines()[-2000:]:
+        if _OOM_RE.search(line) and any(re.search(rf"\b(?:pid[= ]|process ){p}\b", line) for p in pids):
+            lines.append(line.strip())
+    return lines[-5:]
+
+
+def py_spy_dump(pid: int, native: bool = False, timeout: float = 8.0, nonblocking: bool = False) -> str | None:
+    """``py-spy dump`` of a process (needs ptrace rights: root, or the same user)."""
+    exe = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    if not os.path.exists(exe):
+        return None
+    argv = [exe, "dump", "--pid", str(pid)]
+    if native:
+        argv.append("--native")
+    if nonblocking:
+        argv.append("--nonblocking")
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = (res.stdout or "").strip()
+    return text or None

@@ -1,0 +1,397 @@
+"""The ``distdoctor run`` supervisor: launch every task, watch, decide, write the bundle.
+
+Control flow only; observation lives in :mod:`.probe`/:mod:`.channel`,
+decisions in :mod:`.detect` and :mod:`distdoctor.diagnose.engine`.
+
+Policies:
+
+* a task that dies is seen at once (its waiter thread records the exit); the
+  verdict's time is that moment. In a synchronous job (MultiWorkerMirrored)
+  the others are given ``failure_grace`` seconds to report their symptoms,
+  then stopped. In a ParameterServerStrategy job only the chief or a ps is
+  fatal; the job ends when the chief ends (workers and ps serve forever);
+* a hang is declared by :func:`.detect.assess`; every task's stack is then
+  recorded (py-spy, else the agent's), the diagnosis written, and the job
+  stopped -- unless ``--on-hang wait``;
+* SIGINT/SIGTERM/SIGHUP to the supervisor are forwarded (SIGTERM to each
+  task's process group, SIGKILL after ``grace``); tasks also carry
+  PR_SET_PDEATHSIG, so even a SIGKILLed supervisor leaves no orphan.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from ..cluster.tfconfig import LocalCluster
+from ..diagnose.engine import diagnose
+from ..diagnose.events import EventKind
+from ..diagnose.observations import HangVerdict, JobObservation, MemorySample
+from ..errors import UsageError
+from ..model import Diagnosis
+from . import probe
+from .channel import AgentChannel
+from .detect import JobSnapshot, assess
+from .launch import TaskProcess
+from .tracking import TaskTrack
+
+__all__ = ["RunConfig", "Supervisor", "BOOTSTRAP_DIR"]
+
+BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bootstrap")
+TICK_S = 0.25
+STARTUP_FAIL_S = 3.0
+
+
+@dataclass
+class RunConfig:
+    argv: list[str]
+    cluster: LocalCluster
+    out_dir: str
+    hang_timeout: float | None = None
+    on_hang: str = "stop"               # "stop" or "wait"
+    grace: float = 10.0                 # SIGTERM -> SIGKILL
+    failure_grace: float = 10.0         # after a fatal failure, time for peers to report
+    sample_s: float = 0.5
+    stream: object = None               # where task output is echoed (None: no echo)
+    live: object = None                 # a LiveView-like object with update(rows, banner, lines)
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+class Supervisor:
+    def __init__(self, cfg: RunConfig) -> None:
+        self.cfg = cfg
+        self.tracks: dict[str, TaskTrack] = {}
+        self.interrupted: str | None = None
+        self._signals = 0
+        self._out_lock = threading.Lock()
+        self._events_fh = None
+        self._samples_fh = None
+        self.channel: AgentChannel | None = None
+        self.detected_at: float | None = None
+        self.hang: HangVerdict | None = None
+        self.banner: str | None = None
+        self._first_failure: tuple[float, str] | None = None
+        self._chief_done_at: float | None = None
+
+    # -- output ---------------------------------------------------------
+    def _echo(self, text: str) -> None:
+        if self.cfg.live is not None:
+            try:
+                self.cfg.live.log(text)
+            except Exception:
+                pass
+            return
+        stream = self.cfg.stream
+        if stream is None:
+            return
+        with self._out_lock:
+            try:
+                stream.write(text + "\n")
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+
+    def _event(self, ts: float, task: str | None, kind: str, text: str) -> None:
+        if self._events_fh is not None:
+            with self._out_lock:
+                self._events_fh.write(json.dumps({"ts": ts, "task": task, "kind": kind, "text": text}) + "\n")
+                self._events_fh.flush()
+
+    def _say(self, text: str) -> None:
+        self._echo(f"[distdoctor] {text}")
+
+    def _on_line(self, task: str, ts: float, line: str) -> None:
+        track = self.tracks.get(task)
+        if track is not None:
+            for e in track.on_line(ts, line):
+                if e.kind == EventKind.CLUSTER_CONNECTED:
+                    self._event(ts, task, "connected", e.text)
+                elif e.kind in (EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR,
+                                EventKind.OOM_GPU, EventKind.CHECK_FAILED, EventKind.PORT_IN_USE, EventKind.NAN_LOSS):
+                    self._event(ts, task, "fault", e.text)
+        self._echo(f"[{task}] {line}")
+
+    # -- launch ---------------------------------------------------------
+    def _env(self, task: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("DISTDOCTOR_AGENT_PID", None)
+        env.update(self.cfg.extra_env)
+        env["TF_CONFIG"] = self.cfg.cluster.tf_config(task)
+        env["DISTDOCTOR_TASK"] = task
+        env["DISTDOCTOR_SOCK"] = self.channel.path if self.channel else ""
+        env["DISTDOCTOR_SAMPLE_S"] = str(self.cfg.sample_s)
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONPATH"] = BOOTSTRAP_DIR + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        return env
+
+    def _launch(self) -> None:
+        logs = os.path.join(self.cfg.out_dir, "logs")
+        os.makedirs(logs, exist_ok=True)
+        for task in self.cfg.cluster.tasks:
+            job, _, idx = task.partition(":")
+            path = os.path.join(logs, f"{job}-{idx}.log")
+            proc = TaskProcess(task, self.cfg.argv, self._env(task), path, self._on_line)
+            self.tracks[task] = TaskTrack(task, proc)
+            self._event(proc.started_at, task, "start", f"pid {proc.pid}: {shlex.join(self.cfg.argv)}")
+
+    # -- signals --------------------------------------------------------
+    def _on_signal(self, signum, frame) -> None:
+        self._signals += 1
+        self.interrupted = signal.Signals(signum).name
+        if self._signals >= 2:
+            for t in self.tracks.values():
+                t.proc.signal_group(signal.SIGKILL)
+
+    def _install_signals(self) -> dict:
+        old = {}
+        if threading.current_thread() is threading.main_thread():
+            for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                old[s] = signal.signal(s, self._on_signal)
+        return old
+
+    # -- observation ----------------------------------------------------
+    def _poll(self, now: float) -> None:
+        host_total = probe.host_memory_limit()
+        for track in self.tracks.values():
+            p = track.proc
+            if not p.alive:
+                continue
+            s = probe.sample_tree(p.pid, track.agent_pid, now)
+            if s is None:
+                continue
+            track.last_proc = s
+            if s.state != track.state:
+                track.state, track.state_since = s.state, now
+            track.cpu_hist.append((now, s.cpu_seconds))
+            if s.cgroup:
+                track.cgroup = s.cgroup
+            oom = probe.read_cgroup_memory(track.cgroup)
+            if oom is not None:
+                track.oom = oom
+            limit = host_total
+            if oom is not None and oom.limit_bytes:
+                limit = min(limit, oom.limit_bytes)
+            with track.lock:
+                if len(track.memory) >= track.MAX_MEMORY_SAMPLES:
+                    track.memory = track.memory[::2]
+                track.memory.append(MemorySample(ts=now, rss_bytes=s.rss_bytes, limit_bytes=limit))
+            if s.rss_bytes >= 0.85 * limit and not track.memory_warned:
+                track.memory_warned = True
+                self._say(f"warning: {track.task} uses {s.rss_bytes >> 20} MiB, {s.rss_bytes / limit:.0%} of its "
+                          f"{limit >> 20} MiB limit; it may be OOM-killed")
+                self._event(now, track.task, "memory_warning", f"RSS {s.rss_bytes >> 20} MiB of {limit >> 20} MiB")
+            if self._samples_fh is not None:
+                a = track.agent
+                row = {"ts": round(now, 3), "task": track.task, "state": track.state, "rss": s.rss_bytes,
+                       "cpu": round(s.cpu_seconds, 3), "calls": a.calls if a else 0, "steps": track.steps(),
+                       "in_call": a.in_call if a else None, "where": track.where(), "location": track.location()}
+                self._samples_fh.write(json.dumps(row) + "\n")
+        if self._samples_fh is not None:
+            self._samples_fh.flush()
+
+    def _handle_exits(self, now: float) -> None:
+        for track in self.tracks.values():
+            p = track.proc
+            if p.alive or track.exit_handled:
+                continue
+            track.exit_handled = True
+            rc = p.returncode
+            oom = probe.read_cgroup_memory(track.cgroup)
+            if oom is not None:
+                lines = tuple(probe.kernel_oom_lines({p.pid, track.agent_pid or p.pid})) if rc and rc < 0 else ()
+                track.oom = oom if not lines else type(oom)(**{**oom.__dict__, "kernel_lines": lines})
+            how = f"exit code {rc}" if rc is not None and rc >= 0 else f"signal {signal.Signals(-rc).name}" if rc else "exit code 0"
+            self._event(p.ended_at or now, track.task, "exit", how)
+            if p.killed_by_supervisor:
+                continue
+            self._say(f"{track.task} ended ({how})")
+            if rc != 0 and self._first_failure is None:
+                self._first_failure = (p.ended_at or now, track.task)
+                self.detected_at = now
+                self._event(now, track.task, "fault", f"{track.task} failed ({how})")
+                if self._fatal(track.task):
+                    self.banner = f"{track.task} failed ({how}); the job cannot complete"
+                    self._say(self.banner + f"; waiting up to {self.cfg.failure_grace:.0f} s for the other tasks")
+            if track.task == "chief:0" and self.cfg.cluster.strategy == "parameter_server":
+                self._chief_done_at = now
+
+    def _fatal(self, task: str) -> bool:
+        if self.cfg.cluster.strategy != "parameter_server":
+            return True
+        return not task.startswith("worker:")
+
+    def _snapshot(self, now: float) -> JobSnapshot:
+        snaps = tuple(t.snapshot() for t in self.tracks.values())
+        intervals: list[float] = []
+        for t in self.tracks.values():
+            intervals.extend(t.step_intervals)
+        started = min(t.proc.started_at for t in self.tracks.values())
+        return JobSnapshot(tasks=snaps, step_intervals=tuple(intervals[-100:]), started_at=started,
+                           hang_timeout=self.cfg.hang_timeout)
+
+    def _capture_stacks(self) -> None:
+        def one(track: TaskTrack) -> None:
+            pid = track.agent_pid or track.proc.pid
+            text = None
+            if track.proc.alive:
+                text = probe.py_spy_dump(pid, nonblocking=track.state in ("stopped", "tracing-stop"))
+            agent = track.agent.stack_text() if track.agent else ""
+            track.stack = "\n\n".join(x for x in (text and f"py-spy dump of pid {pid}:\n{text}", agent) if x)
+
+        with ThreadPoolExecutor(max_workers=min(8, len(self.tracks))) as pool:
+            list(pool.map(one, self.tracks.values()))
+
+    def _live_update(self, now: float, assessment) -> None:
+        if self.cfg.live is None:
+            return
+        try:
+            self.cfg.live.update_from_tracks(self.tracks, now, self.banner)
+        except Exception:
+            pass
+
+    # -- main -----------------------------------------------------------
+    def run(self) -> tuple[Diagnosis, JobObservation]:
+        os.makedirs(self.cfg.out_dir, exist_ok=True)
+        self._events_fh = open(os.path.join(self.cfg.out_dir, "events.jsonl"), "w")
+        self._samples_fh = open(os.path.join(self.cfg.out_dir, "samples.jsonl"), "w")
+        self.channel = AgentChannel(on_sample=self._on_agent)
+        old = self._install_signals()
+        try:
+            self._launch()
+            self._loop()
+        finally:
+            self._stop_all(reason="cleanup")
+            for t in self.tracks.values():
+                t.proc.drain(5.0)
+            self.channel.close()
+            for s, h in old.items():
+                signal.signal(s, h)
+        return self._finish()
+
+    def _on_agent(self, sample) -> None:
+        track = self.tracks.get(sample.task)
+        if track is not None:
+            first = track.agent is None
+            track.on_agent(sample)
+            if first:
+                self._event(sample.ts, sample.task, "agent", f"agent reporting from pid {sample.pid}")
+
+    def _loop(self) -> None:
+        cfg = self.cfg
+        while True:
+            now = time.time()
+            if self.interrupted:
+                self._say(f"received {self.interrupted}: stopping every task (SIGTERM, SIGKILL after {cfg.grace:.0f} s)")
+                self.detected_at = now
+                self._stop_all(reason=self.interrupted)
+                return
+            self._poll(now)
+            self._handle_exits(now)
+            alive = [t for t in self.tracks.values() if t.proc.alive]
+            if not alive:
+                return
+            if self._first_failure is not None and self._fatal(self._first_failure[1]):
+                if now - self.detected_at >= cfg.failure_grace:
+                    self._say("stopping the tasks that are still running: " + ", ".join(t.task for t in alive))
+                    self._stop_all(reason="failure")
+                    return
+            if self._chief_done_at is not None:
+                if all(t.task.split(":")[0] in ("worker", "ps") for t in alive) and now - self._chief_done_at >= 1.0:
+                    self._stop_all(reason="chief finished")
+                    return
+            a = assess(self._snapshot(now), now)
+            if a.status == "suspect" and not self.banner:
+                self.banner = f"stall suspected: {a.reason}"
+                self._say(self.banner)
+                self._event(now, a.suspect, "stall_suspected", a.reason)
+            elif a.status == "ok" and self.banner and self.banner.startswith("stall suspected"):
+                self.banner = None
+            if a.status == "hung" and a.verdict is not None and self._first_failure is None:
+                self.hang = a.verdict
+                self.detected_at = now
+                self.banner = f"HANG: {a.reason}"
+                self._say(f"hang declared: {a.reason}")
+                self._event(now, a.suspect, "hang_declared", a.reason)
+                self._capture_stacks()
+                if cfg.on_hang == "wait":
+                    self._write_diagnosis()
+                    pids = ", ".join(f"{t.task}={t.agent_pid or t.proc.pid}" for t in self.tracks.values() if t.proc.alive)
+                    self._say(f"--on-hang wait: the job is kept alive for debugging ({pids}); "
+                              "attach with `py-spy dump --pid PID` or gdb; Ctrl-C ends it")
+                    while not self.interrupted and any(t.proc.alive for t in self.tracks.values()):
+                        time.sleep(TICK_S)
+                    self.interrupted = None  # ending a kept-alive hang is not a new verdict
+                self._stop_all(reason="hang")
+                return
+            self._live_update(now, a)
+            time.sleep(TICK_S)
+
+    def _stop_all(self, reason: str) -> None:
+        live = [t for t in self.tracks.values() if t.proc.group_alive()]
+        if not live:
+            return
+        for t in live:
+            self._event(time.time(), t.task, "signal_sent", f"SIGTERM ({reason})")
+        with ThreadPoolExecutor(max_workers=min(16, len(live))) as pool:
+            list(pool.map(lambda t: t.proc.terminate(self.cfg.grace), live))
+
+    # -- verdict --------------------------------------------------------
+    def observation(self) -> JobObservation:
+        notes = []
+        if self.hang is not None and self.cfg.on_hang == "wait":
+            notes.append("the hung job was kept alive for debugging (--on-hang wait)")
+        return JobObservation(tasks={k: t.observation() for k, t in self.tracks.items()},
+                              strategy=self.cfg.cluster.strategy, source="run", hang=self.hang,
+                              interrupted=self.interrupted, ended_at=time.time(), notes=tuple(notes))
+
+    def _write_diagnosis(self) -> tuple[Diagnosis, JobObservation]:
+        job = self.observation()
+        detected = self.detected_at or time.time()
+        diag = diagnose(job, detected_at=detected, command="run")
+        path = os.path.join(self.cfg.out_dir, "diagnosis.json")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as fh:
+            json.dump(diag.to_json(), fh, indent=2)
+        os.replace(tmp, path)
+        return diag, job
+
+    def _finish(self) -> tuple[Diagnosis, JobObservation]:
+        for fh in (self._events_fh, self._samples_fh):
+            try:
+                fh.close()
+            except Exception:
+                pass
+        self._events_fh = self._samples_fh = None
+        diag, job = self._write_diagnosis()
+        self._check_startup_failure(job)
+        return diag, job
+
+    def _check_startup_failure(self, job: JobObservation) -> None:
+        """A command that fails at once on every task is a usage error, not a training failure."""
+        if self.hang or self.interrupted:
+            return
+        quick = []
+        for t in job.tasks.values():
+            if t.exit_code in (None, 0) or t.ended_at is None or t.started_at is None:
+                return
+            if t.ended_at - t.started_at > STARTUP_FAIL_S or self.tracks[t.task].agent and self.tracks[t.task].agent.tf_loaded:
+                return
+            quick.append(t)
+        if not quick:
+            return
+        t = quick[0]
+        last = ""
+        try:
+            with open(t.log_path, errors="replace") as fh:
+                lines = [ln.split(" ", 1)[-1].strip() for ln in fh if ln.strip()]
+            last = lines[-1] if lines else ""
+        except OSError:
+            pass
+        raise UsageError(f"the command exited at once with code {t.exit_code} on every task"
+                         + (f": {last[:200]}" if last else "") + f" (logs in {os.path.dirname(t.log_path)})")

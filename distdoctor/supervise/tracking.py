@@ -1,0 +1,189 @@
+"""Mutable per-task bookkeeping of the supervisor, turned into frozen observations.
+
+The supervisor's threads (output readers, agent channel, main loop) update a
+:class:`TaskTrack`; :meth:`TaskTrack.snapshot` and :meth:`TaskTrack.observation`
+freeze it for the pure detector and the rule engine.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import threading
+
+from ..diagnose.events import EventKind, LogEvent
+from ..diagnose.logparse import TaskLogParser
+from ..diagnose.observations import MemorySample, OomEvidence, TaskObservation
+from .channel import AgentSample
+from .detect import TaskSnapshot
+from .launch import TaskProcess
+from .probe import ProcSample
+
+__all__ = ["TaskTrack"]
+
+_TF_MARKERS = (os.sep + "tensorflow" + os.sep, os.sep + "tf_keras" + os.sep, os.sep + "keras" + os.sep)
+
+
+class TaskTrack:
+    MAX_MEMORY_SAMPLES = 4000
+    MAX_EVENTS = 5000
+
+    def __init__(self, task: str, proc: TaskProcess) -> None:
+        self.task = task
+        self.proc = proc
+        self.lock = threading.Lock()
+        self.parser = TaskLogParser(task)
+        self.events: list[LogEvent] = []
+        self.line_no = 0
+        self.state = "starting"
+        self.state_since = proc.started_at
+        self.cpu_hist: collections.deque[tuple[float, float]] = collections.deque(maxlen=40)
+        self.memory: list[MemorySample] = []
+        self.cgroup: str | None = None
+        self.oom: OomEvidence | None = None
+        self.agent: AgentSample | None = None
+        self.agent_pid: int | None = None
+        self.last_calls = 0
+        self.last_calls_ts: float | None = None
+        self.step_intervals: collections.deque[float] = collections.deque(maxlen=50)
+        self.last_progress_at: float | None = None
+        self.keras_steps = 0
+        self._epoch_step = 0
+        self.explicit_steps: int | None = None
+        self.samples_training = 0
+        self.samples_outside = 0
+        self.stack = ""
+        self.memory_warned = False
+        self.exit_handled = False
+        self.last_proc: ProcSample | None = None
+
+    # -- fed by threads -------------------------------------------------
+    def on_line(self, ts: float, line: str) -> list[LogEvent]:
+        with self.lock:
+            self.line_no += 1
+            evs = self.parser.feed(self.line_no, line)
+            for e in evs:
+                if e.ts is None or abs(e.ts - ts) > 5:
+                    e = LogEvent(**{**e.__dict__, "ts": ts})
+                if e.kind in (EventKind.PROGRESS, EventKind.NAN_LOSS) and e.step is not None:
+                    if e.step < self._epoch_step:
+                        self.keras_steps += self._epoch_step
+                    self._epoch_step = e.step
+                    self.last_progress_at = ts
+                elif e.kind == EventKind.EPOCH:
+                    self.keras_steps += self._epoch_step
+                    self._epoch_step = 0
+                    self.last_progress_at = ts
+                if len(self.events) < self.MAX_EVENTS or e.kind not in (EventKind.PROGRESS, EventKind.EPOCH):
+                    self.events.append(e)
+            return evs
+
+    def on_agent(self, s: AgentSample) -> None:
+        with self.lock:
+            self.agent = s
+            self.agent_pid = s.pid
+            if s.calls > self.last_calls:
+                if self.last_calls_ts is not None:
+                    self.step_intervals.append((s.ts - self.last_calls_ts) / (s.calls - self.last_calls))
+                self.last_calls = s.calls
+                self.last_calls_ts = s.ts
+                self.last_progress_at = s.ts
+            if s.steps is not None and s.steps != self.explicit_steps:
+                self.explicit_steps = s.steps
+                self.last_progress_at = s.step_ts or s.ts
+            if s.tf_loaded and s.calls > 0:
+                self.samples_training += 1
+                if s.in_call is None and not self._in_tf_code(s) and not self._serving(s):
+                    self.samples_outside += 1
+
+    # -- derived -------------------------------------------------------
+    @staticmethod
+    def _in_tf_code(s: AgentSample | None) -> bool:
+        if s is None or not s.stack:
+            return False
+        return any(m in s.stack[-1][0] for m in _TF_MARKERS)
+
+    @staticmethod
+    def _serving(s: AgentSample | None) -> bool:
+        if s is None:
+            return False
+        return any(fn.endswith("server_lib.py") and name == "join" for fn, _, name in s.stack)
+
+    def cpu_rate(self, window: float = 3.0) -> float | None:
+        if len(self.cpu_hist) < 2:
+            return None
+        t1, c1 = self.cpu_hist[-1]
+        t0, c0 = self.cpu_hist[0]
+        for t, c in self.cpu_hist:
+            if t1 - t <= window:
+                t0, c0 = t, c
+                break
+        if t1 - t0 <= 0.2:
+            return None
+        return max(0.0, (c1 - c0) / (t1 - t0))
+
+    def location(self) -> str | None:
+        s = self.agent
+        if s is None:
+            return None
+        loc = s.location
+        if s.user_threads and (s.in_call or self._in_tf_code(s)):
+            u = s.user_threads[0].get("user")
+            if u:
+                loc = u
+        if not loc:
+            return None
+        return f"{loc[0]}:{loc[1]} in {loc[2]}"
+
+    def steps(self) -> int | None:
+        if self.explicit_steps is not None:
+            return self.explicit_steps
+        if self.keras_steps or self._epoch_step:
+            return self.keras_steps + self._epoch_step
+        return None
+
+    def snapshot(self) -> TaskSnapshot:
+        with self.lock:
+            s = self.agent
+            p = self.proc
+            return TaskSnapshot(
+                task=self.task, alive=p.alive, exit_code=p.returncode, state=self.state,
+                state_since=self.state_since, has_agent=s is not None, tf_loaded=bool(s and s.tf_loaded),
+                in_call=s.in_call if s else None, call_since=s.call_since if s else None,
+                calls=s.calls if s else 0, location=self.location(), in_tf_code=self._in_tf_code(s),
+                serving=self._serving(s), user_thread_busy=bool(s and s.user_threads),
+                last_progress_at=self.last_progress_at, cpu_rate=self.cpu_rate(), started_at=p.started_at)
+
+    def where(self) -> str | None:
+        s = self.agent
+        if s is None:
+            return None
+        if self._serving(s):
+            return "serving"
+        if s.in_call or self._in_tf_code(s):
+            return "tf"
+        return "python"
+
+    def observation(self) -> TaskObservation:
+        with self.lock:
+            p = self.proc
+            rc = p.returncode
+            sig = None
+            if rc is not None and rc < 0:
+                sig = -rc
+            elif rc is not None and 128 < rc < 160 and p.argv and os.path.basename(p.argv[0]) in ("sh", "bash", "dash", "zsh"):
+                sig = rc - 128  # a shell reports its child's fatal signal as 128+n
+            s = self.agent
+            frac = None
+            if self.samples_training >= 10:
+                frac = self.samples_outside / self.samples_training
+            state = "exited" if rc is not None else self.state
+            return TaskObservation(
+                task=self.task, events=tuple(self.events), pid=self.agent_pid or p.pid, started_at=p.started_at,
+                ended_at=p.ended_at, exit_code=rc, signal=sig, state=state, state_since=self.state_since,
+                last_progress_at=self.last_progress_at, last_output_at=p.last_output_at, steps=self.steps(),
+                step_times=tuple(self.step_intervals), in_tf_call=s.in_call if s and rc is None else None,
+                in_tf_since=s.call_since if s and rc is None else None, where=self.where() if rc is None else None,
+                user_thread_busy=bool(s and s.user_threads), outside_tf_fraction=frac,
+                stack=self.stack or (s.stack_text() if s and rc is None else ""), location=self.location(),
+                cpu_busy=None, memory=tuple(self.memory), oom=self.oom,
+                killed_by_supervisor=p.killed_by_supervisor, log_path=p.log_path)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up everything distdoctor needs on a fresh machine (idempotent).
+#   scripts/setup.sh          # the tool + TensorFlow (tensorflow-cpu 2.21 + tf-keras) in .venv
+#   scripts/setup.sh --test   # also test tools and the Debian packages the tests use
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+if [ "${1:-}" = "--test" ]; then
+  .venv/bin/python -m pip install -q -e ".[test]" 2>&1 | grep -v "is ignored" || true
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    need=()
+    command -v ip >/dev/null || need+=(iproute2)
+    command -v iptables >/dev/null || need+=(iptables)
+    command -v chromium >/dev/null || need+=(chromium)
+    command -v tmux >/dev/null || need+=(tmux)
+    if [ ${#need[@]} -gt 0 ]; then
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}") >/dev/null 2>&1 \
+        || echo "setup: could not install ${need[*]}; tests that need them will be skipped" >&2
+    fi
+  fi
+else
+  .venv/bin/python -m pip install -q -e ".[tf]" 2>&1 | grep -v "is ignored" || true
+fi
+.venv/bin/python -c "import distdoctor" 
