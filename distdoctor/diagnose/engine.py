@@ -117,6 +117,9 @@ def diagnose(job: JobObservation, *, detected_at: float, command: str = "run") -
     findings = collect_findings(job)
     root = pick_root_cause(findings)
     failed_tasks = [t for t in job.ordered() if t.exit_code not in (None, 0) and not t.killed_by_supervisor]
+    chief = job.tasks.get("chief:0")
+    if job.strategy == "parameter_server" and chief is not None and chief.exit_code == 0:
+        failed_tasks = [t for t in failed_tasks if not t.task.startswith("worker:")]
     if job.hang is not None:
         status = Status.HUNG
     elif root is not None or failed_tasks or job.interrupted:

@@ -201,6 +201,7 @@ class TaskLogParser:
         self._tb: list[str] | None = None
         self._tb_ts: float | None = None
         self._last_symptom_line = -10
+        self._last_symptom_text = ""
         self.last_ts: float | None = None
         self.lines = 0
 
@@ -239,12 +240,15 @@ class TaskLogParser:
             peers = task_from_path_text(stripped)
             if peers and line_no - self._last_symptom_line <= 4:
                 found = (EventKind.PEER_SYMPTOM, {})
+                if len(stripped) < 80 and self._last_symptom_text:
+                    stripped = f"{self._last_symptom_text[-300:]} {stripped}"
             else:
                 return out
         kind, fields = found
         peer = self._peer(stripped)
         if kind in (EventKind.PEER_SYMPTOM, EventKind.WAITING_FOR_TASKS):
             self._last_symptom_line = line_no
+            self._last_symptom_text = stripped
         out.append(LogEvent(task=self.task, ts=ts, kind=kind, text=stripped, line_no=line_no, peer=peer, **fields))
         return out
 

@@ -318,6 +318,8 @@ class Supervisor:
                 self.banner = f"HANG: {a.reason}"
                 self._say(f"hang declared: {a.reason}")
                 self._event(now, a.suspect, "hang_declared", a.reason)
+                for t in self.tracks.values():
+                    t.freeze()
                 self._capture_stacks()
                 if cfg.on_hang == "wait":
                     self._write_diagnosis()

@@ -55,6 +55,20 @@ class TaskTrack:
         self.memory_warned = False
         self.exit_handled = False
         self.last_proc: ProcSample | None = None
+        self.frozen_view: dict | None = None  # what the task was doing when the verdict was reached
+
+    def freeze(self) -> None:
+        """Remember the task's state at the verdict, before it is stopped."""
+        with self.lock:
+            s = self.agent
+            alive = self.proc.alive
+            self.frozen_view = {
+                "state": self.state if alive else "exited",
+                "in_tf_call": s.in_call if s and alive else None,
+                "in_tf_since": s.call_since if s and alive else None,
+                "where": self.where() if alive else None,
+                "location": self.location(),
+            }
 
     # -- fed by threads -------------------------------------------------
     def on_line(self, ts: float, line: str) -> list[LogEvent]:
@@ -177,7 +191,10 @@ class TaskTrack:
             if self.samples_training >= 10:
                 frac = self.samples_outside / self.samples_training
             state = "exited" if rc is not None else self.state
-            return TaskObservation(
+            fv = self.frozen_view or {}
+            if fv:
+                state = fv["state"]
+            obs = TaskObservation(
                 task=self.task, events=tuple(self.events), pid=self.agent_pid or p.pid, started_at=p.started_at,
                 ended_at=p.ended_at, exit_code=rc, signal=sig, state=state, state_since=self.state_since,
                 last_progress_at=self.last_progress_at, last_output_at=p.last_output_at, steps=self.steps(),
@@ -187,3 +204,8 @@ class TaskTrack:
                 stack=self.stack or (s.stack_text() if s and rc is None else ""), location=self.location(),
                 cpu_busy=None, memory=tuple(self.memory), oom=self.oom,
                 killed_by_supervisor=p.killed_by_supervisor, log_path=p.log_path)
+            if fv:
+                from dataclasses import replace
+                obs = replace(obs, in_tf_call=fv["in_tf_call"], in_tf_since=fv["in_tf_since"], where=fv["where"],
+                              location=fv["location"])
+            return obs

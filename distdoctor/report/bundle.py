@@ -1,0 +1,329 @@
+"""Reading a run bundle (or plain logs) into plain records: the report's only I/O.
+
+A bundle is the folder ``distdoctor run`` writes: ``diagnosis.json``,
+``logs/<job>-<index>.log``, ``samples.jsonl`` and ``events.jsonl``. Only
+``diagnosis.json`` is required; a bundle from an older run, or one cut short,
+may lack the rest, and the report then shows what it can (a caveat says what
+is missing).
+
+Everything read is bounded so that a 256-task, hour-long run stays cheap: a
+log contributes its last :data:`TAIL_MAX` lines and its *notable* events
+(lifecycle, faults, a capped number of symptoms, a thinned progress
+trajectory), never all of its lines. The page itself is computed from these
+records by the pure :func:`distdoctor.report.data.build_page`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..diagnose.events import EventKind, LogEvent
+from ..diagnose.logparse import TaskLogParser, strip_ansi
+from ..errors import InputError
+
+__all__ = ["Sample", "JobEvent", "TaskLog", "BundleData", "load_bundle", "read_log", "bundle_from_observation",
+           "is_bundle", "TAIL_MAX"]
+
+TAIL_MAX = 200           # lines kept from the end of each log (the culprit shows all of them)
+MAX_SYMPTOMS = 30        # symptom events kept per task: repeated symptoms say nothing new
+MAX_PROGRESS = 600       # progress points kept per task (thinned evenly beyond that)
+MAX_EPOCHS = 200
+_LOG_NAME = re.compile(r"^([A-Za-z_]+)-(\d+)\.log$")
+_STATUSES = ("succeeded", "failed", "hung", "running")
+
+# Log events a report shows on a lane; everything else in a log is context.
+FAULT_KINDS = frozenset({EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.CHECK_FAILED, EventKind.OOM_TENSOR,
+                         EventKind.OOM_GPU, EventKind.OOM_KILLER, EventKind.PORT_IN_USE, EventKind.NAN_LOSS,
+                         EventKind.NCCL_ERROR, EventKind.CUDA_ERROR, EventKind.RESOURCE, EventKind.PREEMPTION})
+SYMPTOM_KINDS = frozenset({EventKind.PEER_SYMPTOM, EventKind.WAITING_FOR_TASKS, EventKind.TF_ERROR})
+CONNECT_KINDS = frozenset({EventKind.CLUSTER_CONNECTED, EventKind.SERVER_STARTED})
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One periodic sample of one task (a line of ``samples.jsonl``)."""
+
+    ts: float
+    task: str
+    state: str = "unknown"
+    rss: int | None = None
+    cpu: float | None = None          # cumulative CPU seconds
+    calls: int | None = None          # TF function calls completed
+    steps: int | None = None
+    in_call: str | None = None
+    where: str | None = None
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class JobEvent:
+    """One lifecycle event (a line of ``events.jsonl``); ``task`` None means the whole job."""
+
+    ts: float
+    task: str | None
+    kind: str
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class TaskLog:
+    """What a report keeps of one task's log."""
+
+    path: str
+    tail: tuple[str, ...] = ()        # raw last lines, newest last (ANSI and CR removed)
+    lines: int = 0                    # lines in the whole log
+    events: tuple[LogEvent, ...] = ()  # notable events only, in order
+    progress: tuple[tuple[float, int], ...] = ()  # (ts, cumulative step) from progress lines, thinned
+    first_ts: float | None = None
+    last_ts: float | None = None
+
+
+@dataclass(frozen=True)
+class BundleData:
+    """Everything a report is built from. ``diagnosis`` is the ``diagnosis.json`` object."""
+
+    path: str
+    diagnosis: dict[str, Any]
+    samples: tuple[Sample, ...] = ()
+    events: tuple[JobEvent, ...] = ()
+    logs: dict[str, TaskLog] | None = None
+    source: str = "bundle"            # "bundle" or "logs"
+    caveats: tuple[str, ...] = ()
+
+
+def is_bundle(path: str) -> bool:
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "diagnosis.json"))
+
+
+def load_bundle(path: str) -> BundleData:
+    """Read a run bundle folder; raise :class:`InputError` when it is not one."""
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such folder; expected a run bundle written by `distdoctor run`")
+    if not os.path.isdir(path):
+        raise InputError(f"{path}: not a folder; expected a run bundle (a folder with diagnosis.json)")
+    diag_path = os.path.join(path, "diagnosis.json")
+    if not os.path.isfile(diag_path):
+        raise InputError(f"{path}: no diagnosis.json, so this is not a run bundle; "
+                         "pass the bundle folder of `distdoctor run`, or the log files themselves")
+    try:
+        with open(diag_path, encoding="utf-8", errors="replace") as fh:
+            diagnosis = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{diag_path}: not valid JSON ({exc.msg} at line {exc.lineno}); "
+                         "the run may have been cut off while writing it") from None
+    except OSError as exc:
+        raise InputError(f"{diag_path}: cannot read it ({exc.strerror or exc})") from None
+    validate_diagnosis(diagnosis, diag_path)
+    caveats: list[str] = []
+    samples, bad_s = _read_jsonl(os.path.join(path, "samples.jsonl"), _sample)
+    events, bad_e = _read_jsonl(os.path.join(path, "events.jsonl"), _event)
+    if samples is None:
+        caveats.append("no samples.jsonl: step time, memory and CPU charts are not available")
+    if events is None:
+        caveats.append("no events.jsonl: the timeline is rebuilt from the logs")
+    if bad_s or bad_e:
+        caveats.append(f"skipped {bad_s + bad_e} unreadable line(s) in samples.jsonl/events.jsonl")
+    logs = _bundle_logs(path, diagnosis)
+    if not logs:
+        caveats.append("no task logs in the bundle: log tails are not available")
+    return BundleData(path=os.path.abspath(path), diagnosis=diagnosis, samples=tuple(samples or ()),
+                      events=tuple(events or ()), logs=logs, source="bundle", caveats=tuple(caveats))
+
+
+def validate_diagnosis(diagnosis: Any, where: str) -> None:
+    """Check the few fields a report cannot do without; say what was wrong in one line."""
+    if not isinstance(diagnosis, dict):
+        raise InputError(f"{where}: expected a JSON object with a 'status', found {type(diagnosis).__name__}")
+    status = diagnosis.get("status")
+    if status not in _STATUSES:
+        raise InputError(f"{where}: 'status' is {status!r}, expected one of {', '.join(_STATUSES)}")
+    for key, kind in (("tasks", dict), ("findings", list)):
+        if key in diagnosis and not isinstance(diagnosis[key], kind):
+            raise InputError(f"{where}: '{key}' should be a JSON {'object' if kind is dict else 'array'}")
+    rc = diagnosis.get("root_cause")
+    if rc is not None and not isinstance(rc, dict):
+        raise InputError(f"{where}: 'root_cause' should be an object or null")
+
+
+def _read_jsonl(path: str, convert) -> tuple[list | None, int]:
+    """Records of a JSON-lines file (None when absent) and the count of lines skipped.
+
+    A run killed mid-write leaves a torn last line; one bad line must not cost
+    the whole report, so bad lines are counted and skipped.
+    """
+    if not os.path.isfile(path):
+        return None, 0
+    out, bad = [], 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                try:
+                    rec = convert(json.loads(line))
+                except (ValueError, TypeError, KeyError):
+                    rec = None
+                if rec is None:
+                    bad += 1
+                else:
+                    out.append(rec)
+    except OSError:
+        return None, 0
+    out.sort(key=lambda r: r.ts)
+    return out, bad
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def _int(v: Any) -> int | None:
+    f = _num(v)
+    return None if f is None else int(f)
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _sample(obj: Any) -> Sample | None:
+    if not isinstance(obj, dict) or _num(obj.get("ts")) is None or not isinstance(obj.get("task"), str):
+        return None
+    return Sample(ts=_num(obj["ts"]), task=obj["task"], state=_str(obj.get("state")) or "unknown",
+                  rss=_int(obj.get("rss")), cpu=_num(obj.get("cpu")), calls=_int(obj.get("calls")),
+                  steps=_int(obj.get("steps")), in_call=_str(obj.get("in_call")), where=_str(obj.get("where")),
+                  location=_str(obj.get("location")))
+
+
+def _event(obj: Any) -> JobEvent | None:
+    if not isinstance(obj, dict) or _num(obj.get("ts")) is None or not isinstance(obj.get("kind"), str):
+        return None
+    return JobEvent(ts=_num(obj["ts"]), task=_str(obj.get("task")), kind=obj["kind"], text=str(obj.get("text") or ""))
+
+
+def _bundle_logs(path: str, diagnosis: dict) -> dict[str, TaskLog]:
+    """Find each task's log: the path diagnosis.json names, else ``logs/<job>-<index>.log``."""
+    found: dict[str, str] = {}
+    logdir = os.path.join(path, "logs")
+    if os.path.isdir(logdir):
+        for name in sorted(os.listdir(logdir)):
+            m = _LOG_NAME.match(name)
+            if m:
+                found[f"{m.group(1)}:{m.group(2)}"] = os.path.join(logdir, name)
+    for task, rep in (diagnosis.get("tasks") or {}).items():
+        log = rep.get("log") if isinstance(rep, dict) else None
+        if isinstance(log, str) and log:
+            cand = log if os.path.isabs(log) else os.path.join(path, log)
+            if os.path.isfile(cand):
+                found[task] = cand
+    return {task: read_log(p, task) for task, p in found.items()}
+
+
+def read_log(path: str, task: str | None) -> TaskLog:
+    """Stream one log once: keep its tail, its notable events and a thinned step trajectory."""
+    parser = TaskLogParser(task)
+    keep = _Keeper()
+    tail: deque[str] = deque(maxlen=TAIL_MAX)
+    first_ts = None
+    n = 0
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            for n, raw in enumerate(_lines(fh), start=1):
+                keep.add(parser.feed(n, raw))
+                tail.append(_clean(raw))
+                if first_ts is None and parser.last_ts is not None:
+                    first_ts = parser.last_ts
+        keep.add(parser.close())
+    except OSError:
+        return TaskLog(path=path)
+    return TaskLog(path=path, tail=tuple(tail), lines=n, events=tuple(keep.events), progress=keep.trajectory(),
+                   first_ts=first_ts, last_ts=parser.last_ts)
+
+
+def _lines(fh) -> Iterable[str]:
+    # Keras redraws its progress bar with CR: keep the last state of a CR-joined line.
+    for raw in fh:
+        if "\r" in raw.rstrip("\r\n"):
+            parts = [p for p in raw.rstrip("\r\n").split("\r") if p.strip()]
+            yield parts[-1] if parts else ""
+        else:
+            yield raw
+
+
+_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _clean(raw: str) -> str:
+    return _CTRL.sub("", strip_ansi(raw.rstrip("\r\n")))[:2000]
+
+
+class _Keeper:
+    """Bounded selection of one log's events while it is streamed."""
+
+    def __init__(self) -> None:
+        self.events: list[LogEvent] = []
+        self.progress: list[tuple[float, int]] = []
+        self._symptoms = 0
+        self._epochs = 0
+        self._offset = 0
+        self._last_step = 0
+        self._seen_progress = False
+
+    def add(self, evs: Iterable[LogEvent]) -> None:
+        for e in evs:
+            if e.kind in (EventKind.PROGRESS, EventKind.NAN_LOSS) and e.step is not None:
+                if e.step < self._last_step:       # a new epoch restarts Keras' count
+                    self._offset += self._last_step
+                self._last_step = e.step
+                if e.ts is not None:
+                    self.progress.append((e.ts, self._offset + e.step))
+                    if len(self.progress) > 2 * MAX_PROGRESS:
+                        self.progress = self.progress[::2]
+                if not self._seen_progress or e.kind == EventKind.NAN_LOSS:
+                    self._seen_progress = True
+                    self.events.append(e)
+            elif e.kind == EventKind.EPOCH:
+                self._epochs += 1
+                if self._epochs <= MAX_EPOCHS:
+                    self.events.append(e)
+            elif e.kind in SYMPTOM_KINDS:
+                self._symptoms += 1
+                if self._symptoms <= MAX_SYMPTOMS:
+                    self.events.append(e)
+            elif e.kind in FAULT_KINDS or e.kind in CONNECT_KINDS:
+                self.events.append(e)
+
+    def trajectory(self) -> tuple[tuple[float, int], ...]:
+        pts = self.progress
+        if len(pts) > MAX_PROGRESS:
+            step = len(pts) / MAX_PROGRESS
+            pts = [pts[int(i * step)] for i in range(MAX_PROGRESS)] + [pts[-1]]
+        return tuple(pts)
+
+
+def bundle_from_observation(diagnosis: dict, observation: Any, path: str) -> BundleData:
+    """Records for a report on plain logs, from ``diagnose``'s diagnosis and observations.
+
+    Logs carry no process samples; memory samples that the observation holds
+    become RSS-only samples, and the rest of the page is rebuilt from the logs.
+    """
+    validate_diagnosis(diagnosis, path)
+    logs: dict[str, TaskLog] = {}
+    samples: list[Sample] = []
+    for task, obs in (getattr(observation, "tasks", None) or {}).items():
+        log_path = getattr(obs, "log_path", None) or (diagnosis.get("tasks", {}).get(task) or {}).get("log")
+        if isinstance(log_path, str) and os.path.isfile(log_path):
+            logs[task] = read_log(log_path, task)
+        for m in getattr(obs, "memory", ()) or ():
+            samples.append(Sample(ts=m.ts, task=task, state="running", rss=m.rss_bytes))
+    samples.sort(key=lambda s: s.ts)
+    caveats = ("report built from logs alone: no process samples, so no CPU chart and no process states",)
+    return BundleData(path=path, diagnosis=diagnosis, samples=tuple(samples), events=(), logs=logs,
+                      source="logs", caveats=caveats)

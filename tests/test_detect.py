@@ -1,0 +1,112 @@
+"""Pure unit tests of the hang detector: time is a parameter."""
+from dataclasses import replace
+
+import pytest
+
+from distdoctor.supervise.detect import JobSnapshot, TaskSnapshot, assess, stall_threshold
+
+T0 = 1000.0
+
+
+def task(name, **kw):
+    base = dict(task=name, alive=True, exit_code=None, state="sleeping", state_since=T0, has_agent=True,
+                tf_loaded=True, in_call="__inference_train_function_1", call_since=T0 + 5, calls=50,
+                location="train.py:10 in main", in_tf_code=True, serving=False, user_thread_busy=False,
+                last_progress_at=T0 + 5, cpu_rate=0.01, started_at=T0)
+    base.update(kw)
+    return TaskSnapshot(**base)
+
+
+def job(*tasks, intervals=(0.05,) * 20, hang_timeout=None):
+    return JobSnapshot(tasks=tuple(tasks), step_intervals=intervals, started_at=T0, hang_timeout=hang_timeout)
+
+
+def test_threshold_adapts_and_is_clamped():
+    assert stall_threshold((), None) == 20.0
+    assert stall_threshold((0.01,) * 5, None) == 10.0
+    assert stall_threshold((1.5,) * 5, None) == 15.0
+    assert stall_threshold((30.0,), None) == 20.0
+    assert stall_threshold((0.01,), 42.0) == 42.0
+
+
+def test_stalled_worker_idle_outside_tf():
+    w0 = task("worker:0")
+    w1 = task("worker:1", in_call=None, in_tf_code=False, location="train.py:93 in inject")
+    a = assess(job(w0, w1), T0 + 5 + 10.5)
+    assert a.status == "hung" and a.verdict.kind == "stalled_worker" and a.verdict.culprits == ("worker:1",)
+    assert a.verdict.waiting == ("worker:0",)
+
+
+def test_suspect_before_threshold():
+    w0 = task("worker:0")
+    w1 = task("worker:1", in_call=None, in_tf_code=False)
+    a = assess(job(w0, w1), T0 + 5 + 6)
+    assert a.status == "suspect" and a.suspect == "worker:1"
+
+
+def test_busy_culprit_gets_longer():
+    w0 = task("worker:0")
+    w1 = task("worker:1", in_call=None, in_tf_code=False, cpu_rate=1.0)
+    assert assess(job(w0, w1), T0 + 5 + 15).status == "suspect"
+    assert assess(job(w0, w1), T0 + 5 + 41).status == "hung"
+
+
+def test_pause_with_nobody_waiting_is_not_a_hang():
+    w0 = task("worker:0", in_call=None, in_tf_code=False)
+    w1 = task("worker:1", in_call=None, in_tf_code=False)
+    assert assess(job(w0, w1), T0 + 500).status == "ok"
+
+
+def test_computing_in_tf_is_not_a_hang():
+    w0 = task("worker:0", cpu_rate=1.5)
+    w1 = task("worker:1", cpu_rate=1.5)
+    assert assess(job(w0, w1), T0 + 500).status == "ok"
+
+
+def test_all_waiting_idle_is_mismatch():
+    a = assess(job(task("worker:0"), task("worker:1")), T0 + 5 + 11)
+    assert a.status == "hung" and a.verdict.kind == "collective_mismatch"
+
+
+def test_mismatch_names_the_odd_one_out_of_three():
+    ws = [task("worker:0"), task("worker:1"), task("worker:2", calls=49)]
+    a = assess(job(*ws), T0 + 5 + 11)
+    assert a.verdict.kind == "collective_mismatch" and a.verdict.culprits == ("worker:2",)
+
+
+def test_input_thread_busy_is_stalled_worker():
+    a = assess(job(task("worker:0"), task("worker:1", user_thread_busy=True)), T0 + 5 + 11)
+    assert a.verdict.kind == "stalled_worker" and a.verdict.culprits == ("worker:1",)
+
+
+def test_peer_exited_early_is_imbalance():
+    done = task("worker:1", alive=False, exit_code=0)
+    a = assess(job(task("worker:0"), done), T0 + 5 + 11)
+    assert a.verdict.kind == "peer_exited" and a.verdict.culprits == ("worker:1",)
+
+
+@pytest.mark.parametrize("state,after,hung", [("stopped", 3.5, True), ("stopped", 1.0, False),
+                                               ("disk-sleep", 12.0, True), ("disk-sleep", 5.0, False)])
+def test_frozen(state, after, hung):
+    w1 = task("worker:1", state=state, state_since=T0 + 5, in_call=None)
+    a = assess(job(task("worker:0"), w1), T0 + 5 + after)
+    assert (a.status == "hung") == hung
+    if hung:
+        assert a.verdict.kind == "frozen" and a.verdict.culprits == ("worker:1",)
+
+
+def test_first_call_gets_startup_allowance():
+    ws = [task("worker:0", calls=0), task("worker:1", calls=0, in_call=None, in_tf_code=False)]
+    assert assess(job(*ws, intervals=()), T0 + 5 + 30).status == "suspect"
+
+
+def test_hang_timeout_overrides():
+    w1 = task("worker:1", in_call=None, in_tf_code=False)
+    assert assess(job(task("worker:0"), w1, hang_timeout=60), T0 + 5 + 30).status == "suspect"
+    assert assess(job(task("worker:0"), w1, hang_timeout=60), T0 + 5 + 61).status == "hung"
+
+
+def test_serving_tasks_are_ignored():
+    ps = task("ps:0", serving=True, in_call=None)
+    w = task("worker:0", serving=True, in_call=None)
+    assert assess(job(ps, w), T0 + 500).status == "ok"

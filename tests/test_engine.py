@@ -1,0 +1,106 @@
+"""The root-cause policy and the rules, on hand-built observations (pure, fast)."""
+import signal
+
+from distdoctor.diagnose.engine import diagnose
+from distdoctor.diagnose.events import EventKind, LogEvent
+from distdoctor.diagnose.observations import HangVerdict, JobObservation, MemorySample, OomEvidence, TaskObservation
+
+T = 1_700_000_000.0
+
+
+def obs(name, **kw):
+    base = dict(task=name, pid=100, started_at=T, ended_at=T + 20, exit_code=0, state="exited")
+    base.update(kw)
+    return TaskObservation(**base)
+
+
+def symptom(task, ts, text="Collective ops is aborted by: recvmsg:Connection reset by peer", peer=None):
+    return LogEvent(task=task, ts=ts, kind=EventKind.PEER_SYMPTOM, text=text, peer=peer)
+
+
+def run(*tasks, **kw):
+    job = JobObservation(tasks={t.task: t for t in tasks}, **kw)
+    return diagnose(job, detected_at=T + 30).to_json()
+
+
+def test_sigkill_is_root_and_peer_symptoms_are_consequences():
+    w0 = obs("worker:0", exit_code=1, ended_at=T + 11, events=(symptom("worker:0", T + 10.5),))
+    w1 = obs("worker:1", exit_code=-signal.SIGKILL, signal=signal.SIGKILL, ended_at=T + 10)
+    d = run(w0, w1)
+    assert d["status"] == "failed"
+    assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("peer_crashed", "worker:1")
+    assert any("(consequence)" in e and e.startswith("[worker:0") for e in d["root_cause"]["evidence"])
+
+
+def test_oom_beats_bare_sigkill():
+    w1 = obs("worker:1", exit_code=-9, signal=9, ended_at=T + 10,
+             oom=OomEvidence(cgroup="/x", limit_bytes=1 << 30, max_usage_bytes=1 << 30, failcnt=30, oom_kill_count=1))
+    d = run(obs("worker:0", exit_code=1, ended_at=T + 10.2), w1)
+    assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("oom_host", "worker:1")
+
+
+def test_rss_near_limit_alone_is_not_proof_of_oom():
+    w1 = obs("worker:1", exit_code=-9, signal=9, ended_at=T + 10,
+             memory=(MemorySample(T + 9, 950 << 20, 1 << 30),))
+    d = run(obs("worker:0"), w1)
+    assert d["root_cause"]["category"] == "peer_crashed"
+    assert any(f["category"] == "resource_exhaustion" and f["severity"] == "warning" for f in d["findings"])
+
+
+def test_first_failure_wins_over_later_exception():
+    exc = LogEvent(task="worker:0", ts=T + 30, kind=EventKind.PY_EXCEPTION, text="ValueError: later")
+    w0 = obs("worker:0", exit_code=1, ended_at=T + 31, events=(exc,))
+    w1 = obs("worker:1", exit_code=-11, signal=11, ended_at=T + 10)
+    d = run(w0, w1)
+    assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("segfault_core_dump", "worker:1")
+
+
+def test_no_culprit_invented():
+    w0 = obs("worker:0", exit_code=1, events=(symptom("worker:0", T + 5),))
+    w1 = obs("worker:1", exit_code=1, events=(symptom("worker:1", T + 5),))
+    d = run(w0, w1)
+    assert d["status"] == "failed" and d["root_cause"]["culprit"] is None
+    assert set(d["root_cause"]["candidates"]) == {"worker:0", "worker:1"}
+
+
+def test_logs_naming_a_silent_peer():
+    w0 = obs("worker:0", exit_code=None, ended_at=None, events=(
+        symptom("worker:0", T + 5, "The following tasks are unhealthy (stopped sending heartbeats): /job:worker/replica:0/task:1", peer="worker:1"),))
+    w1 = obs("worker:1", exit_code=None, ended_at=None)
+    d = run(w0, w1, source="logs")
+    assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("peer_crashed", "worker:1")
+
+
+def test_hang_verdict():
+    h = HangVerdict(kind="stalled_worker", declared_at=T + 40, since=T + 20, culprits=("worker:1",), waiting=("worker:0",), reason="r")
+    d = run(obs("worker:0", exit_code=-15, killed_by_supervisor=True), obs("worker:1", exit_code=-15, killed_by_supervisor=True), hang=h)
+    assert d["status"] == "hung" and d["root_cause"]["category"] == "hang_stalled_worker"
+
+
+def test_parameter_server_survives_lost_worker():
+    chief = obs("chief:0", exit_code=0)
+    w1 = obs("worker:1", exit_code=-9, signal=9, ended_at=T + 5)
+    others = [obs("worker:0", exit_code=-15, killed_by_supervisor=True), obs("ps:0", exit_code=-15, killed_by_supervisor=True)]
+    d = run(chief, w1, *others, strategy="parameter_server")
+    assert d["status"] == "succeeded" and d["root_cause"] is None
+    assert any(f["culprit"] == "worker:1" and f["severity"] == "warning" for f in d["findings"])
+
+
+def test_imbalance_from_step_counts():
+    d = run(obs("worker:0", steps=60), obs("worker:1", steps=30, ended_at=T + 10))
+    f = [f for f in d["findings"] if f["category"] == "data_sharding_imbalance"]
+    assert f and f[0]["culprit"] == "worker:1"
+
+
+def test_straggler_warning():
+    d = run(obs("worker:0", outside_tf_fraction=0.05), obs("worker:1", outside_tf_fraction=0.7))
+    assert d["status"] == "succeeded"
+    f = [f for f in d["findings"] if f["category"] == "straggler_slow_worker"]
+    assert f and f[0]["culprit"] == "worker:1"
+
+
+def test_nan_loss():
+    ev = LogEvent(task="worker:0", ts=T + 3, kind=EventKind.NAN_LOSS, text="10/30 - loss: nan", step=10, loss=float("nan"))
+    d = run(obs("worker:0", events=(ev,)), obs("worker:1"))
+    f = [f for f in d["findings"] if f["category"] == "numerical_divergence"]
+    assert f and "step 10" in f[0]["summary"]

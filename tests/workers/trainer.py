@@ -1,0 +1,139 @@
+"""A tiny real MultiWorkerMirroredStrategy trainer that can inject one fault.
+
+It does not import distdoctor. Usage (under ``distdoctor run``)::
+
+    python trainer.py [--loop fit|custom] [--fault NAME] [--fault-task worker:1] [--fault-step N]
+
+Faults (applied on --fault-task only, at --fault-step):
+  sigkill, segv, abort, exception, stall (sleep forever in a callback),
+  stall_input (the input generator blocks), sigstop, oom (allocate until the
+  memory cgroup in $DD_TEST_CGROUP kills us), fewer_batches (this task's data
+  has fewer batches), straggler (0.15 s extra per step), pause_all (every task
+  sleeps $DD_PAUSE_S seconds at the fault step), nan (loss becomes NaN).
+"""
+import argparse
+import ctypes
+import json
+import os
+import signal
+import sys
+import time
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tf_keras as keras  # noqa: E402
+
+p = argparse.ArgumentParser()
+p.add_argument("--loop", default="fit", choices=["fit", "custom"])
+p.add_argument("--fault", default="none")
+p.add_argument("--fault-task", default="worker:1")
+p.add_argument("--fault-step", type=int, default=8)
+p.add_argument("--steps", type=int, default=30)
+p.add_argument("--epochs", type=int, default=2)
+p.add_argument("--batch", type=int, default=32)
+args = p.parse_args()
+
+cfg = json.loads(os.environ["TF_CONFIG"])
+me = f"{cfg['task']['type']}:{cfg['task']['index']}"
+faulty = me == args.fault_task
+fault = args.fault if (faulty or args.fault == "pause_all") else "none"
+
+if fault == "oom" and os.environ.get("DD_TEST_CGROUP"):
+    with open(os.path.join(os.environ["DD_TEST_CGROUP"], "cgroup.procs"), "w") as fh:
+        fh.write(str(os.getpid()))
+
+keras.utils.set_random_seed(1234)
+strategy = tf.distribute.MultiWorkerMirroredStrategy()
+
+n_steps = args.steps * args.epochs
+if fault == "fewer_batches":
+    n_steps = max(1, n_steps // 2)
+rng = np.random.default_rng(0)
+
+
+def gen():
+    for i in range(n_steps * args.batch):
+        if fault == "stall_input" and i == args.fault_step * args.batch:
+            print(f"{me}: input pipeline blocks now", flush=True)
+            time.sleep(100000)
+        x = rng.normal(size=(16,)).astype("float32")
+        yield x, np.float32(x[0] * 2.0 + (np.nan if fault == "nan" and i >= args.fault_step * args.batch else 0.0))
+
+
+ds = tf.data.Dataset.from_generator(gen, output_signature=(tf.TensorSpec((16,), tf.float32), tf.TensorSpec((), tf.float32)))
+ds = ds.batch(args.batch)
+options = tf.data.Options()
+options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+ds = ds.with_options(options)
+
+hog = []
+
+
+def inject(step):
+    if step != args.fault_step and fault not in ("straggler",):
+        return
+    if fault == "straggler":
+        time.sleep(0.15)
+    elif fault == "sigkill":
+        print(f"{me}: killing myself with SIGKILL", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif fault == "segv":
+        ctypes.string_at(0)
+    elif fault == "abort":
+        os.abort()
+    elif fault == "exception":
+        raise ValueError(f"bad record in shard of {me}")
+    elif fault == "stall":
+        print(f"{me}: stuck in a callback", flush=True)
+        threading_lock = __import__("threading").Lock()
+        threading_lock.acquire()
+        threading_lock.acquire()  # deadlock
+    elif fault == "sigstop":
+        os.kill(os.getpid(), signal.SIGSTOP)
+    elif fault == "pause_all":
+        time.sleep(float(os.environ.get("DD_PAUSE_S", "40")))
+    elif fault == "oom":
+        print(f"{me}: allocating memory", flush=True)
+        while True:
+            hog.append(np.ones(16 * 1024 * 1024, dtype=np.uint8))
+
+
+class Inject(keras.callbacks.Callback):
+    def on_train_batch_end(self, batch, logs=None):
+        inject(batch + 1)
+
+
+with strategy.scope():
+    model = keras.Sequential([keras.layers.Dense(32, activation="relu", input_shape=(16,)), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
+
+if args.loop == "fit":
+    hist = model.fit(ds, epochs=args.epochs, steps_per_epoch=None if fault == "fewer_batches" or args.fault == "fewer_batches" else args.steps,
+                     callbacks=[Inject()], verbose=2)
+    print(f"{me} final loss {hist.history['loss'][-1]:.6f}", flush=True)
+else:
+    dist = strategy.experimental_distribute_dataset(ds)
+    opt = model.optimizer
+
+    @tf.function
+    def train_step(batch):
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True)[:, 0] - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        per = strategy.run(step, args=batch)
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, per, axis=None)
+
+    step = 0
+    for batch in dist:
+        loss = train_step(batch)
+        step += 1
+        inject(step)
+        if step % 10 == 0:
+            print(f"step {step} loss {float(loss):.6f}", flush=True)
+    print(f"{me} final loss {float(loss):.6f} after {step} steps", flush=True)
