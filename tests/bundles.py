@@ -152,8 +152,6 @@ def bundle_records(n_tasks: int, scenario: str) -> dict[str, Any]:
                 t.log(sym + 1, "    model.fit(ds, epochs=3)")
                 t.log(sym + 1.01, "tensorflow.python.framework.errors_impl.UnavailableError: Collective ops is aborted by: "
                                   "The tasks have crashed: /job:worker/replica:0/task:1")
-                t.event(sym + 1.01, "fault", "tensorflow.python.framework.errors_impl.UnavailableError: Collective ops "
-                                             "is aborted by: The tasks have crashed: /job:worker/replica:0/task:1")
                 t.event(ends, "exit", "exit code 1")
         t.ends = ends
         t.last_step_at = last_step_at
@@ -201,9 +199,9 @@ def bundle_records(n_tasks: int, scenario: str) -> dict[str, Any]:
     else:
         status = "failed"
         root = {"code": "DD103", "category": "oom_host", "culprit": culprit, "severity": "error",
-                "summary": f"{culprit} was killed by the kernel OOM killer (SIGKILL) after its memory grew to 10.4 GB; "
+                "summary": f"{culprit} was killed by the kernel OOM killer (SIGKILL) after its memory grew to 7.0 GiB; "
                            "its peers then failed with UnavailableError.",
-                "evidence": [_ev(culprit, stop_at, "RSS grew from 0.4 GB to 10.4 GB in 14 s"),
+                "evidence": [_ev(culprit, stop_at, "RSS grew from 0.4 GiB to 7.0 GiB in 14 s"),
                              _ev(culprit, stop_at + 0.3, "killed by SIGKILL; kernel: Out of memory: Killed process 4001 (python)"),
                              _ev("worker:0" if culprit != "worker:0" else None, stop_at + 2,
                                  "UnavailableError: Collective ops is aborted by: The tasks have crashed: /job:worker/replica:0/task:1",

@@ -157,3 +157,42 @@ def test_oom_kill_under_memory_cgroup(memory_cgroup):
     r = dd_run("oom", [], trainer("--fault", "oom"), env={"DD_TEST_CGROUP": str(memory_cgroup)})
     assert (r.diag["status"], r.root["category"], r.root["culprit"]) == ("failed", "oom_host", "worker:1"), json.dumps(r.diag)[:3000]
     assert any("oom" in e.lower() or "limit" in e for e in r.root["evidence"])
+
+
+def test_fewer_batches_on_one_worker():
+    r = dd_run("fewer-batches", [], trainer("--fault", "fewer_batches"))
+    assert (r.diag["status"], r.root["category"], r.root["culprit"]) == ("failed", "data_sharding_imbalance", "worker:1"), \
+        json.dumps(r.diag)[:3000]
+
+
+def test_straggler_named_in_successful_job():
+    r = dd_run("straggler", [], trainer("--fault", "straggler"))
+    assert r.rc == 0 and r.diag["status"] == "succeeded"
+    f = [f for f in r.diag["findings"] if f["category"] == "straggler_slow_worker"]
+    assert f and f[0]["culprit"] == "worker:1" and f[0]["severity"] == "warning"
+
+
+def ps_trainer(*args):
+    from conftest import PY, WORKERS
+    return [PY, str(WORKERS / "ps_trainer.py"), *args]
+
+
+@pytest.mark.parametrize("kill,status,culprit", [
+    ("", "succeeded", None),
+    ("ps:0", "failed", "ps:0"),
+    ("worker:1", "succeeded", None),
+], ids=["ps-healthy", "ps-killed", "ps-worker-killed"])
+def test_parameter_server_strategy(kill, status, culprit):
+    r = dd_run(f"ps-{kill or 'healthy'}", ["--workers", "2", "--ps", "1"],
+               ps_trainer("--kill", kill, "--epochs", "60", "--kill-after", "8"))
+    assert r.diag is not None, r.stderr[-2000:]
+    assert r.diag["status"] == status, json.dumps(r.diag)[:3000]
+    if culprit:
+        assert (r.root["category"], r.root["culprit"]) == ("peer_crashed", culprit)
+    if kill == "worker:1":
+        # the coordinator survives a lost worker: a warning names it
+        w = [f for f in r.diag["findings"] if f["culprit"] == "worker:1"]
+        assert w and all(f["severity"] == "warning" for f in w)
+    # servers were stopped by distdoctor after the chief ended: no orphans
+    for t, v in r.diag["tasks"].items():
+        assert v["exit_code"] is not None, t

@@ -29,7 +29,7 @@ from .rules import CHECKS, signal_name
 __all__ = ["diagnose", "collect_findings", "pick_root_cause", "PRIORITY", "SAME_MOMENT_S"]
 
 SAME_MOMENT_S = 2.0
-PRIORITY = ["DD103", "DD102", "DD105", "DD110", "DD203", "DD104", "DD108", "DD101", "DD201", "DD204", "DD202",
+PRIORITY = ["DD103", "DD102", "DD105", "DD110", "DD209", "DD203", "DD104", "DD108", "DD101", "DD201", "DD204", "DD202",
             "DD120", "DD111", "DD107", "DD106", "DD206"]
 
 _UNATTRIBUTED = register(Rule(
@@ -56,6 +56,8 @@ def collect_findings(job: JobObservation) -> list[Finding]:
             findings = [replace(f, severity=Severity.WARNING)
                         if f.culprit and f.culprit.startswith("worker:") and f.severity == Severity.ERROR else f
                         for f in findings]
+            lost = {f.culprit for f in findings if f.code == "DD208"}
+            findings = [f for f in findings if f.code == "DD208" or f.culprit not in lost or f.category != Category.PEER_CRASHED]
     return findings
 
 

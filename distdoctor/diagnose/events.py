@@ -28,6 +28,7 @@ class EventKind(str, enum.Enum):
     RESOURCE = "resource"                  # disk full, too many open files, ...
     DISTDOCTOR = "distdoctor"              # a line distdoctor's bootstrap wrote
     TF_ERROR = "tf_error"                  # other E/F-level TensorFlow line
+    COLLECTIVE_MISMATCH = "collective_mismatch"  # tasks entered different collectives (shape mismatch)
 
 
 SYMPTOM_KINDS = frozenset({EventKind.PEER_SYMPTOM, EventKind.WAITING_FOR_TASKS})

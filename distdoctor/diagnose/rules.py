@@ -153,7 +153,7 @@ def _exception(rule: Rule, job: JobObservation):
         if t.killed_by_supervisor:
             continue
         excs = _of(t, EventKind.PY_EXCEPTION)
-        if not excs:
+        if not excs or _of(t, EventKind.COLLECTIVE_MISMATCH):
             continue
         if t.exit_code == 0:
             continue
@@ -431,3 +431,42 @@ def _ps_worker_lost(rule: Rule, job: JobObservation):
                                summary=f"{t.task} died ({signal_name(t.signal) or f'exit {t.exit_code}'}) and the coordinator finished without it",
                                evidence=[_exit_evidence(t, f"ended by {signal_name(t.signal) or f'exit code {t.exit_code}'}"),
                                          Evidence(task="chief:0", ts=chief.ended_at, text="chief exited 0", role="context")])
+
+
+_SHAPES = __import__("re").compile(r"Op at device /job:(\w+)/replica:\d+/task:(\d+)\S* expected shape \[([^\]]*)\] but another member in the group expected shape \[([^\]]*)\]")
+
+
+@_rule(code="DD209", name="collective-shape-mismatch", category=Category.DATA_SHARDING_IMBALANCE,
+       title="Tasks entered different collectives: one left the step loop early",
+       detects="`Shape mismatch in the collective instance`: one task runs an end-of-epoch or metric reduction (a scalar) while its peers still all-reduce gradients.",
+       why="Each worker computed its own number of steps (from the size of its own shard); the one with fewer batches leaves the loop first and the collectives no longer match.",
+       evidence="TensorFlow's shape-mismatch message naming the task and both shapes; step counts.",
+       remedy="Give every worker the same number of steps per epoch: compute `steps_per_epoch` from the global dataset size (not the local shard), or `repeat()` the data and set it explicitly; shard files evenly.")
+def _shape_mismatch(rule: Rule, job: JobObservation):
+    hits = []
+    for t in job.ordered():
+        hits += _of(t, EventKind.COLLECTIVE_MISMATCH)
+    if not hits:
+        return
+    hits.sort(key=lambda e: e.ts or 0)
+    culprit = None
+    cands: list[str] = []
+    for e in hits:
+        m = _SHAPES.search(e.text)
+        if m:
+            task = f"{m.group(1)}:{m.group(2)}"
+            mine, other = m.group(3).strip(), m.group(4).strip()
+            if mine == "" and other != "":
+                culprit = task  # the scalar reduction: the task that already left the step loop
+            elif other == "" and mine != "":
+                cands.append(task)
+            break
+    if culprit is None and cands:
+        others = [t for t in job.tasks if t not in cands]
+        culprit = others[0] if len(others) == 1 else None
+    category = Category.DATA_SHARDING_IMBALANCE if culprit else Category.HANG_COLLECTIVE_MISMATCH
+    yield rule.finding(culprit=culprit, at=hits[0].ts, category=category,
+                       candidates=() if culprit else tuple(job.tasks),
+                       summary=(f"{culprit} left the training loop early (it ran fewer steps) and its collectives no longer match its peers'"
+                                if culprit else "tasks entered collectives of different shapes"),
+                       evidence=[_ev(e, "cause" if e.task == culprit else "consequence") for e in hits[:3]])

@@ -75,7 +75,8 @@ class TaskLog:
     """What a report keeps of one task's log."""
 
     path: str
-    tail: tuple[str, ...] = ()        # raw last lines, newest last (ANSI and CR removed)
+    tail: tuple[tuple[float | None, str], ...] = ()  # last lines as (time, text), newest last; text
+                                                     # without distdoctor's prefix, ANSI codes or CRs
     lines: int = 0                    # lines in the whole log
     events: tuple[LogEvent, ...] = ()  # notable events only, in order
     progress: tuple[tuple[float, int], ...] = ()  # (ts, cumulative step) from progress lines, thinned
@@ -230,14 +231,14 @@ def read_log(path: str, task: str | None) -> TaskLog:
     """Stream one log once: keep its tail, its notable events and a thinned step trajectory."""
     parser = TaskLogParser(task)
     keep = _Keeper()
-    tail: deque[str] = deque(maxlen=TAIL_MAX)
+    tail: deque[tuple[float | None, str]] = deque(maxlen=TAIL_MAX)
     first_ts = None
     n = 0
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as fh:
             for n, raw in enumerate(_lines(fh), start=1):
                 keep.add(parser.feed(n, raw))
-                tail.append(_clean(raw))
+                tail.append((parser.last_ts, _PREFIX.sub("", _clean(raw), count=1)))
                 if first_ts is None and parser.last_ts is not None:
                     first_ts = parser.last_ts
         keep.add(parser.close())
@@ -257,6 +258,7 @@ def _lines(fh) -> Iterable[str]:
             yield raw
 
 
+_PREFIX = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+[+-]\d{4} ")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 

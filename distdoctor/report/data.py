@@ -21,26 +21,24 @@ from __future__ import annotations
 
 import enum
 import re
-import statistics
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..diagnose.events import EventKind, LogEvent
-from ..diagnose.logparse import split_timestamp
 from ..model import format_clock
+from .series import Series, aggregate, cpu_percent, downsample, step_times
 from .bundle import CONNECT_KINDS, FAULT_KINDS, SYMPTOM_KINDS, BundleData, JobEvent, Sample, TaskLog
 
 __all__ = [
     "Mark", "Phase", "Outcome", "EvidenceLine", "FindingView", "Verdict", "LaneMark", "Span", "Series",
     "Metrics", "LogLine", "TaskFacts", "Lane", "JobMarker", "ReportPage", "build_page", "parse_evidence",
-    "step_times", "task_sort_key", "compress_tasks", "GROUP_MIN_TASKS",
+    "task_sort_key", "compress_tasks", "GROUP_MIN_TASKS",
 ]
 
 GROUP_MIN_TASKS = 12   # up to this many tasks every task keeps its own lane: small jobs read best task by task
 TAIL_CULPRIT = 200     # log lines shown for the culprit (all the bundle keeps)
 TAIL_OTHER = 40        # ... and for every other task
-MAX_POINTS = 160       # points per series: a chart is ~1000 px wide, more points only cost DOM
 MAX_STACK_LINES = 200
 _RUNNING_STATES = frozenset({"running", "sleeping", "stopped", "disk-sleep", "idle", "tracing-stop"})
 _FROZEN_STATES = frozenset({"stopped", "disk-sleep", "tracing-stop"})
@@ -140,23 +138,6 @@ class Span:
     start: float
     end: float
     phase: Phase
-
-
-@dataclass(frozen=True)
-class Series:
-    """(t, value) points; a group's series is the median with a ``low``..``high`` band (same t's)."""
-
-    points: tuple[tuple[float, float], ...] = ()
-    low: tuple[float, ...] = ()
-    high: tuple[float, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not self.points
-
-    def peak(self) -> float | None:
-        vals = self.high or tuple(v for _, v in self.points)
-        return max(vals) if vals else None
 
 
 @dataclass(frozen=True)
@@ -356,11 +337,7 @@ def _outcome(rep: dict, stopped_by_us: bool, last_state: str | None) -> Outcome:
 def _tail(log: TaskLog | None, n: int) -> tuple[LogLine, ...]:
     if log is None:
         return ()
-    out = []
-    for raw in log.tail[-n:]:
-        ts, text = split_timestamp(raw)
-        out.append(LogLine(clock=format_clock(ts) if ts is not None else "", text=text))
-    return tuple(out)
+    return tuple(LogLine(clock=format_clock(ts) if ts is not None else "", text=text) for ts, text in log.tail[-n:])
 
 
 def _line_before(log: TaskLog | None, ts: float) -> str:
@@ -368,8 +345,7 @@ def _line_before(log: TaskLog | None, ts: float) -> str:
     if log is None:
         return ""
     best = ""
-    for raw in log.tail:
-        t, text = split_timestamp(raw)
+    for t, text in log.tail:
         if t is not None and t > ts:
             break
         if text.strip():
@@ -386,92 +362,15 @@ def _stack(text: Any) -> str:
     return "\n".join(lines)
 
 
-# -- series -------------------------------------------------------------------
-
-def step_times(points: Iterable[tuple[float, int]], ends_at: float | None = None) -> list[tuple[float, float]]:
-    """Seconds per step from (time, cumulative steps) samples.
-
-    A step's time is the time between two changes of the count divided by the
-    steps done; the first change is skipped (it includes start-up and tracing).
-    While the count does not move and the step in flight has already lasted
-    longer than the last one, the point is that lower bound, so a stall shows
-    as a line climbing steadily instead of a gap.
-    """
-    out: list[tuple[float, float]] = []
-    last_c: int | None = None
-    last_t = 0.0
-    last_dt: float | None = None
-    changed = False
-    for t, c in points:
-        if ends_at is not None and t > ends_at:
-            break
-        if last_c is None or c < last_c:      # first sample, or a restart
-            last_c, last_t, last_dt, changed = c, t, None, False
-            continue
-        if c > last_c:
-            if changed and t > last_t:
-                last_dt = (t - last_t) / (c - last_c)
-                out.append((t, last_dt))
-            changed = True
-            last_c, last_t = c, t
-        elif last_dt is not None and t - last_t > last_dt:
-            out.append((t, t - last_t))
-    return out
-
-
-def _cpu_percent(samples: list[Sample]) -> list[tuple[float, float]]:
-    out = []
-    prev = None
-    for s in samples:
-        if s.cpu is None:
-            continue
-        if prev is not None and s.ts > prev.ts and s.cpu >= prev.cpu:
-            out.append((s.ts, 100.0 * (s.cpu - prev.cpu) / (s.ts - prev.ts)))
-        prev = s
-    return out
-
-
-def _downsample(points: list[tuple[float, float]], n: int = MAX_POINTS) -> tuple[tuple[float, float], ...]:
-    """At most ``n`` points, keeping each bucket's maximum: peaks (OOM growth, stalls) must survive."""
-    if len(points) <= n:
-        return tuple(points)
-    t0, t1 = points[0][0], points[-1][0]
-    width = (t1 - t0) / n or 1.0
-    buckets: dict[int, tuple[float, float]] = {}
-    for t, v in points:
-        b = min(n - 1, int((t - t0) / width))
-        if b not in buckets or v > buckets[b][1]:
-            buckets[b] = (t, v)
-    return tuple(buckets[b] for b in sorted(buckets))
-
-
-def _metrics(samples: list[Sample], log: TaskLog | None, ended: float | None) -> Metrics:
+def _metrics(samples: list[Sample], log: TaskLog | None, ended: float | None, open_end: bool) -> Metrics:
     counts = [(s.ts, s.steps if s.steps is not None else s.calls) for s in samples
               if s.state != "exited" and (s.steps is not None or s.calls)]
     if not any(c for _, c in counts) and log is not None and log.progress:
         counts = list(log.progress)
-    steps = step_times([(t, c) for t, c in counts if c is not None], ends_at=ended)
+    steps = step_times([(t, c) for t, c in counts if c is not None], ends_at=ended, open_end=open_end)
     rss = [(s.ts, float(s.rss)) for s in samples if s.rss is not None and s.state != "exited"]
-    return Metrics(step_time=Series(_downsample(steps)), rss=Series(_downsample(rss)),
-                   cpu=Series(_downsample(_cpu_percent(samples))))
-
-
-def _aggregate(series: list[Series], t0: float, t1: float, bins: int = 120) -> Series:
-    """Median and min..max band of several members' series, on a common grid."""
-    width = (t1 - t0) / bins or 1.0
-    cells: dict[int, list[float]] = {}
-    for s in series:
-        mine: dict[int, float] = {}
-        for t, v in s.points:
-            b = min(bins - 1, max(0, int((t - t0) / width)))
-            mine[b] = max(v, mine.get(b, v))
-        for b, v in mine.items():
-            cells.setdefault(b, []).append(v)
-    if not cells:
-        return Series()
-    order = sorted(cells)
-    return Series(points=tuple((t0 + (b + 0.5) * width, statistics.median(cells[b])) for b in order),
-                  low=tuple(min(cells[b]) for b in order), high=tuple(max(cells[b]) for b in order))
+    return Metrics(step_time=Series(downsample(steps)), rss=Series(downsample(rss)),
+                   cpu=Series(downsample(cpu_percent(samples))))
 
 
 # -- marks and spans ------------------------------------------------------------
@@ -545,14 +444,16 @@ def _task_marks(task: str, events: list[JobEvent], log: TaskLog | None, samples:
             marks.append(LaneMark(Mark.FIRST_STEP, e.ts, _MARK_LABELS[Mark.FIRST_STEP], line=e.text))
         elif s is not None:
             marks.append(LaneMark(Mark.FIRST_STEP, s.ts, _MARK_LABELS[Mark.FIRST_STEP]))
-    faults = [m for m in marks if m.kind == Mark.FAULT]
     for e in log_events:
         m = _log_mark(e)
         if m is None:
             continue
-        if m.kind == Mark.FAULT and any(abs(f.ts - m.ts) <= 2.0 and (f.detail in m.line or m.line in f.detail)
-                                        for f in faults):
-            continue   # events.jsonl already has this fault; keep one mark
+        twin = next((i for i, f in enumerate(marks) if f.kind == Mark.FAULT and not f.line and f.detail
+                     and abs(f.ts - m.ts) <= 2.0 and (f.detail in m.line or m.line in f.detail)), None)
+        if twin is not None:   # events.jsonl already has this fault: one mark, with its log line
+            f = marks[twin]
+            marks[twin] = LaneMark(f.kind, f.ts, m.label, f.detail if f.detail != m.line else "", m.line)
+            continue
         marks.append(m)
     if Mark.EXIT not in have and (rep.get("exit_code") is not None or rep.get("signal")):
         ts = samples[-1].ts if samples else (log.last_ts if log is not None else None)
@@ -652,7 +553,6 @@ def build_page(data: BundleData, group_min_tasks: int = GROUP_MIN_TASKS, title: 
 
     t0, t1 = _time_range(data, logs)
     window = max(1.0, (t1 - t0) / 100)   # symptoms closer than 1% of the width are one mark
-    hung = verdict.status == "hung"
     tasks: dict[str, _Task] = {}
     for name in names:
         rep = reps.get(name, {})
@@ -679,8 +579,9 @@ def build_page(data: BundleData, group_min_tasks: int = GROUP_MIN_TASKS, title: 
             stack=_stack(rep.get("stack")), log_path=log.path if log is not None else rep.get("log"),
             log_lines=log.lines if log is not None else 0,
             tail=_tail(log, TAIL_CULPRIT if culprit else TAIL_OTHER))
-        spans = _spans(marks, ss, culprit, hung or stopped, last_progress, t1)
-        tasks[name] = _Task(facts, tuple(marks), spans, _metrics(ss, log, ended), culprit)
+        spans = _spans(marks, ss, culprit, facts.outcome != Outcome.OK, last_progress, t1)
+        metrics = _metrics(ss, log, ended, open_end=facts.outcome != Outcome.OK)
+        tasks[name] = _Task(facts, tuple(marks), spans, metrics, culprit)
 
     lanes = _lanes(tasks, names, group_min_tasks, t0, t1)
     return ReportPage(title=title or f"distdoctor report: {verdict.title.lower()}", source=data.source,
@@ -761,8 +662,8 @@ def _group_lane(members: list[_Task], t0: float, t1: float) -> Lane:
             ts = firsts[m.kind]
             m = LaneMark(m.kind, m.ts, m.label, m.detail, m.line, m.count, min(ts), max(ts))
         marks.append(m)
-    metrics = Metrics(step_time=_aggregate([t.metrics.step_time for t in members], t0, t1),
-                      rss=_aggregate([t.metrics.rss for t in members], t0, t1),
-                      cpu=_aggregate([t.metrics.cpu for t in members], t0, t1))
+    metrics = Metrics(step_time=aggregate([t.metrics.step_time for t in members], t0, t1),
+                      rss=aggregate([t.metrics.rss for t in members], t0, t1),
+                      cpu=aggregate([t.metrics.cpu for t in members], t0, t1))
     names = tuple(t.facts.task for t in members)
     return Lane(compress_tasks(names), names, False, rep.facts.outcome, rep.spans, tuple(marks), metrics, rep.facts)

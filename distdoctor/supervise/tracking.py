@@ -55,6 +55,7 @@ class TaskTrack:
         self.memory_warned = False
         self.exit_handled = False
         self.last_proc: ProcSample | None = None
+        self._nan_seen = False
         self.frozen_view: dict | None = None  # what the task was doing when the verdict was reached
 
     def freeze(self) -> None:
@@ -104,6 +105,11 @@ class TaskTrack:
             if s.steps is not None and s.steps != self.explicit_steps:
                 self.explicit_steps = s.steps
                 self.last_progress_at = s.step_ts or s.ts
+                if s.loss is not None and not self._nan_seen and (s.loss != s.loss or abs(s.loss) == float("inf")):
+                    self._nan_seen = True
+                    self.events.append(LogEvent(task=self.task, ts=s.step_ts or s.ts, kind=EventKind.NAN_LOSS,
+                                                text=f"loss {s.loss} at step {s.steps} (reported by DoctorCallback)",
+                                                step=s.steps, loss=s.loss))
             if s.tf_loaded and s.calls > 0:
                 self.samples_training += 1
                 if s.in_call is None and not self._in_tf_code(s) and not self._serving(s):

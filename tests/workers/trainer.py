@@ -49,8 +49,6 @@ keras.utils.set_random_seed(1234)
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
 
 n_steps = args.steps * args.epochs
-if fault == "fewer_batches":
-    n_steps = max(1, n_steps // 2)
 rng = np.random.default_rng(0)
 
 
@@ -111,7 +109,10 @@ with strategy.scope():
     model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
 
 if args.loop == "fit":
-    hist = model.fit(ds, epochs=args.epochs, steps_per_epoch=None if fault == "fewer_batches" or args.fault == "fewer_batches" else args.steps,
+    # fewer_batches: each task derives steps_per_epoch from the size of its own shard, the
+    # classic mistake; the faulty task's shard is half as big.
+    spe = args.steps // 2 if fault == "fewer_batches" else args.steps
+    hist = model.fit(ds.repeat(), epochs=args.epochs, steps_per_epoch=spe,
                      callbacks=[Inject()], verbose=2)
     print(f"{me} final loss {hist.history['loss'][-1]:.6f}", flush=True)
 else:

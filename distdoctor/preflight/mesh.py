@@ -1,0 +1,532 @@
+"""The mesh check: every task binds its TensorFlow port, probes every other task, and they compare notes.
+
+One :class:`MeshNode` runs per task (``check --mesh``, and ``run --node``
+before it starts TensorFlow, through :func:`run_mesh`). Its life:
+
+1. **Bind** the task's own port (all interfaces, as TensorFlow's server does)
+   with a small responder that accepts only peers that pass the HMAC
+   handshake of :mod:`.wire`.
+2. **Probe** every other task's address until it answers or the probe
+   deadline passes: refused connections are retried with back-off (the peer
+   may not have started yet) and retried at once when that peer connects to
+   us; timeouts mean dropped packets. Each answered probe is authenticated
+   and timed with a few pings (and with ``bandwidth``, a bulk transfer).
+3. **Exchange reports**: once its own probes are settled, the task sends its
+   :class:`~.meshmodel.PeerReport` (identity, cluster, fingerprint, command
+   line, probes) once to every peer over one authenticated connection (either
+   direction). Reports of tasks it has no connection with are asked for
+   (``WANT``) from the others, so one blocked direction does not hide a task.
+4. **Verdict** when it holds the report of every task known to be alive, or at
+   the deadline; the pure judge (:mod:`.meshjudge`) turns the reports into
+   findings, so every task can print the whole-mesh table.
+5. **Release**: say ``DONE``, wait (bounded) until connected peers are done
+   too, so nobody loses a relay, then close. Clients close first, so no
+   TIME_WAIT is left on the ports TensorFlow is about to bind.
+
+Time: ``timeout`` bounds the whole check per task; the last
+:data:`EXCHANGE_SHARE` of it (1-10 s) is kept for the report exchange.
+"""
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import random
+import socket
+import struct
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..model import Finding
+from .fingerprint import Fingerprint
+from .meshjudge import judge_mesh
+from .meshmodel import MeshResult, Outcome, PeerReport, Probe, Refusal, TaskInfo
+from .spec import AddressError, ClusterSpec, TaskRef, parse_address
+from .wire import MAGIC, Kind, ProtocolError, decode_json, encode, mac, read_frame, verify
+
+__all__ = ["MeshOptions", "MeshNode", "run_mesh", "EXCHANGE_SHARE"]
+
+EXCHANGE_SHARE = 0.3         # of --timeout, clamped to [1, 10] s, kept for exchanging reports
+HANDSHAKE_TIMEOUT_S = 3.0    # an accepted connection must answer the handshake within this
+BACKOFF_START_S, BACKOFF_MAX_S = 0.05, 1.0
+WANT_INTERVAL_S = 0.3
+LINGER_GRACE_S = 0.5
+_UNREACHABLE = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN}
+
+
+@dataclass(frozen=True)
+class MeshOptions:
+    """Knobs of one mesh check. ``bind_host`` None binds all interfaces, like TensorFlow."""
+
+    timeout: float = 60.0
+    pings: int = 3
+    bandwidth: bool = False
+    bandwidth_bytes: int = 8 << 20
+    bind_host: str | None = None
+
+    @property
+    def exchange_margin(self) -> float:
+        return min(max(EXCHANGE_SHARE * self.timeout, 1.0), 10.0, self.timeout / 2)
+
+    @property
+    def connect_timeout(self) -> float:
+        return min(max(self.timeout / 4, 0.5), 3.0)
+
+
+class _Channel:
+    """One authenticated connection, usable both ways once the handshake is done."""
+
+    def __init__(self, node: "MeshNode", reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 peer: str, instance: str, outbound: bool):
+        self.node, self.reader, self.writer = node, reader, writer
+        self.peer, self.instance, self.outbound = peer, instance, outbound
+        self.closed = False
+        self.done = False
+        self._pongs: dict[int, asyncio.Future] = {}
+        self._bulk_expected = self._bulk_got = 0
+        self.bulk_ack: asyncio.Future | None = None
+
+    def send(self, kind: int, payload=None) -> None:
+        if self.closed:
+            return
+        try:
+            self.writer.write(encode(kind, payload))
+        except (OSError, RuntimeError):
+            self.closed = True
+
+    async def ping(self, seq: int, timeout: float) -> float | None:
+        fut = asyncio.get_running_loop().create_future()
+        self._pongs[seq] = fut
+        t0 = time.perf_counter()
+        self.send(Kind.PING, struct.pack(">Q", seq))
+        try:
+            await asyncio.wait_for(fut, timeout)
+        except (asyncio.TimeoutError, ConnectionError):
+            return None
+        finally:
+            self._pongs.pop(seq, None)
+        return (time.perf_counter() - t0) * 1000.0
+
+    async def run(self) -> None:
+        """Read frames until the peer closes; every kind is answered or handed to the node."""
+        try:
+            while True:
+                kind, body = await read_frame(self.reader)
+                if kind == Kind.PING:
+                    self.send(Kind.PONG, body)
+                elif kind == Kind.PONG:
+                    fut = self._pongs.get(struct.unpack(">Q", body)[0]) if len(body) == 8 else None
+                    if fut is not None and not fut.done():
+                        fut.set_result(None)
+                elif kind == Kind.REPORT:
+                    self.node._receive_report(body)
+                elif kind == Kind.WANT:
+                    self.node._answer_want(self, decode_json(body))
+                elif kind == Kind.DONE:
+                    self.done = True
+                    self.node.changed.set()
+                elif kind == Kind.BULK_START:
+                    self._bulk_expected, self._bulk_got = int(decode_json(body).get("bytes", 0)), 0
+                elif kind == Kind.BULK:
+                    self._bulk_got += len(body)
+                    if self._bulk_got >= self._bulk_expected > 0:
+                        self.send(Kind.BULK_ACK, {"bytes": self._bulk_got})
+                        self._bulk_expected = 0
+                elif kind == Kind.BULK_ACK:
+                    if self.bulk_ack is not None and not self.bulk_ack.done():
+                        self.bulk_ack.set_result(None)
+        except (EOFError, ProtocolError, ConnectionError, OSError, ValueError):
+            pass
+        finally:
+            self.closed = True
+            for fut in self._pongs.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionError("closed"))
+            self.node.changed.set()
+
+    def close(self, abort: bool = False) -> None:
+        self.closed = True
+        try:
+            if abort:  # RST instead of FIN: leaves no TIME_WAIT on our port
+                sock = self.writer.get_extra_info("socket")
+                if sock is not None:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.writer.close()
+        except (OSError, RuntimeError):
+            pass
+
+
+@dataclass
+class _State:
+    reports: dict[str, PeerReport] = field(default_factory=dict)
+    raw: dict[tuple[str, str], bytes] = field(default_factory=dict)   # (task, instance) -> REPORT body
+    extra: list[PeerReport] = field(default_factory=list)              # duplicates of a task name
+    refusals: list[Refusal] = field(default_factory=list)
+    channels: dict[str, list[_Channel]] = field(default_factory=dict)
+    reported_to: set[str] = field(default_factory=set)
+
+
+class MeshNode:
+    """The mesh check of one task. Use :func:`run_mesh` unless you already run an event loop."""
+
+    def __init__(self, spec: ClusterSpec, task: TaskRef, token: str, options: MeshOptions, *,
+                 argv: Sequence[str] = (), fingerprint: Fingerprint | None = None,
+                 local_findings: Sequence[Finding] = (), clock: Callable[[], float] = time.time):
+        if not token:
+            raise ValueError("the mesh check needs a shared token")
+        self.spec, self.task, self.me = spec, task, str(task)
+        self.token, self.opt, self.clock = token.encode(), options, clock
+        self.argv, self.fingerprint, self.local_findings = tuple(argv), fingerprint, tuple(local_findings)
+        self.instance = os.urandom(6).hex()
+        self.peers = {str(t): a for t, a in spec.tasks() if t != task}
+        self.state = _State()
+        self.changed = asyncio.Event()
+        self._arrived: dict[str, asyncio.Event] = {p: asyncio.Event() for p in self.peers}
+        self._bw_lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task] = []
+
+    # -- responder ------------------------------------------------------------------------------
+    async def _listen(self) -> tuple[asyncio.AbstractServer | None, str]:
+        own = self.spec.address_of(self.task)
+        try:
+            addr = parse_address(own)
+        except AddressError as exc:
+            return None, f"own address unusable: {exc.reason}"
+        host = self.opt.bind_host or ("::" if ":" in addr.host else "0.0.0.0")
+        try:
+            server = await asyncio.start_server(self._serve, host, addr.port, reuse_address=True,
+                                                backlog=max(128, 2 * len(self.peers)))
+        except OSError as exc:
+            return None, f"{errno.errorcode.get(exc.errno or 0, 'error')}: {exc.strerror or exc}"
+        return server, ""
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peername = writer.get_extra_info("peername")
+        where = f"{peername[0]}:{peername[1]}" if peername else "?"
+        claimed = None
+        try:
+            if await asyncio.wait_for(reader.readexactly(len(MAGIC)), HANDSHAKE_TIMEOUT_S) != MAGIC:
+                raise ProtocolError("not a mesh client")
+            kind, body = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT_S)
+            hello = decode_json(body)
+            if kind != Kind.HELLO:
+                raise ProtocolError("no hello")
+            claimed, instance = str(hello.get("task")), str(hello.get("instance", ""))
+            nonce_c, nonce_s = bytes.fromhex(str(hello.get("nonce", ""))), os.urandom(16)
+            writer.write(encode(Kind.CHALLENGE, {"task": self.me, "instance": self.instance, "nonce": nonce_s.hex(),
+                                                 "mac": mac(self.token, b"S", nonce_c, nonce_s, self.me.encode())}))
+            kind, body = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT_S)
+            if kind == Kind.DENY:
+                self._refuse(where, claimed, "it could not verify our token: it holds another token or "
+                                             "belongs to another job")
+                return writer.close()
+            auth = decode_json(body)
+            if kind != Kind.AUTH or not verify(mac(self.token, b"C", nonce_s, nonce_c, claimed.encode()),
+                                               auth.get("mac")):
+                writer.write(encode(Kind.DENY, {"reason": "bad token"}))
+                self._refuse(where, claimed, "it did not prove it holds this job's token")
+                return writer.close()
+            writer.write(encode(Kind.OK))
+        except (asyncio.TimeoutError, EOFError, ProtocolError, ConnectionError, OSError, ValueError):
+            writer.close()
+            return
+        ch = _Channel(self, reader, writer, claimed, instance, outbound=False)
+        self._add_channel(ch)
+        if claimed in self._arrived:
+            self._arrived[claimed].set()
+        await ch.run()
+
+    def _refuse(self, where: str, claimed: str | None, reason: str) -> None:
+        self.state.refusals.append(Refusal(where, claimed, reason))
+
+    def _add_channel(self, ch: _Channel) -> None:
+        self.state.channels.setdefault(ch.peer, []).append(ch)
+        if self.me in self.state.reports:     # our report is out already: late channels get it too
+            self._send_report_to(ch.peer)
+        self.changed.set()
+
+    # -- prober -------------------------------------------------------------------------------
+    async def _connect(self, addr, deadline: float) -> tuple[Outcome | None, str, tuple | None]:
+        loop = asyncio.get_running_loop()
+        timeout = min(self.opt.connect_timeout, max(deadline - loop.time(), 0.05))
+        try:
+            rw = await asyncio.wait_for(asyncio.open_connection(addr.host, addr.port), timeout)
+        except asyncio.TimeoutError:
+            return Outcome.DROPPED, f"no answer within {timeout:.1f} s (neither accepted nor refused)", None
+        except ConnectionRefusedError:
+            return Outcome.REFUSED, "connection refused (nothing listening)", None
+        except socket.gaierror as exc:
+            return Outcome.UNRESOLVED, f"{addr.host!r} does not resolve: {exc.strerror or exc}", None
+        except OSError as exc:
+            if exc.errno in _UNREACHABLE:
+                return Outcome.UNREACHABLE, exc.strerror or str(exc), None
+            return Outcome.ERROR, exc.strerror or str(exc), None
+        return None, "", rw
+
+    async def _handshake(self, reader, writer) -> tuple[Outcome | None, str, str | None, str]:
+        nonce_c = os.urandom(16)
+        writer.write(MAGIC + encode(Kind.HELLO, {"task": self.me, "instance": self.instance, "nonce": nonce_c.hex()}))
+        try:
+            kind, body = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT_S)
+            if kind != Kind.CHALLENGE:
+                return Outcome.FOREIGN, "answered, but not with the mesh handshake", None, ""
+            chal = decode_json(body)
+            server, inst = str(chal.get("task")), str(chal.get("instance", ""))
+            nonce_s = bytes.fromhex(str(chal.get("nonce", "")))
+            if not verify(mac(self.token, b"S", nonce_c, nonce_s, server.encode()), chal.get("mac")):
+                writer.write(encode(Kind.DENY, {"reason": "bad token"}))
+                return (Outcome.WRONG_TOKEN, f"a mesh responder claiming {server} answered but could not prove "
+                        "it holds this job's token", server, inst)
+            writer.write(encode(Kind.AUTH, {"mac": mac(self.token, b"C", nonce_s, nonce_c, self.me.encode())}))
+            kind, body = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            return Outcome.FOREIGN, "accepted the connection but never answered the mesh handshake", None, ""
+        except (EOFError, ConnectionError, OSError):
+            return Outcome.FOREIGN, "accepted the connection, then closed it without the mesh handshake", None, ""
+        except (ProtocolError, ValueError) as exc:
+            return Outcome.FOREIGN, f"answered something that is not the mesh protocol ({exc})", None, ""
+        if kind == Kind.DENY:
+            return Outcome.WRONG_TOKEN, f"{server} refused our token (it holds another one)", server, inst
+        if kind != Kind.OK:
+            return Outcome.FOREIGN, "broke the mesh handshake", server, inst
+        return None, "", server, inst
+
+    async def _wait_or_wake(self, peer: str, delay: float) -> None:
+        ev = self._arrived[peer]
+        try:
+            await asyncio.wait_for(ev.wait(), delay)
+        except asyncio.TimeoutError:
+            pass
+        ev.clear()
+
+    async def _probe(self, peer: str, address: str, deadline: float) -> Probe:
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        try:
+            addr = parse_address(address)
+        except AddressError as exc:
+            return Probe(self.me, peer, address, Outcome.ERROR, f"address {exc.reason}")
+        attempts, backoff = 0, BACKOFF_START_S
+        outcome, detail = Outcome.REFUSED, "never tried"
+        while loop.time() < deadline:
+            attempts += 1
+            outcome, detail, rw = await self._connect(addr, deadline)
+            if rw is None:
+                if outcome is Outcome.DROPPED:
+                    continue  # the timeout already waited
+                await self._wait_or_wake(peer, min(backoff * (0.5 + random.random()), max(deadline - loop.time(), 0)))
+                backoff = min(backoff * 1.6, BACKOFF_MAX_S)
+                continue
+            reader, writer = rw
+            outcome, detail, answered, inst = await self._handshake(reader, writer)
+            if outcome is not None:
+                writer.close()
+                return Probe(self.me, peer, address, outcome, detail, attempts, answered,
+                             elapsed_s=loop.time() - t0)
+            ch = _Channel(self, reader, writer, answered, inst, outbound=True)
+            self._tasks.append(asyncio.ensure_future(ch.run()))
+            self._add_channel(ch)
+            return await self._measure(ch, peer, address, attempts, answered, t0, deadline)
+        return Probe(self.me, peer, address, outcome, detail, attempts, elapsed_s=loop.time() - t0)
+
+    async def _measure(self, ch: _Channel, peer: str, address: str, attempts: int, answered: str,
+                       t0: float, deadline: float) -> Probe:
+        loop = asyncio.get_running_loop()
+        rtts = []
+        for seq in range(self.opt.pings):
+            rtt = await ch.ping(seq, max(min(1.0, deadline - loop.time()), 0.2))
+            if rtt is not None:
+                rtts.append(rtt)
+        mbps = None
+        if self.opt.bandwidth and not ch.closed:
+            async with self._bw_lock:  # one transfer at a time per task: measure the link, not ourselves
+                mbps = await self._bulk(ch, deadline)
+        outcome = Outcome.OK if answered == peer else Outcome.WRONG_TASK
+        detail = "" if outcome is Outcome.OK else f"{answered} answered at the address listed for {peer}"
+        return Probe(self.me, peer, address, outcome, detail, attempts, answered, tuple(rtts), self.opt.pings,
+                     self.opt.pings - len(rtts), mbps, loop.time() - t0)
+
+    async def _bulk(self, ch: _Channel, deadline: float) -> float | None:
+        loop = asyncio.get_running_loop()
+        total, chunk = self.opt.bandwidth_bytes, b"\0" * (1 << 20)
+        ch.bulk_ack = loop.create_future()
+        t0 = time.perf_counter()
+        ch.send(Kind.BULK_START, {"bytes": total})
+        sent = 0
+        try:
+            while sent < total:
+                piece = chunk[:min(len(chunk), total - sent)]
+                ch.send(Kind.BULK, piece)
+                sent += len(piece)
+                await ch.writer.drain()
+            await asyncio.wait_for(ch.bulk_ack, max(deadline - loop.time(), 0.5))
+        except (asyncio.TimeoutError, ConnectionError, OSError):
+            return None
+        return total * 8 / 1e6 / max(time.perf_counter() - t0, 1e-9)
+
+    # -- report exchange ----------------------------------------------------------------------
+    def _receive_report(self, body: bytes) -> None:
+        try:
+            report = PeerReport.from_json(decode_json(body))
+        except (KeyError, TypeError, ValueError, ProtocolError):
+            return
+        key = (report.task, report.info.instance)
+        if key in self.state.raw:
+            return
+        self.state.raw[key] = body
+        known = self.state.reports.get(report.task)
+        if known is None:
+            self.state.reports[report.task] = report
+        elif known.info.instance != report.info.instance:
+            self.state.extra.append(report)
+        self.changed.set()
+
+    def _answer_want(self, ch: _Channel, want: dict) -> None:
+        have = set(map(str, want.get("have", ())))
+        for (task, _), body in list(self.state.raw.items()):
+            if task not in have:
+                ch.send(Kind.REPORT, body)
+
+    def _live(self, peer: str) -> list[_Channel]:
+        chans = [c for c in self.state.channels.get(peer, []) if not c.closed]
+        return sorted(chans, key=lambda c: not c.outbound)
+
+    def _send_report_to(self, peer: str) -> None:
+        if peer in self.state.reported_to or peer == self.me:
+            return
+        chans = self._live(peer)
+        if chans:
+            chans[0].send(Kind.REPORT, self.state.raw[(self.me, self.instance)])
+            self.state.reported_to.add(peer)
+
+    def _alive(self) -> set[str]:
+        alive = set(self.state.reports) | {p for p, chans in self.state.channels.items() if chans}
+        for r in self.state.reports.values():
+            alive.update(p.answered_as or p.dst for p in r.probes if p.outcome in (Outcome.OK, Outcome.WRONG_TASK))
+        return alive
+
+    def _missing(self) -> set[str]:
+        return self._alive() - set(self.state.reports)
+
+    # -- the whole life -----------------------------------------------------------------------
+    async def run(self) -> MeshResult:
+        loop = asyncio.get_running_loop()
+        started_at, t0 = self.clock(), loop.time()
+        probe_deadline = t0 + self.opt.timeout - self.opt.exchange_margin
+        final = t0 + self.opt.timeout
+        server, bind_error = await self._listen()
+        try:
+            probes = await asyncio.gather(*(self._probe(p, a, probe_deadline) for p, a in self.peers.items()))
+            own = PeerReport(self._info(server is not None, bind_error), tuple(probes), tuple(self.state.refusals))
+            import json
+            body = json.dumps(own.to_json(), separators=(",", ":")).encode()
+            self.state.raw[(self.me, self.instance)] = body
+            self.state.reports[self.me] = own
+            for peer in list(self.state.channels):
+                self._send_report_to(peer)
+            last_want = loop.time()
+            while self._missing() and loop.time() < final:
+                if loop.time() - last_want >= WANT_INTERVAL_S:
+                    self._want(last_want - t0)
+                    last_want = loop.time()
+                self.changed.clear()
+                try:
+                    await asyncio.wait_for(self.changed.wait(), max(min(WANT_INTERVAL_S, final - loop.time()), 0.01))
+                except asyncio.TimeoutError:
+                    pass
+            missing = tuple(sorted(self._missing()))
+            verdict_at = self.clock()
+            reports = tuple(self.state.reports.values()) + tuple(self.state.extra)
+            findings = judge_mesh(reports, me=self.me, expected=tuple(self.peers) + (self.me,), missing=missing,
+                                  timeout=self.opt.timeout)
+            for chans in self.state.channels.values():
+                for c in chans:
+                    c.send(Kind.DONE)
+            await self._linger(final + LINGER_GRACE_S)
+        finally:
+            await self._release(server)
+        return MeshResult(self.me, reports, findings, not missing, missing, started_at, verdict_at, self.clock())
+
+    def _want(self, _elapsed: float) -> None:
+        """Ask a few connected peers for reports of tasks we have no connection with."""
+        missing = [m for m in self._missing() if not self._live(m)]
+        if not missing:
+            return
+        peers = [p for p in self.state.channels if self._live(p)]
+        random.shuffle(peers)
+        for p in peers[:3]:
+            self._live(p)[0].send(Kind.WANT, {"have": sorted(self.state.reports), "missing": missing})
+
+    async def _linger(self, until: float) -> None:
+        loop = asyncio.get_running_loop()
+        while loop.time() < until:
+            waiting = [p for p, chans in self.state.channels.items()
+                       if chans and not any(c.done for c in chans) and any(not c.closed for c in chans)]
+            if not waiting:
+                return
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), max(until - loop.time(), 0.01))
+            except asyncio.TimeoutError:
+                return
+
+    async def _release(self, server) -> None:
+        chans = [c for cs in self.state.channels.values() for c in cs]
+        for c in chans:
+            if c.outbound:
+                c.close()
+        if server is not None:
+            server.close()
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 0.3
+        while any(not c.closed for c in chans if not c.outbound) and loop.time() < end:
+            await asyncio.sleep(0.01)  # let clients close first: their FIN, our passive close
+        for c in chans:
+            if not c.outbound and not c.closed:
+                c.close(abort=True)
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.sleep(0)
+        if server is not None:
+            try:
+                await asyncio.wait_for(server.wait_closed(), 0.5)
+            except asyncio.TimeoutError:
+                pass
+
+    def _info(self, bound: bool, bind_error: str) -> TaskInfo:
+        import socket as _s
+        local = list(self.local_findings)
+        if not bound and not any(f.code in ("DD412", "DD413") for f in local):
+            local.extend(_bind_findings(self.me, self.spec.address_of(self.task), bind_error))
+        return TaskInfo(task=self.me, instance=self.instance, hostname=_s.gethostname(), pid=os.getpid(),
+                        address=self.spec.address_of(self.task), bound=bound, bind_error=bind_error,
+                        cluster=self.spec.jobs, fingerprint=self.fingerprint, argv=self.argv,
+                        findings=tuple(local))
+
+
+def _bind_findings(me: str, address: str | None, bind_error: str) -> list[Finding]:
+    """Name the holder when the responder could not bind (run --node calls us without host checks)."""
+    from .host import ProcessRef, PortProbe, HostFacts, judge_host, port_holders
+    if not bind_error.startswith(("EADDRINUSE", "EACCES")) or address is None:
+        return []
+    try:
+        addr = parse_address(address)
+    except AddressError:
+        return []
+    err = bind_error.split(":")[0]
+    holders: tuple[ProcessRef, ...] = port_holders(addr.port) if err == "EADDRINUSE" else ()
+    return list(judge_host(HostFacts(task=me, port=PortProbe(addr.port, False, err, holders))))
+
+
+def run_mesh(spec: ClusterSpec, task: TaskRef, token: str, timeout: float = 60.0, *, argv: Sequence[str] = (),
+             fingerprint: Fingerprint | None = None, local_findings: Sequence[Finding] = (),
+             bandwidth: bool = False, pings: int = 3, bind_host: str | None = None,
+             clock: Callable[[], float] = time.time) -> MeshResult:
+    """Run this task's mesh check to its verdict and release the port. Blocking; never raises for
+    network trouble (that is what the findings are for). ``run --node`` calls this before TensorFlow.
+    """
+    node = MeshNode(spec, task, token, MeshOptions(timeout=timeout, pings=pings, bandwidth=bandwidth,
+                                                   bind_host=bind_host),
+                    argv=argv, fingerprint=fingerprint, local_findings=local_findings, clock=clock)
+    return asyncio.run(node.run())

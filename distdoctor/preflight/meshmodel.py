@@ -1,0 +1,208 @@
+"""The mesh check's data: what one task saw of each peer, what it tells the others, the verdict.
+
+A :class:`Probe` is one directed pair as its source saw it (``worker:0 ->
+worker:2``: refused, dropped, ok with these round-trip times...). A
+:class:`PeerReport` is everything one task sends the others once its own
+probes are done: who it is (:class:`TaskInfo`: cluster, fingerprint, command
+line, its local findings), its probes, and the connections it refused. Every
+task collects every report it can, and the pure judge
+(:mod:`.meshjudge`) turns the collection into findings, so any task can print
+the whole-mesh table. :class:`MeshResult` is one task's verdict.
+
+Plain frozen data; ``to_json``/``from_json`` are the wire and output form.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..model import Category, Evidence, Finding, Severity
+from .fingerprint import Fingerprint
+
+__all__ = ["Outcome", "Probe", "Refusal", "TaskInfo", "PeerReport", "MeshResult", "finding_to_wire",
+           "finding_from_wire"]
+
+
+class Outcome(str, enum.Enum):
+    """How a probe of one peer's port ended."""
+
+    OK = "ok"
+    REFUSED = "refused"          # RST: nothing listening at that address
+    DROPPED = "dropped"          # no answer at all: filtered
+    UNREACHABLE = "unreachable"  # no route to host / network
+    UNRESOLVED = "unresolved"    # the name does not resolve
+    WRONG_TOKEN = "wrong_token"  # handshake failed: another job or another token
+    FOREIGN = "foreign"          # something answered that does not speak the mesh protocol
+    WRONG_TASK = "wrong_task"    # authenticated, but another task answered
+    ERROR = "error"              # any other socket error
+
+
+def finding_to_wire(f: Finding) -> dict[str, Any]:
+    """Findings travel between tasks with their evidence intact (``Finding.to_json`` renders it)."""
+    return {"code": f.code, "category": f.category.value, "severity": f.severity.value, "culprit": f.culprit,
+            "summary": f.summary, "remedy": f.remedy, "at": f.at, "candidates": list(f.candidates),
+            "evidence": [{"task": e.task, "ts": e.ts, "text": e.text, "role": e.role} for e in f.evidence]}
+
+
+def finding_from_wire(d: Mapping[str, Any]) -> Finding:
+    return Finding(code=str(d["code"]), category=Category(d["category"]), severity=Severity(d["severity"]),
+                   culprit=d.get("culprit"), summary=str(d.get("summary", "")), remedy=str(d.get("remedy", "")),
+                   at=d.get("at"), candidates=tuple(d.get("candidates") or ()),
+                   evidence=tuple(Evidence(e.get("task"), e.get("ts"), str(e.get("text", "")), e.get("role", "cause"))
+                                  for e in d.get("evidence") or ()))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One directed pair, as ``src`` saw it. RTTs in milliseconds; ``mbps`` only with --bandwidth."""
+
+    src: str
+    dst: str
+    address: str
+    outcome: Outcome
+    detail: str = ""
+    attempts: int = 0
+    answered_as: str | None = None
+    rtts_ms: tuple[float, ...] = ()
+    sent: int = 0
+    lost: int = 0
+    mbps: float | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def rtt_ms(self) -> float | None:
+        """Median round-trip time of the pings that came back."""
+        if not self.rtts_ms:
+            return None
+        s = sorted(self.rtts_ms)
+        return s[len(s) // 2]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"src": self.src, "dst": self.dst, "address": self.address,
+                               "outcome": self.outcome.value}
+        for key in ("detail", "attempts", "answered_as", "sent", "lost", "mbps", "elapsed_s"):
+            value = getattr(self, key)
+            if value not in ("", 0, None, 0.0):
+                out[key] = value
+        if self.rtts_ms:
+            out["rtts_ms"] = [round(r, 3) for r in self.rtts_ms]
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Probe":
+        return cls(src=str(d["src"]), dst=str(d["dst"]), address=str(d.get("address", "")),
+                   outcome=Outcome(d["outcome"]), detail=str(d.get("detail", "")), attempts=int(d.get("attempts", 0)),
+                   answered_as=d.get("answered_as"), rtts_ms=tuple(float(r) for r in d.get("rtts_ms", ())),
+                   sent=int(d.get("sent", 0)), lost=int(d.get("lost", 0)), mbps=d.get("mbps"),
+                   elapsed_s=float(d.get("elapsed_s", 0.0)))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An inbound connection this task's responder turned away."""
+
+    peer: str              # remote ip:port
+    claimed: str | None    # the task it said it was
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"peer": self.peer, "claimed": self.claimed, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Refusal":
+        return cls(str(d.get("peer", "")), d.get("claimed"), str(d.get("reason", "")))
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """Who a task is, as it tells the others."""
+
+    task: str
+    instance: str                                  # random per process: tells duplicates apart
+    hostname: str
+    pid: int
+    address: str | None                            # its own entry in its own cluster
+    bound: bool                                    # whether it could listen there
+    cluster: tuple[tuple[str, tuple[str, ...]], ...]
+    fingerprint: Fingerprint | None
+    argv: tuple[str, ...]
+    findings: tuple[Finding, ...] = ()             # its local static/host/environment findings
+    bind_error: str = ""
+
+    def cluster_dict(self) -> dict[str, list[str]]:
+        return {k: list(v) for k, v in self.cluster}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": self.task, "instance": self.instance, "hostname": self.hostname, "pid": self.pid,
+                "address": self.address, "bound": self.bound, "bind_error": self.bind_error,
+                "cluster": self.cluster_dict(),
+                "fingerprint": self.fingerprint.to_json() if self.fingerprint else None,
+                "argv": list(self.argv), "findings": [finding_to_wire(f) for f in self.findings]}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "TaskInfo":
+        fp = d.get("fingerprint")
+        return cls(task=str(d["task"]), instance=str(d.get("instance", "")), hostname=str(d.get("hostname", "")),
+                   pid=int(d.get("pid", 0)), address=d.get("address"), bound=bool(d.get("bound", False)),
+                   bind_error=str(d.get("bind_error", "")),
+                   cluster=tuple((str(k), tuple(map(str, v))) for k, v in (d.get("cluster") or {}).items()),
+                   fingerprint=Fingerprint.from_json(fp) if fp else None, argv=tuple(map(str, d.get("argv", ()))),
+                   findings=tuple(finding_from_wire(f) for f in d.get("findings", ())))
+
+
+@dataclass(frozen=True)
+class PeerReport:
+    """What one task sends every other once its probes are done."""
+
+    info: TaskInfo
+    probes: tuple[Probe, ...]
+    refusals: tuple[Refusal, ...] = ()
+
+    @property
+    def task(self) -> str:
+        return self.info.task
+
+    def to_json(self) -> dict[str, Any]:
+        return {"info": self.info.to_json(), "probes": [p.to_json() for p in self.probes],
+                "refusals": [r.to_json() for r in self.refusals]}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "PeerReport":
+        return cls(TaskInfo.from_json(d["info"]), tuple(Probe.from_json(p) for p in d.get("probes", ())),
+                   tuple(Refusal.from_json(r) for r in d.get("refusals", ())))
+
+
+@dataclass(frozen=True)
+class MeshResult:
+    """One task's verdict on the whole mesh.
+
+    ``complete`` is False when reports of tasks that were reachable did not
+    arrive in time (``missing`` names them); times are wall-clock seconds,
+    measured by the caller and passed in.
+    """
+
+    task: str
+    reports: tuple[PeerReport, ...]
+    findings: tuple[Finding, ...]
+    complete: bool
+    missing: tuple[str, ...]
+    started_at: float
+    verdict_at: float
+    released_at: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def probes(self) -> tuple[Probe, ...]:
+        return tuple(p for r in self.reports for p in r.probes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": self.task, "ok": self.ok, "complete": self.complete, "missing": list(self.missing),
+                "started_at": self.started_at, "verdict_at": self.verdict_at, "released_at": self.released_at,
+                "tasks": [{k: v for k, v in r.info.to_json().items() if k not in ("findings", "fingerprint")}
+                          for r in self.reports],
+                "pairs": [p.to_json() for p in self.probes],
+                "refusals": [dict(r.to_json(), at=rep.task) for rep in self.reports for r in rep.refusals]}
