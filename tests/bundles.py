@@ -20,7 +20,7 @@ from typing import Any
 
 from distdoctor.model import format_clock
 
-__all__ = ["make_bundle", "bundle_records", "T0", "SCENARIOS"]
+__all__ = ["make_bundle", "write_bundle", "bundle_records", "T0", "SCENARIOS"]
 
 T0 = 1795284000.0          # 2026-11-21, a fixed start so outputs are reproducible
 SCENARIOS = ("healthy", "stall", "oom")
@@ -220,17 +220,25 @@ def bundle_records(n_tasks: int, scenario: str) -> dict[str, Any]:
     return {"diagnosis": diagnosis, "samples": samples, "events": events, "logs": logs}
 
 
+def write_bundle(dir: str, rec: dict[str, Any], parts: tuple[str, ...] = ("diagnosis", "samples", "events", "logs")) -> str:
+    """Write bundle records (as from :func:`bundle_records`, maybe edited) into ``dir``; only ``parts``."""
+    os.makedirs(os.path.join(dir, "logs"), exist_ok=True)
+    if "diagnosis" in parts:
+        with open(os.path.join(dir, "diagnosis.json"), "w") as fh:
+            json.dump(rec["diagnosis"], fh, indent=1)
+    if "samples" in parts:
+        with open(os.path.join(dir, "samples.jsonl"), "w") as fh:
+            fh.writelines(json.dumps(s) + "\n" for s in rec["samples"])
+    if "events" in parts:
+        with open(os.path.join(dir, "events.jsonl"), "w") as fh:
+            fh.writelines(json.dumps(e) + "\n" for e in rec["events"])
+    if "logs" in parts:
+        for name, lines in rec["logs"].items():
+            with open(os.path.join(dir, "logs", name), "w") as fh:
+                fh.writelines(line + "\n" for line in lines)
+    return dir
+
+
 def make_bundle(dir: str, n_tasks: int, scenario: str) -> str:
     """Write a synthetic bundle into ``dir`` (created) and return its path."""
-    rec = bundle_records(n_tasks, scenario)
-    os.makedirs(os.path.join(dir, "logs"), exist_ok=True)
-    with open(os.path.join(dir, "diagnosis.json"), "w") as fh:
-        json.dump(rec["diagnosis"], fh, indent=1)
-    with open(os.path.join(dir, "samples.jsonl"), "w") as fh:
-        fh.writelines(json.dumps(s) + "\n" for s in rec["samples"])
-    with open(os.path.join(dir, "events.jsonl"), "w") as fh:
-        fh.writelines(json.dumps(e) + "\n" for e in rec["events"])
-    for name, lines in rec["logs"].items():
-        with open(os.path.join(dir, "logs", name), "w") as fh:
-            fh.writelines(line + "\n" for line in lines)
-    return dir
+    return write_bundle(dir, bundle_records(n_tasks, scenario))

@@ -110,3 +110,9 @@ def test_serving_tasks_are_ignored():
     ps = task("ps:0", serving=True, in_call=None)
     w = task("worker:0", serving=True, in_call=None)
     assert assess(job(ps, w), T0 + 500).status == "ok"
+
+
+def test_lone_coordinator_waiting_on_servers_is_not_a_mismatch():
+    chief = task("chief:0")
+    servers = [task("worker:0", serving=True, in_call=None), task("ps:0", serving=True, in_call=None)]
+    assert assess(job(chief, *servers), T0 + 500).status == "ok"

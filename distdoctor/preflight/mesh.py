@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import os
 import random
 import socket
@@ -419,7 +420,6 @@ class MeshNode:
         try:
             probes = await asyncio.gather(*(self._probe(p, a, probe_deadline) for p, a in self.peers.items()))
             own = PeerReport(self._info(server is not None, bind_error), tuple(probes), tuple(self.state.refusals))
-            import json
             body = json.dumps(own.to_json(), separators=(",", ":")).encode()
             self.state.raw[(self.me, self.instance)] = body
             self.state.reports[self.me] = own
@@ -428,7 +428,7 @@ class MeshNode:
             last_want = loop.time()
             while self._missing() and loop.time() < final:
                 if loop.time() - last_want >= WANT_INTERVAL_S:
-                    self._want(last_want - t0)
+                    self._want()
                     last_want = loop.time()
                 self.changed.clear()
                 try:
@@ -437,6 +437,8 @@ class MeshNode:
                     pass
             missing = tuple(sorted(self._missing()))
             verdict_at = self.clock()
+            # refusals that came in after our report went out still count for our own verdict
+            self.state.reports[self.me] = PeerReport(own.info, own.probes, tuple(self.state.refusals))
             reports = tuple(self.state.reports.values()) + tuple(self.state.extra)
             findings = judge_mesh(reports, me=self.me, expected=tuple(self.peers) + (self.me,), missing=missing,
                                   timeout=self.opt.timeout)
@@ -448,7 +450,7 @@ class MeshNode:
             await self._release(server)
         return MeshResult(self.me, reports, findings, not missing, missing, started_at, verdict_at, self.clock())
 
-    def _want(self, _elapsed: float) -> None:
+    def _want(self) -> None:
         """Ask a few connected peers for reports of tasks we have no connection with."""
         missing = [m for m in self._missing() if not self._live(m)]
         if not missing:

@@ -392,6 +392,11 @@ def _first(events: Iterable[LogEvent], kinds) -> LogEvent | None:
     return next((e for e in events if e.kind in kinds and e.ts is not None), None)
 
 
+def _connected(events: Iterable[LogEvent]) -> LogEvent | None:
+    """The line that shows a task joined the cluster (a started server is the next best thing)."""
+    return _first(events, {EventKind.CLUSTER_CONNECTED}) or _first(events, CONNECT_KINDS)
+
+
 def _collapse_symptoms(marks: list[LaneMark], window: float) -> list[LaneMark]:
     out: list[LaneMark] = []
     for m in marks:
@@ -414,7 +419,7 @@ def _task_marks(task: str, events: list[JobEvent], log: TaskLog | None, samples:
             continue
         line = ""
         if kind == Mark.CONNECTED:
-            e = _first(log_events, CONNECT_KINDS)
+            e = _connected(log_events)
             line = e.text if e is not None else ""
         elif kind == Mark.FIRST_STEP:
             e = _first(log_events, {EventKind.PROGRESS})
@@ -422,7 +427,7 @@ def _task_marks(task: str, events: list[JobEvent], log: TaskLog | None, samples:
         elif kind in (Mark.STALL, Mark.HANG, Mark.EXIT, Mark.SIGNAL):
             line = _line_before(log, ev.ts)
         label = ev.text if kind == Mark.EXIT and ev.text else _MARK_LABELS[kind]
-        detail = "" if label == ev.text else ev.text
+        detail = "" if label == ev.text or (line and ev.text in line) else ev.text
         if kind in (Mark.STALL, Mark.HANG):
             doing = _doing_at(samples, ev.ts)
             detail = f"{detail} ({doing})" if doing and detail else detail or doing
@@ -434,7 +439,7 @@ def _task_marks(task: str, events: list[JobEvent], log: TaskLog | None, samples:
         if ts is not None:
             marks.append(LaneMark(Mark.START, ts, _MARK_LABELS[Mark.START]))
     if Mark.CONNECTED not in have:
-        e = _first(log_events, CONNECT_KINDS)
+        e = _connected(log_events)
         if e is not None:
             marks.append(LaneMark(Mark.CONNECTED, e.ts, _MARK_LABELS[Mark.CONNECTED], line=e.text))
     if Mark.FIRST_STEP not in have:

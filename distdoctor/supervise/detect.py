@@ -125,7 +125,9 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
             return Assessment("hung", threshold, stalled_for, verdict, t.task, verdict.reason)
 
     training = [t for t in live if t.has_agent and t.tf_loaded and not t.serving]
-    if not training or stalled_for < threshold / 2:
+    # waiting needs someone to wait for: a lone training task (a ParameterServerStrategy
+    # coordinator) waits on servers, whose freezing is caught above.
+    if len(training) < 2 or stalled_for < threshold / 2:
         return Assessment("ok", threshold, stalled_for)
     waiting = [t for t in training if _waiting(t)]
     if not waiting or not all(_idle(w) for w in waiting):

@@ -75,6 +75,11 @@ def inject(step):
         return
     if fault == "straggler":
         time.sleep(0.15)
+        return
+    if fault != "none":
+        print(f"FAULT {fault} injected by {me} at {time.time():.6f}", flush=True)
+    if fault == "none":
+        return
     elif fault == "sigkill":
         print(f"{me}: killing myself with SIGKILL", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)

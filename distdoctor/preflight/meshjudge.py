@@ -1,0 +1,439 @@
+"""Judging a mesh: from the reports the tasks exchanged to findings that name the odd task. Pure.
+
+Policy, in the order the findings are listed:
+
+* **Identity first.** Two processes claiming one task (DD518), a config that
+  lists a remote peer at a loopback address (DD511), tasks whose cluster lists
+  disagree (DD510, majority vote), another task answering at an address
+  (DD509). Probe failures caused by a task's own odd cluster list are folded
+  into its DD510 finding instead of blaming the peers it could not find.
+* **Then reachability, per culprit.** A failed probe blames its destination,
+  unless the source failed against every peer it tried with an outcome that
+  implicates the source (wrong token, dropped, unreachable, unresolved) while
+  those peers were fine for others: then the source is the odd one. A
+  destination that nobody reached and that sent no report "never arrived"
+  (DD506).
+* **Then differences** in software (DD512), variables (DD513) and command
+  lines (DD514), each naming the minority task; with no majority, every task
+  is a candidate.
+* **Then link quality** (DD515-DD517) and every task's local host and
+  environment findings.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter, defaultdict
+from typing import Iterable, Mapping, Sequence
+
+from ..catalogue import get
+from ..model import Evidence, Finding, Severity
+from .meshmodel import Outcome, PeerReport, Probe
+from .spec import AddressError, parse_address
+
+__all__ = ["judge_mesh", "majority", "option_map", "PRIORITY"]
+
+#: Order of findings of equal severity: identity, reachability, differences, quality.
+PRIORITY = ("DD518", "DD511", "DD510", "DD509", "DD505", "DD502", "DD503", "DD504", "DD506", "DD501", "DD508",
+            "DD412", "DD410", "DD512", "DD514", "DD513", "DD507", "DD516", "DD515", "DD517", "DD519")
+_SRC_FAULTS = {Outcome.WRONG_TOKEN, Outcome.DROPPED, Outcome.UNREACHABLE, Outcome.UNRESOLVED}
+_CODE = {Outcome.DROPPED: "DD502", Outcome.UNREACHABLE: "DD503", Outcome.UNRESOLVED: "DD504",
+         Outcome.WRONG_TOKEN: "DD505", Outcome.FOREIGN: "DD508", Outcome.ERROR: "DD503"}
+_CRITICAL = ("python", "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "keras", "tf-keras",
+             "protobuf", "numpy", "grpcio", "keras_flavour", "nccl")
+#: Command-line options that name the task itself and so differ by design.
+_PER_TASK_OPTIONS = {"task_index", "task_id", "task", "index", "rank", "worker_index", "local_rank", "node_rank",
+                     "replica", "task_type", "job_name"}
+_ENV_PER_TASK = {"CUDA_VISIBLE_DEVICES"}
+SLOW_FACTOR, SLOW_MIN_EXTRA_MS, SLOW_ABSOLUTE_MS = 5.0, 5.0, 100.0
+LOW_THROUGHPUT_FACTOR = 0.25
+
+
+def _f(code: str, culprit: str | None, summary: str, evidence: Iterable[Evidence] = (), *,
+       severity: Severity = Severity.ERROR, candidates: Iterable[str] = (), remedy: str | None = None) -> Finding:
+    return get(code).finding(culprit=culprit, summary=summary, evidence=evidence, severity=severity,
+                             candidates=candidates, remedy=remedy)
+
+
+def _ev(task: str | None, text: str, role: str = "cause") -> Evidence:
+    return Evidence(task, None, text, role)
+
+
+def _probe_line(p: Probe) -> str:
+    tries = f", {p.attempts} attempt{'s' if p.attempts != 1 else ''} in {p.elapsed_s:.1f} s" if p.attempts else ""
+    return f"{p.src} -> {p.dst} at {p.address}: {p.outcome.value}: {p.detail}{tries}"
+
+
+def majority(values: Mapping[str, str]) -> tuple[str | None, list[str]]:
+    """(majority value, tasks that differ from it); (None, all tasks) when no strict majority."""
+    counts = Counter(values.values())
+    if len(counts) <= 1:
+        return (next(iter(counts)) if counts else None), []
+    top, n = counts.most_common(1)[0]
+    if n * 2 <= len(values):
+        return None, sorted(values)
+    return top, sorted(t for t, v in values.items() if v != top)
+
+
+def _names(tasks: Sequence[str], limit: int = 4) -> str:
+    tasks = list(tasks)
+    return ", ".join(tasks[:limit]) + (f" and {len(tasks) - limit} more" if len(tasks) > limit else "")
+
+
+# --- identity ------------------------------------------------------------------------------------
+def _index(reports: Sequence[PeerReport]) -> tuple[dict[str, PeerReport], list[Finding]]:
+    by_task: dict[str, list[PeerReport]] = defaultdict(list)
+    for r in reports:
+        if all(r.info.instance != o.info.instance for o in by_task[r.task]):
+            by_task[r.task].append(r)
+    primary, out = {}, []
+    for task, reps in by_task.items():
+        reps.sort(key=lambda r: not r.info.bound)
+        primary[task] = reps[0]
+        if len(reps) > 1:
+            lines = [f"pid {r.info.pid} on {r.info.hostname}: "
+                     + ("listening at " + str(r.info.address) if r.info.bound else f"could not bind ({r.info.bind_error})")
+                     for r in reps]
+            out.append(_f("DD518", task, f"{len(reps)} processes claim to be {task}: " + "; ".join(lines),
+                          [_ev(task, line) for line in lines]))
+    return primary, out
+
+
+def _cluster_diff(mine: Mapping[str, list[str]], ref: Mapping[str, list[str]]) -> list[str]:
+    diffs = []
+    for job in sorted(set(mine) | set(ref)):
+        a, b = mine.get(job), ref.get(job)
+        if a is None:
+            diffs.append(f"has no {job} job (the others list {len(b)})")
+        elif b is None:
+            diffs.append(f"has an extra {job} job {a}")
+        elif len(a) != len(b):
+            diffs.append(f"lists {len(a)} {job} tasks where the others list {len(b)}")
+        else:
+            diffs.extend(f"lists {job}:{i} at {x} where the others have {y}" for i, (x, y) in enumerate(zip(a, b))
+                         if x != y)
+    return diffs
+
+
+def _clusters(primary: Mapping[str, PeerReport]) -> tuple[list[Finding], dict[str, list[str]], set[str]]:
+    """DD510. Returns findings, the majority cluster (or {}), and the odd tasks."""
+    canon = {t: json.dumps(r.info.cluster_dict(), sort_keys=True) for t, r in primary.items()}
+    top, odd = majority(canon)
+    if not odd:
+        return [], (json.loads(top) if top else {}), set()
+    if top is None:
+        groups: dict[str, list[str]] = defaultdict(list)
+        for t, c in canon.items():
+            groups[c].append(t)
+        lines = [f"{_names(sorted(ts))}: {c}" for c, ts in groups.items()]
+        return [_f("DD510", None, f"the tasks hold {len(groups)} different cluster lists and none has a majority",
+                   [_ev(None, line) for line in lines], candidates=sorted(canon))], {}, set(canon)
+    ref = json.loads(top)
+    out = []
+    for t in odd:
+        diffs = _cluster_diff(primary[t].info.cluster_dict(), ref)
+        out.append(_f("DD510", t, f"{t}'s cluster list differs from the other {len(canon) - len(odd)} tasks': "
+                                  + "; ".join(diffs[:3]), [_ev(t, d) for d in diffs]))
+    return out, ref, set(odd)
+
+
+def _is_loopback(text: str | None) -> bool:
+    try:
+        return text is not None and parse_address(text).is_loopback
+    except AddressError:
+        return False
+
+
+def _loopback_for_remote(primary: Mapping[str, PeerReport]) -> tuple[list[Finding], set[str]]:
+    """DD511: a task lists a peer at a loopback address, but that peer runs elsewhere."""
+    out, culprits = [], set()
+    for t, r in primary.items():
+        selfish = {p.dst for p in r.probes if p.answered_as == t}
+        for job, addrs in r.info.cluster:
+            for i, addr in enumerate(addrs):
+                peer = f"{job}:{i}"
+                if peer == t or not _is_loopback(addr):
+                    continue
+                pr = primary.get(peer)
+                elsewhere = pr is not None and (pr.info.hostname != r.info.hostname
+                                                 or (pr.info.address and not _is_loopback(pr.info.address)))
+                if not (elsewhere or peer in selfish):
+                    continue
+                where = f"{pr.info.address} on {pr.info.hostname}" if pr is not None else "another host"
+                ev = [_ev(t, f"{t}'s cluster: {job}[{i}] = {addr!r}")]
+                if peer in selfish:
+                    ev.append(_ev(t, f"{t} probed {addr} for {peer} and reached itself"))
+                out.append(_f("DD511", t, f"{t}'s TF_CONFIG lists {peer} at {addr}, a loopback address, but {peer} "
+                                          f"runs at {where}", ev,
+                              remedy=f"list {peer} in {t}'s TF_CONFIG by an address other hosts can reach"))
+                culprits.add(t)
+    return out, culprits
+
+
+def _wrong_task(primary: Mapping[str, PeerReport], skip: set[str]) -> list[Finding]:
+    """DD509: at the address a config lists for A, B answered."""
+    groups: dict[tuple[str, str], list[Probe]] = defaultdict(list)
+    for r in primary.values():
+        for p in r.probes:
+            if p.outcome is Outcome.WRONG_TASK and p.src not in skip and p.answered_as != p.src:
+                groups[(p.dst, p.answered_as or "?")].append(p)
+    out = []
+    for (dst, answered), probes in sorted(groups.items()):
+        out.append(_f("DD509", answered, f"at {probes[0].address}, listed for {dst}, {answered} answered "
+                                         f"(seen by {_names([p.src for p in probes])})",
+                      [_ev(p.src, _probe_line(p)) for p in probes], candidates=(dst, answered)))
+    return out
+
+
+# --- reachability ---------------------------------------------------------------------------------
+def _reachability(primary: Mapping[str, PeerReport], odd_cluster: set[str], timeout: float) -> tuple[list[Finding], dict[str, list[Evidence]]]:
+    probes = [p for r in primary.values() for p in r.probes]
+    fails = [p for p in probes if p.outcome not in (Outcome.OK, Outcome.WRONG_TASK)]
+    ok_by_dst = defaultdict(set)
+    for p in probes:
+        if p.outcome is Outcome.OK:
+            ok_by_dst[p.dst].add(p.src)
+    tried = Counter(p.src for p in probes)
+    failed = Counter(p.src for p in fails)
+    folded: dict[str, list[Evidence]] = defaultdict(list)
+
+    def src_is_odd(src: str) -> bool:
+        mine = [p for p in fails if p.src == src]
+        if tried[src] < 2 or failed[src] < tried[src] or any(p.outcome not in _SRC_FAULTS for p in mine):
+            return False
+        others_reports = [t for t in primary if t != src]
+        if not others_reports:
+            return True  # alone with only failures of our own making: more likely us than all of them
+        return any(ok_by_dst[p.dst] - {src} for p in mine)
+
+    groups: dict[tuple[str, str], list[Probe]] = defaultdict(list)
+    for p in fails:
+        if p.src in odd_cluster:
+            folded[p.src].append(_ev(p.src, _probe_line(p)))
+            continue
+        if p.dst in odd_cluster and primary[p.dst].info.address != p.address:
+            folded[p.dst].append(_ev(p.src, _probe_line(p) + f" (it listens at {primary[p.dst].info.address})"))
+            continue
+        if src_is_odd(p.src):
+            groups[(_CODE.get(p.outcome, "DD503"), p.src)].append(p)
+            continue
+        code = _CODE.get(p.outcome, "DD501")
+        if p.outcome is Outcome.REFUSED:
+            code = "DD501" if (p.dst in primary or ok_by_dst[p.dst]) else "DD506"
+        groups[(code, p.dst)].append(p)
+    out = []
+    for (code, culprit), ps in sorted(groups.items()):
+        srcs = sorted({p.src for p in ps})
+        addr = ps[0].address
+        silent = culprit not in primary
+        tail = "; it sent no report either" if silent else ""
+        ev = [_ev(p.src, _probe_line(p)) for p in ps]
+        if all(p.src == culprit for p in ps):
+            summary = (f"{culprit} failed against all {tried[culprit]} peers it tried "
+                       f"({ps[0].outcome.value}: {ps[0].detail}) while they reached each other: the fault is on "
+                       f"{culprit}'s side")
+        elif code == "DD506":
+            summary = (f"{culprit} never arrived: {_names(srcs)} tried {addr} for up to {timeout:.0f} s and got "
+                       f"connection refused (nothing listening); it sent no report")
+        elif code == "DD501":
+            summary = f"{culprit} is up, but {_names(srcs)} got connection refused at {addr}"
+        elif code == "DD502":
+            summary = (f"connections to {culprit} at {addr} were silently dropped (no answer, no refusal) for "
+                       f"{_names(srcs)}{tail}")
+        elif code == "DD504":
+            summary = f"{culprit}'s host name in {addr} did not resolve on {_names(srcs)}{tail}"
+        elif code == "DD505":
+            summary = (f"{culprit} at {addr} failed the mesh handshake with {_names(srcs)}: it does not share this "
+                       f"job's token (another job's task, or another DISTDOCTOR_TOKEN)")
+        elif code == "DD508":
+            summary = f"something other than {culprit}'s mesh check holds {addr} ({ps[0].detail})"
+        else:
+            summary = f"{_names(srcs)} cannot reach {culprit} at {addr}: {ps[0].detail}{tail}"
+        out.append(_f(code, culprit, summary, ev))
+    return out, folded
+
+
+def _refusals(primary: Mapping[str, PeerReport], findings: list[Finding], known: set[str]) -> list[Finding]:
+    out = []
+    for t, r in primary.items():
+        for rf in r.refusals:
+            line = f"{t} refused {rf.peer} claiming {rf.claimed or '?'}: {rf.reason}"
+            target = next((i for i, f in enumerate(findings) if f.code == "DD505" and f.culprit == rf.claimed), None)
+            if target is not None:
+                f = findings[target]
+                findings[target] = _f(f.code, f.culprit, f.summary, f.evidence + (_ev(t, line),),
+                                      candidates=f.candidates)
+            elif rf.claimed in known:
+                out.append(_f("DD505", rf.claimed, f"{rf.claimed} (from {rf.peer}) failed the mesh handshake with {t}: "
+                                                   "it does not share this job's token", [_ev(t, line)]))
+            else:
+                out.append(_f("DD507", None, line, [_ev(t, line)], severity=Severity.WARNING))
+    return out
+
+
+# --- differences ----------------------------------------------------------------------------------
+def _software(r: PeerReport) -> dict[str, str]:
+    fp = r.info.fingerprint
+    if fp is None:
+        return {}
+    out = {"python": fp.python, "keras_flavour": fp.keras_flavour, "nvidia_driver": fp.nvidia_driver or "(none)"}
+    out.update({f"tf_build.{k}": v for k, v in fp.tf_build})
+    out.update(dict(fp.packages))
+    return out
+
+
+def _differences(primary: Mapping[str, PeerReport], code: str, facts: Mapping[str, Mapping[str, str]],
+                 absent: str, what: str, critical: Iterable[str] = ()) -> list[Finding]:
+    tasks = sorted(facts)
+    if len(tasks) < 2:
+        return []
+    critical = set(critical)
+    per_task: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    no_majority: list[tuple[str, dict[str, str]]] = []
+    for key in sorted({k for v in facts.values() for k in v}):
+        values = {t: facts[t].get(key, absent) for t in tasks}
+        top, odd = majority(values)
+        if not odd:
+            continue
+        if top is None:
+            no_majority.append((key, values))
+            continue
+        for t in odd:
+            per_task[t].append((key, values[t], top))
+    out = []
+    for t, diffs in sorted(per_task.items()):
+        sev = Severity.ERROR if any(k in critical or k.startswith("tf_build.") for k, _, _ in diffs) else Severity.WARNING
+        parts = [f"{k}={mine}" for k, mine, _ in diffs]
+        out.append(_f(code, t, f"{t} differs from the other tasks in {what}: " + ", ".join(parts[:5])
+                      + (f" and {len(parts) - 5} more" if len(parts) > 5 else ""),
+                      [_ev(t, f"{k}: {t} has {mine!r}, the others {top!r}") for k, mine, top in diffs], severity=sev))
+    for key, values in no_majority:
+        sev = Severity.ERROR if key in critical or key.startswith("tf_build.") else Severity.WARNING
+        shown = ", ".join(f"{t}={v}" for t, v in values.items())
+        out.append(_f(code, None, f"the tasks disagree on {what} {key} with no majority: {shown}",
+                      [_ev(t, f"{key}: {v!r}") for t, v in values.items()], severity=sev, candidates=tuple(values)))
+    return out
+
+
+def option_map(argv: Sequence[str]) -> dict[str, str]:
+    """``python train.py --batch=64 --data /d -v`` -> {"pos0": "python", "pos1": "train.py", "batch": "64", ...}."""
+    out, pos, i = {}, 0, 0
+    args = list(argv)
+    while i < len(args):
+        a = args[i]
+        if a.startswith("-") and len(a) > 1 and not a[1:2].isdigit():
+            key, eq, value = a.lstrip("-").partition("=")
+            key = key.replace("-", "_").lower()
+            if not eq:
+                if i + 1 < len(args) and not args[i + 1].startswith("-"):
+                    value, i = args[i + 1], i + 1
+                else:
+                    value = "(set)"
+            out[key] = value
+        else:
+            out[f"pos{pos}"] = a
+            pos += 1
+        i += 1
+    return out
+
+
+# --- link quality -----------------------------------------------------------------------------------
+def _links(primary: Mapping[str, PeerReport]) -> list[Finding]:
+    ok = [p for r in primary.values() for p in r.probes if p.outcome is Outcome.OK]
+    out = []
+    for p in ok:
+        if p.lost:
+            out.append(_f("DD516", p.dst, f"{p.lost} of {p.sent} pings from {p.src} to {p.dst} got no answer within "
+                                          "1 s", [_ev(p.src, _probe_line(p))], severity=Severity.WARNING))
+    rtts = [p.rtt_ms for p in ok if p.rtt_ms is not None]
+    tasks = sorted(primary)
+    if rtts:
+        overall = statistics.median(rtts)
+        for t in tasks:
+            mine = [p.rtt_ms for p in ok if t in (p.src, p.dst) and p.rtt_ms is not None]
+            if not mine:
+                continue
+            m = statistics.median(mine)
+            relative = len(tasks) >= 3 and m > SLOW_FACTOR * overall and m > overall + SLOW_MIN_EXTRA_MS
+            if relative or m > SLOW_ABSOLUTE_MS:
+                out.append(_f("DD515", t, f"round trips to and from {t} take {m:.1f} ms (median), against "
+                                          f"{overall:.1f} ms across the mesh", severity=Severity.WARNING))
+    rates = [p.mbps for p in ok if p.mbps]
+    if rates and len(tasks) >= 3:
+        overall = statistics.median(rates)
+        for t in tasks:
+            mine = [p.mbps for p in ok if p.dst == t and p.mbps]
+            if mine and statistics.median(mine) < LOW_THROUGHPUT_FACTOR * overall:
+                out.append(_f("DD517", t, f"throughput to {t} is {statistics.median(mine):.0f} Mbit/s against "
+                                          f"{overall:.0f} Mbit/s across the mesh", severity=Severity.WARNING))
+    return out
+
+
+def _local(primary: Mapping[str, PeerReport], me: str) -> list[Finding]:
+    """Each task's own host/environment findings (config ones only from us: DD510 covers the others).
+
+    A finding every task reports alike (same rule, same words bar the task's
+    name) is shown once, for the job, instead of once per task.
+    """
+    groups: dict[tuple[str, str], list[tuple[str, Finding]]] = defaultdict(list)
+    for t, r in primary.items():
+        for f in r.info.findings:
+            if t == me or not f.code.startswith("DD3"):
+                groups[(f.code, f.summary.replace(t, "{task}"))].append((t, f))
+    out = []
+    for (code, _), items in groups.items():
+        tasks = {t for t, _ in items}
+        if len(primary) > 1 and tasks == set(primary) and all(f.culprit == t for t, f in items):
+            rep = next((f for t, f in items if t == me), items[0][1])
+            out.append(_f(code, None, f"on all {len(tasks)} tasks: {rep.summary}", rep.evidence,
+                          severity=rep.severity, remedy=rep.remedy))
+        else:
+            out.extend(f for _, f in items)
+    return out
+
+
+def _order(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    sev = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+    prio = {c: i for i, c in enumerate(PRIORITY)}
+    seen, out = set(), []
+    for f in findings:
+        key = (f.code, f.culprit, f.summary)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return tuple(sorted(out, key=lambda f: (sev[f.severity], prio.get(f.code, len(prio)), f.code, f.culprit or "")))
+
+
+def judge_mesh(reports: Sequence[PeerReport], *, me: str, expected: Sequence[str] = (), missing: Sequence[str] = (),
+               timeout: float = 0.0) -> tuple[Finding, ...]:
+    """Every finding the exchanged reports support, ordered by the policy above."""
+    primary, out = _index(reports)
+    loop_findings, loop_culprits = _loopback_for_remote(primary)
+    cluster_findings, ref, odd = _clusters(primary)
+    odd_cluster = odd | loop_culprits
+    reach, folded = _reachability(primary, odd_cluster, timeout)
+    for i, f in enumerate(cluster_findings):
+        if f.culprit in folded:
+            cluster_findings[i] = _f(f.code, f.culprit, f.summary, f.evidence + tuple(folded[f.culprit]),
+                                     candidates=f.candidates)
+    for i, f in enumerate(loop_findings):
+        if f.culprit in folded and f.culprit not in odd:
+            loop_findings[i] = _f(f.code, f.culprit, f.summary, f.evidence + tuple(folded[f.culprit]),
+                                  remedy=f.remedy)
+    out += loop_findings + cluster_findings + _wrong_task(primary, odd_cluster) + reach
+    out += _refusals(primary, out, set(expected) | set(primary))
+    software = {t: _software(r) for t, r in primary.items() if r.info.fingerprint is not None}
+    out += _differences(primary, "DD512", software, "(not installed)", "software", _CRITICAL)
+    env = {t: {k: v for k, v in r.info.fingerprint.env if k not in _ENV_PER_TASK}
+           for t, r in primary.items() if r.info.fingerprint is not None}
+    out += _differences(primary, "DD513", env, "(unset)", "environment variables")
+    argv = {t: {k: v for k, v in option_map(r.info.argv).items() if k not in _PER_TASK_OPTIONS}
+            for t, r in primary.items() if r.info.argv}
+    out += _differences(primary, "DD514", argv, "(absent)", "command-line arguments")
+    out += _links(primary)
+    out += _local(primary, me)
+    if missing:
+        out.append(_f("DD519", None, f"no report arrived from {_names(sorted(missing))} although "
+                                     f"{'they were' if len(missing) > 1 else 'it was'} reachable",
+                      severity=Severity.WARNING, candidates=sorted(missing)))
+    return _order(out)

@@ -1,0 +1,31 @@
+"""End to end in a real browser: headless Chromium opens reports and shows the verdict and every lane.
+
+Screenshots land in test-output/screenshots/ for a person to look at.
+"""
+from __future__ import annotations
+
+import pytest
+
+from browser import check_report_in_browser, chromium_path
+from bundles import make_bundle
+from distdoctor.report.command import write_report
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(chromium_path() is None, reason="headless Chromium (/usr/bin/chromium) not installed")]
+
+
+@pytest.mark.parametrize("scenario, n, status, lanes", [
+    ("healthy", 3, "succeeded", 3),
+    ("stall", 4, "hung", 4),
+    ("oom", 4, "failed", 4),
+    ("stall", 64, "hung", 2),          # the culprit, and 63 identical peers in one lane
+])
+def test_report_opens_in_chromium(tmp_path, scenario, n, status, lanes):
+    html = write_report(make_bundle(str(tmp_path / "bundle"), n, scenario))
+    r = check_report_in_browser(html, status, [f"worker:{i}" for i in range(n)],
+                                screenshot_name=f"report-{scenario}-{n}")
+    assert len(r.lanes) == lanes
+    if status != "succeeded":
+        assert r.culprit == "worker:1"
+        assert r.lanes[0]["data-task"] == "worker:1" and "culprit" in r.lanes[0]["class"]
+    assert r.task_details[0] == r.lanes[0]["data-task"]     # stacks and logs: culprit first

@@ -1,0 +1,60 @@
+"""The end-of-run text report, rendered into a fixed-width console."""
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from rich.console import Console
+
+from bundles import bundle_records
+from distdoctor.report.terminal import MAX_TASK_ROWS, render_diagnosis
+
+
+def render(diag: dict, width: int = 100) -> str:
+    console = Console(file=StringIO(), width=width, color_system=None, legacy_windows=False)
+    render_diagnosis(diag, console)
+    return console.file.getvalue()
+
+
+@pytest.mark.parametrize("scenario, verdict, culprit, remedy", [
+    ("stall", "HUNG", "worker:1", "Look at slow_input_fn"),
+    ("oom", "FAILED", "worker:1", "Reduce the per-worker batch size"),
+])
+def test_verdict_culprit_evidence_remedy(scenario, verdict, culprit, remedy):
+    diag = bundle_records(4, scenario)["diagnosis"]
+    out = render(diag)
+    lines = out.splitlines()
+    assert verdict in lines[1]                      # the verdict is the first thing in the panel
+    assert f"culprit {culprit}" in out
+    assert remedy in out and "What to do" in out
+    assert "(consequence)" in out and "Evidence" in out
+    assert out.index("Root cause") < out.index("Evidence") < out.index("What to do") < out.index("task ")
+    for i in range(4):
+        assert f"worker:{i}" in out
+
+
+def test_other_findings_listed_after_the_root_cause():
+    out = render(bundle_records(3, "oom")["diagnosis"])
+    assert "Other findings" in out and "DD101" in out
+    assert out.index("Root cause") < out.index("Other findings")
+    assert out.count("DD103") == 1
+
+
+def test_healthy():
+    out = render(bundle_records(3, "healthy")["diagnosis"])
+    assert "SUCCEEDED" in out and "All 3 tasks finished normally." in out
+    assert "Root cause" not in out and "exit 0" in out
+
+
+def test_markup_in_logs_is_printed_verbatim():
+    diag = bundle_records(2, "oom")["diagnosis"]
+    diag["root_cause"]["summary"] = "Tensor [red]x[/red] <b> & [bold]"
+    assert "Tensor [red]x[/red] <b> & [bold]" in render(diag, width=160)
+
+
+def test_many_tasks_are_summarised():
+    out = render(bundle_records(64, "oom")["diagnosis"])
+    assert f"… {64 - MAX_TASK_ROWS} more" in out and "exit 1" in out
+    assert out.splitlines()[-2].lstrip().startswith("…") or "… " in out
+    first_row = next(line for line in out.splitlines() if line.startswith("worker:"))
+    assert first_row.startswith("worker:1 ") and "culprit" in first_row
