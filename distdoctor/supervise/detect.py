@@ -127,7 +127,8 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
     training = [t for t in live if t.has_agent and t.tf_loaded and not t.serving]
     # waiting needs someone to wait for: a lone training task (a ParameterServerStrategy
     # coordinator) waits on servers, whose freezing is caught above.
-    if len(training) < 2 or stalled_for < threshold / 2:
+    finished = [t for t in job.tasks if not t.alive and t.exit_code == 0 and t.has_agent and not t.serving]
+    if len(training) + len(finished) < 2 or not training or stalled_for < threshold / 2:
         return Assessment("ok", threshold, stalled_for)
     waiting = [t for t in training if _waiting(t)]
     if not waiting or not all(_idle(w) for w in waiting):

@@ -1,0 +1,430 @@
+"""Find a job's logs and read them: run bundles, folders, files, ``-`` (stdin).
+
+This is the I/O edge of ``distdoctor diagnose``; everything it reads goes
+through :class:`~distdoctor.diagnose.logparse.TaskScanner` in byte chunks, so
+no log is ever held in memory whole (a 2 GB log and 256 tasks are normal).
+
+Which task wrote a file comes from its name (``worker-0.log``, ``worker0.txt``,
+``myjob-worker-1.log``, ``chief.log``, ``ps-0.out``, ``evaluator.log``, Slurm's
+``slurm-1234_0.out``, kubectl's ``job-worker-1``) or from ``--task-map``. One
+stream that interleaves tasks (``distdoctor run``'s terminal, docker compose,
+Slurm ``--label``, ``kubectl logs --prefix``) is split by its line prefixes:
+``[worker:1] ...``, ``worker-1 | ...``, ``1: ...``, ``[pod/job-worker-1/tf] ...``.
+Names that cannot be mapped are reported, never guessed.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import BinaryIO, Iterable, Sequence
+
+from ..errors import InputError
+from .logparse import TaskScan, TaskScanner
+
+__all__ = ["LogSource", "Discovery", "discover", "parse_task_map", "task_from_name", "scan_sources",
+           "CHUNK", "detect_prefix_style", "split_combined"]
+
+CHUNK = 4 << 20                 # bytes read at a time
+PARALLEL_MIN_BYTES = 48 << 20   # below this a process pool costs more than it saves
+MAX_FILES = 4096
+_LOG_EXTS = {"", ".log", ".txt", ".out", ".err", ".stdout", ".stderr", ".gz", ".logs"}
+_SKIP_NAMES = {"diagnosis.json", "expected.json", "samples.jsonl", "events.jsonl", "report.html"}
+_TASK_TOKEN = re.compile(r"(?:^|[^a-z])(chief|worker|ps|evaluator|master)(?:[-_.:]?(\d+))?(?![a-z])", re.I)
+_SLURM = re.compile(r"^slurm-\d+[_.](\d+)(?:[_.](\d+))?$", re.I)
+_TASK_SPEC = re.compile(r"^([a-z_][a-z0-9_]*):(\d+)$", re.I)
+
+
+@dataclass(frozen=True)
+class LogSource:
+    """One input stream. ``task`` is None for a combined stream (tasks come from line prefixes)."""
+
+    path: str                 # file path, or "-" for standard input
+    name: str                 # the name a person recognises (relative to the PATH given)
+    task: str | None = None
+    combined: bool = False
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What was found under the PATHs: the sources and what could not be used."""
+
+    sources: tuple[LogSource, ...]
+    unmapped: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    bundle: str | None = None
+    notes: tuple[str, ...] = ()
+    task_map: dict[str, str] = field(default_factory=dict)
+
+
+def parse_task_map(text: str | Sequence[str] | None) -> dict[str, str]:
+    """``NAME=job:index,...`` (repeatable) into a dict; raises :class:`InputError` on bad entries."""
+    if not text:
+        return {}
+    items = [text] if isinstance(text, str) else list(text)
+    out: dict[str, str] = {}
+    for item in items:
+        for part in item.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            name, eq, task = part.rpartition("=")
+            if not eq or not name.strip():
+                raise InputError(f"--task-map entry {part!r} is not NAME=job:index (for example worker0.txt=worker:0)")
+            task = task.strip()
+            if not _TASK_SPEC.match(task):
+                raise InputError(f"--task-map entry {part!r}: {task!r} is not job:index (for example worker:1, chief:0, ps:0)")
+            out[name.strip()] = task.lower()
+    return out
+
+
+def _stem(name: str) -> str:
+    base = os.path.basename(name.rstrip("/"))
+    while True:
+        root, ext = os.path.splitext(base)
+        if ext.lower() in _LOG_EXTS - {""} or re.fullmatch(r"\.\d+", ext):
+            base = root
+            continue
+        return base
+
+
+def task_from_name(name: str) -> str | None:
+    """The task a file or prefix name stands for (``myjob-worker-1.log`` -> ``worker:1``), or None."""
+    stem = _stem(name)
+    m = _TASK_SPEC.match(stem)
+    if m:
+        return f"{m.group(1).lower()}:{m.group(2)}"
+    m = _SLURM.match(stem)
+    if m:
+        return f"worker:{m.group(2) or m.group(1)}"
+    hits = list(_TASK_TOKEN.finditer(stem))
+    if not hits:
+        return None
+    job, idx = hits[-1].group(1).lower(), hits[-1].group(2)
+    return f"{job}:{int(idx) if idx else 0}"
+
+
+def _mapped(name: str, task_map: dict[str, str]) -> str | None:
+    for key in (name, os.path.basename(name), _stem(name)):
+        if key in task_map:
+            return task_map[key]
+    return task_from_name(name)
+
+
+# -- combined streams ---------------------------------------------------------
+
+_ISO_LEAD = rb"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) )?"
+_STYLES: dict[str, re.Pattern[bytes]] = {
+    "bracket": re.compile(_ISO_LEAD + rb"\[(?P<label>[^\]\s]{1,200})\] ?"),
+    "pipe": re.compile(_ISO_LEAD + rb"(?P<label>[A-Za-z][\w.:-]{0,120}?)\s*\| ?"),
+    "slurm": re.compile(_ISO_LEAD + rb" *(?P<label>\d{1,6}): "),
+}
+
+
+def _label_task(style: str, label: str, task_map: dict[str, str]) -> str | None:
+    if label in task_map:
+        return task_map[label]
+    if style == "slurm":
+        return f"worker:{int(label)}"
+    return task_from_name(label)
+
+
+def detect_prefix_style(sample: bytes, task_map: dict[str, str] | None = None) -> str | None:
+    """Which task-prefix style most lines of ``sample`` carry, or None when they carry none."""
+    task_map = task_map or {}
+    lines = [ln for ln in sample.split(b"\n")[:400] if ln.strip()]
+    if len(sample) >= CHUNK and lines:
+        lines = lines[:-1]  # the last one may be cut
+    if not lines:
+        return None
+    best, best_n = None, 0
+    for style, rx in _STYLES.items():
+        n = 0
+        for ln in lines:
+            m = rx.match(ln)
+            if m and _label_task(style, m.group("label").decode("utf-8", "replace"), task_map):
+                n += 1
+        if n > best_n:
+            best, best_n = style, n
+    if best is None or best_n < max(2, 0.5 * len(lines)):
+        return None
+    return best
+
+
+def split_combined(body: bytes, style: str, task_map: dict[str, str], state: dict) -> dict[str, list[bytes]]:
+    """Split complete lines of a combined stream by task (pure; ``state`` carries the last task and unknown labels).
+
+    A line without a prefix belongs to the task of the line before it
+    (tracebacks and wrapped lines are printed that way).
+    """
+    rx = _STYLES[style]
+    out: dict[str, list[bytes]] = {}
+    last = state.get("last")
+    unknown: set[str] = state.setdefault("unknown", set())
+    for line in body.split(b"\n"):
+        m = rx.match(line)
+        task = None
+        if m:
+            label = m.group("label").decode("utf-8", "replace")
+            task = _label_task(style, label, task_map)
+            if task is None:
+                if len(unknown) < 50:
+                    unknown.add(label)
+            else:
+                ts = m.group("ts") or b""
+                line = ts + line[m.end():]
+                last = task
+        if task is None:
+            task = last
+        if task is None:
+            continue
+        out.setdefault(task, []).append(line)
+    state["last"] = last
+    return out
+
+
+# -- discovery ----------------------------------------------------------------
+
+def _is_bundle(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "diagnosis.json")) and os.path.isdir(os.path.join(path, "logs"))
+
+
+def _folder_files(folder: str) -> tuple[list[str], list[str]]:
+    files, skipped = [], []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as exc:
+        raise InputError(f"cannot list {folder}: {exc.strerror or exc}") from None
+    for n in names:
+        p = os.path.join(folder, n)
+        if n.startswith(".") or not os.path.isfile(p):
+            continue
+        ext = os.path.splitext(n)[1].lower()
+        if n in _SKIP_NAMES or not (ext in _LOG_EXTS or re.fullmatch(r"\.\d+", ext)):
+            skipped.append(n)
+            continue
+        files.append(p)
+    return files, skipped
+
+
+def _bundle_note(folder: str) -> str | None:
+    try:
+        with open(os.path.join(folder, "diagnosis.json"), "rb") as fh:
+            d = json.loads(fh.read(4 << 20))
+        rc = d.get("root_cause") or {}
+        return (f"this is a `distdoctor run` bundle; the run itself concluded: status {d.get('status')}"
+                + (f", {rc.get('category')} on {rc.get('culprit') or 'no single task'}" if rc else "")
+                + " (the verdict below comes from the logs alone)")
+    except (OSError, ValueError, AttributeError):
+        return "this is a `distdoctor run` bundle; its diagnosis.json could not be read"
+
+
+def discover(paths: Sequence[str], task_map: dict[str, str] | None = None) -> Discovery:
+    """Turn the command line's PATHs into log sources. Raises :class:`InputError` when nothing usable is there."""
+    task_map = dict(task_map or {})
+    if not paths:
+        raise InputError("no PATH given: name a run bundle, a folder of task logs, log files, or - for standard input")
+    files: list[tuple[str, str]] = []   # (path, display name)
+    skipped: list[str] = []
+    notes: list[str] = []
+    bundle = None
+    stdin = False
+    for p in paths:
+        if p == "-":
+            stdin = True
+            continue
+        if os.path.isdir(p):
+            folder = p
+            if _is_bundle(p):
+                bundle = p
+                note = _bundle_note(p)
+                if note:
+                    notes.append(note)
+                folder = os.path.join(p, "logs")
+            found, skip = _folder_files(folder)
+            if not found and os.path.isdir(os.path.join(folder, "logs")):
+                folder = os.path.join(folder, "logs")
+                found, skip = _folder_files(folder)
+            skipped += skip
+            files += [(f, os.path.relpath(f, p) if folder == p else os.path.join(os.path.basename(folder), os.path.basename(f)))
+                      for f in found]
+            if not found:
+                raise InputError(f"{p}: no log files in this folder (expected files such as worker-0.log, chief.log, "
+                                 f"slurm-1234_0.out{'; found only ' + ', '.join(skip[:5]) if skip else ''})")
+        elif os.path.isfile(p):
+            files.append((p, os.path.basename(p)))
+        elif os.path.exists(p):
+            raise InputError(f"{p}: not a regular file or folder")
+        else:
+            raise InputError(f"{p}: no such file or folder")
+    if len(files) > MAX_FILES:
+        raise InputError(f"{len(files)} log files: more than {MAX_FILES}; point at one job's logs")
+    sources: list[LogSource] = []
+    unmapped: list[str] = []
+    for path, name in files:
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            notes.append(f"{name} vanished before it could be read")
+            continue
+        task = _mapped(name, task_map)
+        if task is None:
+            style = _sniff_style(path, task_map)
+            if style:
+                sources.append(LogSource(path=path, name=name, combined=True, size=size))
+            else:
+                unmapped.append(name)
+            continue
+        sources.append(LogSource(path=path, name=name, task=task, size=size))
+    if stdin:
+        sources.append(LogSource(path="-", name="<stdin>", combined=True))
+    if unmapped:
+        hint = ", ".join(f"{u}=worker:N" for u in unmapped[:3])
+        msg = (f"could not tell which task wrote {_names(unmapped)}; name them with --task-map {hint}")
+        if not sources:
+            raise InputError(msg)
+        notes.append(msg + " (ignored)")
+    if not sources:
+        raise InputError("no logs found in " + ", ".join(paths))
+    return Discovery(sources=tuple(sources), unmapped=tuple(unmapped), skipped=tuple(skipped), bundle=bundle,
+                     notes=tuple(notes), task_map=task_map)
+
+
+def _names(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:6])
+    return shown + (f" and {len(items) - 6} more" if len(items) > 6 else "")
+
+
+def _sniff_style(path: str, task_map: dict[str, str]) -> str | None:
+    try:
+        with _open(path) as fh:
+            return detect_prefix_style(fh.read(256 << 10), task_map)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+
+
+# -- reading --------------------------------------------------------------------
+
+def _open(path: str) -> BinaryIO:
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def _year_of(path: str) -> int:
+    try:
+        return time.gmtime(os.stat(path).st_mtime).tm_year
+    except OSError:
+        return time.gmtime().tm_year
+
+
+@dataclass(frozen=True)
+class _FileResult:
+    scans: tuple[TaskScan, ...]
+    notes: tuple[str, ...] = ()
+
+
+def _read_chunks(fh: BinaryIO) -> Iterable[bytes]:
+    while True:
+        data = fh.read(CHUNK)
+        if not data:
+            return
+        if not data.endswith(b"\n"):
+            rest = fh.readline(1 << 20)   # finish the line: the scanner then needs no carry
+            if rest:
+                data += rest
+        yield data
+
+
+def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
+    """Scan one source (a per-task file or a combined stream). Never raises for I/O trouble."""
+    notes: list[str] = []
+    year = _year_of(src.path) if src.path != "-" else time.gmtime().tm_year
+    scanners: dict[str, TaskScanner] = {}
+    single = None if src.combined else TaskScanner(src.task, path=src.path, year=year)
+    state: dict = {}
+    style = None
+    try:
+        fh = sys.stdin.buffer if src.path == "-" else _open(src.path)
+    except FileNotFoundError:
+        return _FileResult((), (f"{src.name} vanished before it could be read",))
+    except OSError as exc:
+        return _FileResult((), (f"{src.name} could not be opened: {exc.strerror or exc}",))
+    try:
+        for data in _read_chunks(fh):
+            if single is not None:
+                single.feed(data)
+                if single.binary:
+                    break
+                continue
+            if style is None:
+                style = detect_prefix_style(data, task_map)
+                if style is None:
+                    notes.append(f"{src.name}: lines carry no task prefix ([worker:1] ..., worker-1 | ..., 1: ...); "
+                                 f"name its task with --task-map {os.path.basename(src.name)}=worker:N")
+                    break
+            end = data.rfind(b"\n")
+            body = data[:end] if end >= 0 else data
+            for task, lines in split_combined(body, style, task_map, state).items():
+                sc = scanners.get(task)
+                if sc is None:
+                    sc = scanners[task] = TaskScanner(task, path=src.path, year=year)
+                sc.feed(b"\n".join(lines) + b"\n")
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        notes.append(f"{src.name}: reading stopped early ({what}); what was read before is used")
+    finally:
+        if fh is not sys.stdin.buffer:
+            try:
+                fh.close()
+            except OSError:
+                pass
+    if state.get("unknown"):
+        labels = sorted(state["unknown"])
+        notes.append(f"{src.name}: lines from {_names(labels)} could not be tied to a task; "
+                     f"name them with --task-map {labels[0]}=worker:N")
+    if single is not None:
+        return _FileResult((single.close(),), tuple(notes))
+    return _FileResult(tuple(sc.close() for sc in scanners.values()), tuple(notes))
+
+
+def _scan_job(args: tuple[LogSource, dict[str, str]]) -> _FileResult:
+    return _scan_file(*args)
+
+
+def scan_sources(disc: Discovery, jobs: int | None = None) -> tuple[list[TaskScan], list[str]]:
+    """Scan every source (in a pool of ``jobs`` processes when worth it); return the scans and notes."""
+    sources = list(disc.sources)
+    if jobs is None:
+        jobs = min(2, os.cpu_count() or 1)
+    files = [s for s in sources if s.path != "-"]
+    total = sum(s.size for s in files)
+    results: list[_FileResult] = []
+    if jobs > 1 and len(files) >= 2 and total >= PARALLEL_MIN_BYTES:
+        order = sorted(files, key=lambda s: -s.size)   # largest first: the pool stays balanced
+        try:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
+                by_path = dict(zip((s.path for s in order),
+                                   pool.map(_scan_job, [(s, disc.task_map) for s in order], chunksize=1)))
+            results = [by_path[s.path] for s in files]
+        except (OSError, RuntimeError):   # no processes to be had here: read them one by one
+            results = [_scan_file(s, disc.task_map) for s in files]
+    else:
+        results = [_scan_file(s, disc.task_map) for s in files]
+    results += [_scan_file(s, disc.task_map) for s in sources if s.path == "-"]
+    scans: list[TaskScan] = []
+    notes: list[str] = []
+    for r in results:
+        scans.extend(r.scans)
+        notes.extend(r.notes)
+    return scans, notes
+
+
+def with_task(scan: TaskScan, task: str) -> TaskScan:
+    return replace(scan, task=task)
