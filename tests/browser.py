@@ -105,6 +105,7 @@ class BrowserResult:
     wall_s: float = 0.0
     screenshot: str | None = None
     dom_bytes: int = 0
+    root_attrs: dict[str, str] = field(default_factory=dict)   # attributes of <html> after scripts ran
 
     @property
     def tasks(self) -> set[str]:
@@ -146,6 +147,7 @@ def load_in_browser(html_path: str, screenshot_name: str | None = None, width: i
         wall_s=wall,
         screenshot=shot if os.path.isfile(shot) else None,
         dom_bytes=len(proc.stdout),
+        root_attrs=dom.root_attrs,
     )
 
 

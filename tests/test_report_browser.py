@@ -29,3 +29,26 @@ def test_report_opens_in_chromium(tmp_path, scenario, n, status, lanes):
         assert r.culprit == "worker:1"
         assert r.lanes[0]["data-task"] == "worker:1" and "culprit" in r.lanes[0]["class"]
     assert r.task_details[0] == r.lanes[0]["data-task"]     # stacks and logs: culprit first
+
+
+# Runs after the page's own load handler: hover the first mark, click a lane's name, record what happened.
+_PROBE = """<script>addEventListener('load', function () {
+  var mark = document.querySelector('#timeline .mark');
+  mark.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
+  var tip = document.getElementById('tip');
+  document.documentElement.setAttribute('data-test-tip', tip.hidden ? '' : tip.textContent);
+  var label = document.querySelector('#timeline .lane:not(.culprit) .lane-label');
+  label.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+  var d = document.getElementById(label.getAttribute('data-open'));
+  document.documentElement.setAttribute('data-test-open', d && d.open ? d.getAttribute('data-task') : '');
+});</script>"""
+
+
+def test_hover_shows_the_event_and_a_click_opens_the_task(tmp_path):
+    from browser import load_in_browser
+    html = write_report(make_bundle(str(tmp_path / "bundle"), 3, "stall"))
+    probe = tmp_path / "probe.html"
+    probe.write_text(open(html).read().replace("</body>", _PROBE + "</body>"))
+    r = load_in_browser(str(probe), "report-stall-probe", height=900)
+    assert r.root_attrs.get("data-test-tip", "").startswith("started — worker:1 at ")
+    assert r.root_attrs.get("data-test-open") == "worker:0"

@@ -271,3 +271,40 @@ def test_write_report_default_path(tmp_path):
     with pytest.raises(InputError):
         write_report(str(tmp_path / "missing"))
     json.loads(open(os.path.join(d, "diagnosis.json")).read())   # the bundle itself is left as it was
+
+
+def test_report_from_logs_without_diagnose_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "distdoctor.diagnose.command", None)   # as if not installed
+    log = tmp_path / "worker-0.log"
+    log.write_text("hello\n")
+    assert main(["report", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "needs `distdoctor diagnose`" in err and err.count("\n") == 1
+
+
+def test_logs_without_timestamps_still_make_a_page(tmp_path):
+    from distdoctor.diagnose.observations import JobObservation, TaskObservation
+    from distdoctor.report.command import write_logs_report
+    log = tmp_path / "w0.log"
+    log.write_text("Epoch 1/2\nTraceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nValueError: bad <input>\n")
+    diag = {"schema_version": 1, "command": "diagnose", "status": "failed", "detected_at": T0,
+            "root_cause": {"code": "DD104", "category": "user_code_error", "culprit": "worker:0", "severity": "error",
+                           "summary": "worker:0 raised ValueError", "evidence": ["[worker:0 --:--:--.---] ValueError: bad <input>"],
+                           "remedy": "Fix the code.", "at": None},
+            "findings": [], "tasks": {"worker:0": {"exit_code": None, "state": "unknown", "log": str(log)}}, "notes": []}
+    obs = JobObservation(tasks={"worker:0": TaskObservation(task="worker:0", log_path=str(log))}, source="logs")
+    out = write_logs_report(diag, obs, str(tmp_path / "r.html"))
+    html = open(out).read()
+    assert 'data-status="failed"' in html and 'data-task="worker:0"' in html and "bad &lt;input&gt;" in html
+
+
+def test_long_runs_are_thinned_but_keep_state_changes(tmp_path):
+    from distdoctor.report.bundle import MAX_SAMPLES
+    rec = bundle_records(1, "healthy")
+    n = 5 * MAX_SAMPLES
+    rec["samples"] = [{"ts": T0 + i, "task": "worker:0", "state": "stopped" if i == 3001 else "running",
+                       "rss": 1 << 20, "cpu": i * 0.5, "calls": i, "steps": i} for i in range(n)]
+    data = load_bundle(write_bundle(str(tmp_path / "b"), rec))
+    assert MAX_SAMPLES <= len(data.samples) <= 2 * MAX_SAMPLES + 2
+    assert data.samples[-1].ts == T0 + n - 1
+    assert any(s.state == "stopped" for s in data.samples)

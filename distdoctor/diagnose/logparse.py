@@ -321,6 +321,8 @@ def classify(text: str) -> tuple[EventKind, dict] | None:
     for marker in _CONFIG_ERRORS:
         if marker in text:
             return EventKind.TF_ERROR, {}
+    if "Your input ran out of data" in text:
+        return EventKind.TF_ERROR, {}   # a worker's data ended before its steps did (sharding imbalance)
     for symptom in _PEER_SYMPTOMS:
         if symptom in text:
             return EventKind.PEER_SYMPTOM, {}
@@ -340,6 +342,8 @@ def classify(text: str) -> tuple[EventKind, dict] | None:
         return EventKind.PREEMPTION, {}
     if "CANCELLED AT" in text and "slurmstepd" in text:
         return EventKind.PREEMPTION, {}
+    if "TF_CONFIG" in text and "cluster" in text and "{" in text:
+        return EventKind.CLUSTER_CONNECTED, {}   # the task printed the cluster it believes in
     if "Started server with target" in text:
         return EventKind.SERVER_STARTED, {}
     if ("has successfully connected to coordination service" in text or "MultiWorkerMirroredStrategy with cluster_spec" in text
@@ -559,7 +563,7 @@ _KEYWORDS = (
     "NCCL WARN", "NCCL error", "CUDA_ERROR", "CUDA error", "NaN",
     "No space left", "Too many open", "Resource exhausted", "Resource temporarily", "Cannot allocate",
     "Disk quota", "Preempt", "Started server", "Enabled multi", "MultiWorker", "Epoch ", "TF_CONFIG",
-    "Broken pipe", "Tensor had",
+    "Broken pipe", "Tensor had", "Your input ran out",
 )
 _UPPER = bytes(c for c in range(65, 91) if c not in b"IW")
 _TABLE = bytes.maketrans(_UPPER, b"\x01" * len(_UPPER))

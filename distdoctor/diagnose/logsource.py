@@ -21,7 +21,7 @@ import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Sequence
 
 from ..errors import InputError
@@ -350,6 +350,7 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     single = None if src.combined else TaskScanner(src.task, path=src.path, year=year)
     state: dict = {}
     style = None
+    pending = b""
     try:
         fh = sys.stdin.buffer if src.path == "-" else _open(src.path)
     except FileNotFoundError:
@@ -369,13 +370,13 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
                     notes.append(f"{src.name}: lines carry no task prefix ([worker:1] ..., worker-1 | ..., 1: ...); "
                                  f"name its task with --task-map {os.path.basename(src.name)}=worker:N")
                     break
+            data = pending + data if pending else data
             end = data.rfind(b"\n")
-            body = data[:end] if end >= 0 else data
-            for task, lines in split_combined(body, style, task_map, state).items():
-                sc = scanners.get(task)
-                if sc is None:
-                    sc = scanners[task] = TaskScanner(task, path=src.path, year=year)
-                sc.feed(b"\n".join(lines) + b"\n")
+            if end < 0:
+                pending = data[-CHUNK:]
+                continue
+            body, pending = data[:end], data[end + 1:][-CHUNK:]
+            _route(split_combined(body, style, task_map, state), scanners, src, year)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         notes.append(f"{src.name}: reading stopped early ({what}); what was read before is used")
@@ -385,6 +386,8 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
                 fh.close()
             except OSError:
                 pass
+    if pending and style is not None:
+        _route(split_combined(pending, style, task_map, state), scanners, src, year)
     if state.get("unknown"):
         labels = sorted(state["unknown"])
         notes.append(f"{src.name}: lines from {_names(labels)} could not be tied to a task; "
@@ -392,6 +395,14 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     if single is not None:
         return _FileResult((single.close(),), tuple(notes))
     return _FileResult(tuple(sc.close() for sc in scanners.values()), tuple(notes))
+
+
+def _route(parts: dict[str, list[bytes]], scanners: dict[str, TaskScanner], src: LogSource, year: int) -> None:
+    for task, lines in parts.items():
+        sc = scanners.get(task)
+        if sc is None:
+            sc = scanners[task] = TaskScanner(task, path=src.path, year=year)
+        sc.feed(b"\n".join(lines) + b"\n")
 
 
 def _scan_job(args: tuple[LogSource, dict[str, str]]) -> _FileResult:
@@ -425,6 +436,3 @@ def scan_sources(disc: Discovery, jobs: int | None = None) -> tuple[list[TaskSca
         notes.extend(r.notes)
     return scans, notes
 
-
-def with_task(scan: TaskScan, task: str) -> TaskScan:
-    return replace(scan, task=task)

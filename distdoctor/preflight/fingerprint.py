@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..catalogue import get
+from . import rules as _rules  # noqa: F401  (registers the codes fetched with get)
 from ..model import Finding, Severity
 
 __all__ = ["Fingerprint", "collect", "judge_environment", "TF_DISTRIBUTIONS", "ENV_PREFIXES", "ENV_NAMES",

@@ -20,6 +20,7 @@ import socket
 from dataclasses import dataclass
 
 from ..catalogue import get
+from . import rules as _rules  # noqa: F401  (registers the codes fetched with get)
 from ..model import Evidence, Finding, Severity
 from .spec import Address
 

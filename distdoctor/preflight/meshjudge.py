@@ -27,6 +27,7 @@ from collections import Counter, defaultdict
 from typing import Iterable, Mapping, Sequence
 
 from ..catalogue import get
+from . import rules as _rules  # noqa: F401  (registers the codes fetched with get)
 from ..model import Evidence, Finding, Severity
 from .meshmodel import Outcome, PeerReport, Probe
 from .spec import AddressError, parse_address

@@ -31,8 +31,10 @@ __all__ = ["Sample", "JobEvent", "TaskLog", "BundleData", "load_bundle", "read_l
 
 TAIL_MAX = 200           # lines kept from the end of each log (the culprit shows all of them)
 MAX_SYMPTOMS = 30        # symptom events kept per task: repeated symptoms say nothing new
+MAX_FAULTS = 50          # fault lines kept per task (a log can repeat one error thousands of times)
 MAX_PROGRESS = 600       # progress points kept per task (thinned evenly beyond that)
 MAX_EPOCHS = 200
+MAX_SAMPLES = 1500       # samples kept per task: an hour at 2 Hz is thinned to one every ~2.4 s
 _LOG_NAME = re.compile(r"^([A-Za-z_]+)-(\d+)\.log$")
 _STATUSES = ("succeeded", "failed", "hung", "running")
 
@@ -44,7 +46,7 @@ SYMPTOM_KINDS = frozenset({EventKind.PEER_SYMPTOM, EventKind.WAITING_FOR_TASKS, 
 CONNECT_KINDS = frozenset({EventKind.CLUSTER_CONNECTED, EventKind.SERVER_STARTED})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sample:
     """One periodic sample of one task (a line of ``samples.jsonl``)."""
 
@@ -121,7 +123,7 @@ def load_bundle(path: str) -> BundleData:
         raise InputError(f"{diag_path}: cannot read it ({exc.strerror or exc})") from None
     validate_diagnosis(diagnosis, diag_path)
     caveats: list[str] = []
-    samples, bad_s = _read_jsonl(os.path.join(path, "samples.jsonl"), _sample)
+    samples, bad_s = _read_jsonl(os.path.join(path, "samples.jsonl"), _sample, per_task_cap=MAX_SAMPLES)
     events, bad_e = _read_jsonl(os.path.join(path, "events.jsonl"), _event)
     if samples is None:
         caveats.append("no samples.jsonl: step time, memory and CPU charts are not available")
@@ -151,15 +153,19 @@ def validate_diagnosis(diagnosis: Any, where: str) -> None:
         raise InputError(f"{where}: 'root_cause' should be an object or null")
 
 
-def _read_jsonl(path: str, convert) -> tuple[list | None, int]:
+def _read_jsonl(path: str, convert, per_task_cap: int | None = None) -> tuple[list | None, int]:
     """Records of a JSON-lines file (None when absent) and the count of lines skipped.
 
     A run killed mid-write leaves a torn last line; one bad line must not cost
-    the whole report, so bad lines are counted and skipped.
+    the whole report, so bad lines are counted and skipped. With
+    ``per_task_cap``, each task's records are thinned (every other one, but
+    never a change of state) whenever they pass twice the cap, so memory stays
+    bounded however long the run was.
     """
     if not os.path.isfile(path):
         return None, 0
-    out, bad = [], 0
+    by_task: dict[Any, list] = {}
+    bad = 0
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for line in fh:
@@ -171,12 +177,23 @@ def _read_jsonl(path: str, convert) -> tuple[list | None, int]:
                     rec = None
                 if rec is None:
                     bad += 1
-                else:
-                    out.append(rec)
+                    continue
+                recs = by_task.setdefault(rec.task, [])
+                recs.append(rec)
+                if per_task_cap is not None and len(recs) > 2 * per_task_cap:
+                    by_task[rec.task] = _thin(recs)
     except OSError:
         return None, 0
+    out = [r for recs in by_task.values() for r in recs]
     out.sort(key=lambda r: r.ts)
     return out, bad
+
+
+def _thin(recs: list) -> list:
+    keep = [r for i, r in enumerate(recs) if i % 2 == 0 or r.state != recs[i - 1].state]
+    if keep[-1] is not recs[-1]:
+        keep.append(recs[-1])
+    return keep
 
 
 def _num(v: Any) -> float | None:
@@ -273,6 +290,7 @@ class _Keeper:
         self.events: list[LogEvent] = []
         self.progress: list[tuple[float, int]] = []
         self._symptoms = 0
+        self._faults = 0
         self._epochs = 0
         self._offset = 0
         self._last_step = 0
@@ -299,7 +317,11 @@ class _Keeper:
                 self._symptoms += 1
                 if self._symptoms <= MAX_SYMPTOMS:
                     self.events.append(e)
-            elif e.kind in FAULT_KINDS or e.kind in CONNECT_KINDS:
+            elif e.kind in FAULT_KINDS:
+                self._faults += 1
+                if self._faults <= MAX_FAULTS:
+                    self.events.append(e)
+            elif e.kind in CONNECT_KINDS:
                 self.events.append(e)
 
     def trajectory(self) -> tuple[tuple[float, int], ...]:

@@ -17,7 +17,7 @@ from .bundle import BundleData, bundle_from_observation, is_bundle, load_bundle
 from .data import build_page
 from .html import render_html
 
-__all__ = ["register_cli", "write_report", "report_command", "REPORT_NAME", "LOGS_REPORT_NAME"]
+__all__ = ["register_cli", "write_report", "write_logs_report", "report_command", "REPORT_NAME", "LOGS_REPORT_NAME"]
 
 REPORT_NAME = "report.html"
 LOGS_REPORT_NAME = "distdoctor-report.html"
@@ -65,6 +65,18 @@ def write_report(bundle_dir: str, out: str | None = None) -> str:
     path = out or os.path.join(bundle_dir, REPORT_NAME)
     _write(render_html(build_page(data)), path)
     return path
+
+
+def write_logs_report(diagnosis, observation, out: str, source: str | None = None) -> str:
+    """Write the HTML report for a diagnosis made from plain logs (``distdoctor diagnose --html``).
+
+    ``diagnosis`` is a :class:`~distdoctor.model.Diagnosis` (or its JSON
+    object), ``observation`` the :class:`JobObservation` it was made from.
+    """
+    diag_json = diagnosis.to_json() if hasattr(diagnosis, "to_json") else diagnosis
+    data = bundle_from_observation(diag_json, observation, source or os.path.dirname(os.path.abspath(out)))
+    _write(render_html(build_page(data)), out)
+    return out
 
 
 def _write(html: str, path: str) -> None:

@@ -408,7 +408,7 @@ def _collapse_symptoms(marks: list[LaneMark], window: float) -> list[LaneMark]:
     return out
 
 
-def _task_marks(task: str, events: list[JobEvent], log: TaskLog | None, samples: list[Sample],
+def _task_marks(events: list[JobEvent], log: TaskLog | None, samples: list[Sample],
                 rep: dict, window: float) -> list[LaneMark]:
     log_events = log.events if log is not None else ()
     marks: list[LaneMark] = []
@@ -566,7 +566,7 @@ def build_page(data: BundleData, group_min_tasks: int = GROUP_MIN_TASKS, title: 
         culprit = name in verdict.culprits
         stopped = any(e.kind == "signal_sent" for e in evs)
         last = ss[-1] if ss else None
-        marks = _task_marks(name, evs, log, ss, rep, window)
+        marks = _task_marks(evs, log, ss, rep, window)
         ended = next((m.ts for m in marks if m.kind == Mark.EXIT), None)
         last_progress = _num(rep.get("last_progress_at"))
         exit_code = rep.get("exit_code") if isinstance(rep.get("exit_code"), int) else None

@@ -95,7 +95,8 @@ def _verdict(page: ReportPage) -> str:
         if r.at is not None:
             facts.append(f"<div><dt>Began</dt><dd>{format_clock(r.at)}</dd></div>")
     if v.detected_at is not None and page.source == "bundle":
-        facts.append(f"<div><dt>Detected</dt><dd>{format_clock(v.detected_at)}</dd></div>")
+        word = "Ended" if v.status == "succeeded" else "Detected"
+        facts.append(f"<div><dt>{word}</dt><dd>{format_clock(v.detected_at)}</dd></div>")
     outcomes = _outcome_counts(page)
     if outcomes:
         facts.append(f"<div><dt>Tasks</dt><dd>{outcomes}</dd></div>")
