@@ -104,3 +104,14 @@ def test_nan_loss():
     d = run(obs("worker:0", events=(ev,)), obs("worker:1"))
     f = [f for f in d["findings"] if f["category"] == "numerical_divergence"]
     assert f and "step 10" in f[0]["summary"]
+
+
+def test_hang_after_an_exception_is_the_exception():
+    exc = LogEvent(task="worker:1", ts=T + 21, kind=EventKind.PY_EXCEPTION, text="ValueError: bad record",
+                   frames=('File "train.py", line 3, in cb',))
+    h = HangVerdict(kind="stalled_worker", declared_at=T + 31, since=T + 20.5, culprits=("worker:1",), waiting=("worker:0",), reason="r")
+    w0 = obs("worker:0", exit_code=-15, killed_by_supervisor=True)
+    w1 = obs("worker:1", exit_code=-15, killed_by_supervisor=True, events=(exc,))
+    d = run(w0, w1, hang=h)
+    assert d["status"] == "failed"
+    assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("user_code_error", "worker:1")

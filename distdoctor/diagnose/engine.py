@@ -82,6 +82,26 @@ def pick_root_cause(findings: list[Finding]) -> Finding | None:
     return sorted(errors, key=key)[0]
 
 
+_HANG_CODES = ("DD201", "DD202", "DD203", "DD204")
+_OWN_FAILURE_CODES = ("DD104", "DD102", "DD105", "DD103", "DD209")
+
+
+def _explain_hang(findings: list[Finding], root: Finding | None, job: JobObservation) -> Finding | None:
+    """A hang whose culprit failed on its own first (printed a traceback, crashed) is that failure.
+
+    E.g. a worker raises in a callback but its process lingers in TensorFlow's shutdown while
+    the peers wait in the all-reduce: the root cause is the exception, not "a stall".
+    """
+    if root is None or root.code not in _HANG_CODES or job.hang is None:
+        return root
+    since = job.hang.since - SAME_MOMENT_S
+    own = [f for f in findings if f.code in _OWN_FAILURE_CODES and f.severity == Severity.ERROR
+           and (f.at is None or f.at >= since)]
+    if not own:
+        return root
+    return sorted(own, key=lambda f: (_rank(f), f.at or 0))[0]
+
+
 def _consequences(job: JobObservation, root: Finding) -> tuple[Evidence, ...]:
     if root.culprit is None:
         return ()
@@ -117,12 +137,12 @@ def _task_reports(job: JobObservation) -> dict[str, TaskReport]:
 
 def diagnose(job: JobObservation, *, detected_at: float, command: str = "run") -> Diagnosis:
     findings = collect_findings(job)
-    root = pick_root_cause(findings)
+    root = _explain_hang(findings, pick_root_cause(findings), job)
     failed_tasks = [t for t in job.ordered() if t.exit_code not in (None, 0) and not t.killed_by_supervisor]
     chief = job.tasks.get("chief:0")
     if job.strategy == "parameter_server" and chief is not None and chief.exit_code == 0:
         failed_tasks = [t for t in failed_tasks if not t.task.startswith("worker:")]
-    if job.hang is not None:
+    if job.hang is not None and (root is None or root.code in _HANG_CODES):
         status = Status.HUNG
     elif root is not None or failed_tasks or job.interrupted:
         status = Status.FAILED

@@ -321,6 +321,8 @@ def classify(text: str) -> tuple[EventKind, dict] | None:
     for marker in _CONFIG_ERRORS:
         if marker in text:
             return EventKind.TF_ERROR, {}
+    if "is slow compared to the batch time" in text:
+        return EventKind.TF_ERROR, {}   # Keras names this task's own callbacks as the slow part of each step
     if "Your input ran out of data" in text:
         return EventKind.TF_ERROR, {}   # a worker's data ended before its steps did (sharding imbalance)
     for symptom in _PEER_SYMPTOMS:
@@ -563,7 +565,7 @@ _KEYWORDS = (
     "NCCL WARN", "NCCL error", "CUDA_ERROR", "CUDA error", "NaN",
     "No space left", "Too many open", "Resource exhausted", "Resource temporarily", "Cannot allocate",
     "Disk quota", "Preempt", "Started server", "Enabled multi", "MultiWorker", "Epoch ", "TF_CONFIG",
-    "Broken pipe", "Tensor had", "Your input ran out",
+    "Broken pipe", "Tensor had", "Your input ran out", "Callback method",
 )
 _UPPER = bytes(c for c in range(65, 91) if c not in b"IW")
 _TABLE = bytes.maketrans(_UPPER, b"\x01" * len(_UPPER))

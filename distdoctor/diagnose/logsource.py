@@ -127,6 +127,9 @@ _STYLES: dict[str, re.Pattern[bytes]] = {
 }
 
 
+_JOB_LEVEL_LABELS = {"distdoctor"}   # the launcher's own lines in `distdoctor run`'s terminal output
+
+
 def _label_task(style: str, label: str, task_map: dict[str, str]) -> str | None:
     if label in task_map:
         return task_map[label]
@@ -173,6 +176,8 @@ def split_combined(body: bytes, style: str, task_map: dict[str, str], state: dic
         if m:
             label = m.group("label").decode("utf-8", "replace")
             task = _label_task(style, label, task_map)
+            if task is None and label in _JOB_LEVEL_LABELS:
+                continue
             if task is None:
                 if len(unknown) < 50:
                     unknown.add(label)

@@ -150,11 +150,15 @@ def _oom(rule: Rule, job: JobObservation):
        remedy="Fix the exception in the training code at the frame shown; if it depends on the task (data path, index), check that task's arguments.")
 def _exception(rule: Rule, job: JobObservation):
     for t in job.ordered():
-        if t.killed_by_supervisor:
-            continue
         excs = _of(t, EventKind.PY_EXCEPTION)
         if not excs or _of(t, EventKind.COLLECTIVE_MISMATCH):
             continue
+        if t.killed_by_supervisor:
+            # only an exception raised before distdoctor stopped the task is its own
+            cutoff = job.hang.declared_at if job.hang else None
+            excs = [e for e in excs if cutoff is not None and e.ts is not None and e.ts < cutoff]
+            if not excs:
+                continue
         if t.exit_code == 0:
             continue
         e = excs[-1]

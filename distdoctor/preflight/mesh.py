@@ -50,7 +50,12 @@ __all__ = ["MeshOptions", "MeshNode", "run_mesh", "EXCHANGE_SHARE"]
 
 EXCHANGE_SHARE = 0.3         # of --timeout, clamped to [1, 10] s, kept for exchanging reports
 HANDSHAKE_TIMEOUT_S = 3.0    # an accepted connection must answer the handshake within this
-BACKOFF_START_S, BACKOFF_MAX_S = 0.05, 1.0
+# Refused connections are retried with back-off up to BACKOFF_MAX_S, and at once when that peer
+# connects to us. A task that could not bind is never connected to, so it retries fast instead.
+BACKOFF_START_S, BACKOFF_MAX_S, UNBOUND_BACKOFF_MAX_S = 0.05, 1.0, 0.1
+# After the last expected report, wait this long for processes nobody expected (a second task with
+# the same index) before giving the verdict.
+SETTLE_S = 0.15
 WANT_INTERVAL_S = 0.3
 LINGER_GRACE_S = 0.5
 _UNREACHABLE = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN}
@@ -165,7 +170,9 @@ class _State:
     extra: list[PeerReport] = field(default_factory=list)              # duplicates of a task name
     refusals: list[Refusal] = field(default_factory=list)
     channels: dict[str, list[_Channel]] = field(default_factory=dict)
-    reported_to: set[str] = field(default_factory=set)
+    reported_to: set[tuple[str, str]] = field(default_factory=set)  # (task, instance)
+    instances: dict[str, set[str]] = field(default_factory=dict)       # task -> processes seen claiming it
+    parsed: dict[tuple[str, str], PeerReport] = field(default_factory=dict)
 
 
 class MeshNode:
@@ -186,6 +193,7 @@ class MeshNode:
         self._arrived: dict[str, asyncio.Event] = {p: asyncio.Event() for p in self.peers}
         self._bw_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task] = []
+        self._bound = False
 
     # -- responder ------------------------------------------------------------------------------
     async def _listen(self) -> tuple[asyncio.AbstractServer | None, str]:
@@ -243,6 +251,7 @@ class MeshNode:
 
     def _add_channel(self, ch: _Channel) -> None:
         self.state.channels.setdefault(ch.peer, []).append(ch)
+        self.state.instances.setdefault(ch.peer, set()).add(ch.instance)
         if self.me in self.state.reports:     # our report is out already: late channels get it too
             self._send_report_to(ch.peer)
         self.changed.set()
@@ -317,7 +326,7 @@ class MeshNode:
                 if outcome is Outcome.DROPPED:
                     continue  # the timeout already waited
                 await self._wait_or_wake(peer, min(backoff * (0.5 + random.random()), max(deadline - loop.time(), 0)))
-                backoff = min(backoff * 1.6, BACKOFF_MAX_S)
+                backoff = min(backoff * 1.6, BACKOFF_MAX_S if self._bound else UNBOUND_BACKOFF_MAX_S)
                 continue
             reader, writer = rw
             outcome, detail, answered, inst = await self._handshake(reader, writer)
@@ -346,7 +355,7 @@ class MeshNode:
         outcome = Outcome.OK if answered == peer else Outcome.WRONG_TASK
         detail = "" if outcome is Outcome.OK else f"{answered} answered at the address listed for {peer}"
         return Probe(self.me, peer, address, outcome, detail, attempts, answered, tuple(rtts), self.opt.pings,
-                     self.opt.pings - len(rtts), mbps, loop.time() - t0)
+                     self.opt.pings - len(rtts), mbps, loop.time() - t0, ch.instance)
 
     async def _bulk(self, ch: _Channel, deadline: float) -> float | None:
         loop = asyncio.get_running_loop()
@@ -376,17 +385,23 @@ class MeshNode:
         if key in self.state.raw:
             return
         self.state.raw[key] = body
+        self.state.parsed[key] = report
         known = self.state.reports.get(report.task)
         if known is None:
             self.state.reports[report.task] = report
         elif known.info.instance != report.info.instance:
+            # a second process claims this task: rare and serious, so tell everyone we talk to
             self.state.extra.append(report)
+            for peer in list(self.state.channels):
+                for ch in self._live(peer):
+                    if ch.instance != report.info.instance:
+                        ch.send(Kind.REPORT, body)
         self.changed.set()
 
     def _answer_want(self, ch: _Channel, want: dict) -> None:
         have = set(map(str, want.get("have", ())))
-        for (task, _), body in list(self.state.raw.items()):
-            if task not in have:
+        for (task, inst), body in list(self.state.raw.items()):
+            if f"{task}/{inst}" not in have:
                 ch.send(Kind.REPORT, body)
 
     def _live(self, peer: str) -> list[_Channel]:
@@ -394,21 +409,30 @@ class MeshNode:
         return sorted(chans, key=lambda c: not c.outbound)
 
     def _send_report_to(self, peer: str) -> None:
-        if peer in self.state.reported_to or peer == self.me:
-            return
-        chans = self._live(peer)
-        if chans:
-            chans[0].send(Kind.REPORT, self.state.raw[(self.me, self.instance)])
-            self.state.reported_to.add(peer)
+        """Our report, once to every process of ``peer`` (there may be two claiming one task)."""
+        for ch in self._live(peer):
+            key = (peer, ch.instance)
+            if key in self.state.reported_to or ch.instance == self.instance:
+                continue
+            ch.send(Kind.REPORT, self.state.raw[(self.me, self.instance)])
+            self.state.reported_to.add(key)
 
-    def _alive(self) -> set[str]:
-        alive = set(self.state.reports) | {p for p, chans in self.state.channels.items() if chans}
-        for r in self.state.reports.values():
-            alive.update(p.answered_as or p.dst for p in r.probes if p.outcome in (Outcome.OK, Outcome.WRONG_TASK))
-        return alive
+    def _alive(self) -> set[tuple[str, str]]:
+        """(task, instance) of every process known to be up: reported, connected, or reached by someone."""
+        keys = set(self.state.raw)
+        for task, insts in self.state.instances.items():
+            keys.update((task, i) for i in insts)
+        for r in self.state.parsed.values():
+            keys.update((p.answered_as or p.dst, p.instance) for p in r.probes
+                        if p.outcome in (Outcome.OK, Outcome.WRONG_TASK) and p.instance)
+        return keys
+
+    def _missing_keys(self) -> set[tuple[str, str]]:
+        return self._alive() - set(self.state.raw)
 
     def _missing(self) -> set[str]:
-        return self._alive() - set(self.state.reports)
+        """Tasks with a process known to be alive whose report we lack."""
+        return {t for t, _ in self._missing_keys()}
 
     # -- the whole life -----------------------------------------------------------------------
     async def run(self) -> MeshResult:
@@ -417,24 +441,17 @@ class MeshNode:
         probe_deadline = t0 + self.opt.timeout - self.opt.exchange_margin
         final = t0 + self.opt.timeout
         server, bind_error = await self._listen()
+        self._bound = server is not None
         try:
             probes = await asyncio.gather(*(self._probe(p, a, probe_deadline) for p, a in self.peers.items()))
             own = PeerReport(self._info(server is not None, bind_error), tuple(probes), tuple(self.state.refusals))
             body = json.dumps(own.to_json(), separators=(",", ":")).encode()
             self.state.raw[(self.me, self.instance)] = body
+            self.state.parsed[(self.me, self.instance)] = own
             self.state.reports[self.me] = own
             for peer in list(self.state.channels):
                 self._send_report_to(peer)
-            last_want = loop.time()
-            while self._missing() and loop.time() < final:
-                if loop.time() - last_want >= WANT_INTERVAL_S:
-                    self._want()
-                    last_want = loop.time()
-                self.changed.clear()
-                try:
-                    await asyncio.wait_for(self.changed.wait(), max(min(WANT_INTERVAL_S, final - loop.time()), 0.01))
-                except asyncio.TimeoutError:
-                    pass
+            await self._exchange(t0, final)
             missing = tuple(sorted(self._missing()))
             verdict_at = self.clock()
             # refusals that came in after our report went out still count for our own verdict
@@ -450,15 +467,41 @@ class MeshNode:
             await self._release(server)
         return MeshResult(self.me, reports, findings, not missing, missing, started_at, verdict_at, self.clock())
 
+    async def _exchange(self, t0: float, final: float) -> None:
+        """Wait for the reports we lack (asking others to relay them) and a short settle period."""
+        loop = asyncio.get_running_loop()
+        last_want = loop.time()
+        settled_at = None
+        while loop.time() < final:
+            now = loop.time()
+            if self._missing():
+                settled_at = None
+                if now - last_want >= WANT_INTERVAL_S:
+                    self._want()
+                    last_want = now
+                wait = WANT_INTERVAL_S
+            else:
+                settled_at = settled_at or now
+                if now - settled_at >= min(SETTLE_S, self.opt.timeout / 20):
+                    return
+                wait = SETTLE_S
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), max(min(wait, final - now), 0.01))
+            except asyncio.TimeoutError:
+                pass
+
     def _want(self) -> None:
-        """Ask a few connected peers for reports of tasks we have no connection with."""
-        missing = [m for m in self._missing() if not self._live(m)]
+        """Ask a few connected peers for reports of processes we have no connection with."""
+        missing = [f"{t}/{i}" for t, i in self._missing_keys()
+                   if not any(c.instance == i for c in self._live(t))]
         if not missing:
             return
         peers = [p for p in self.state.channels if self._live(p)]
         random.shuffle(peers)
+        have = [f"{t}/{i}" for t, i in self.state.raw]
         for p in peers[:3]:
-            self._live(p)[0].send(Kind.WANT, {"have": sorted(self.state.reports), "missing": missing})
+            self._live(p)[0].send(Kind.WANT, {"have": have, "missing": missing})
 
     async def _linger(self, until: float) -> None:
         loop = asyncio.get_running_loop()

@@ -83,6 +83,7 @@ def _names(tasks: Sequence[str], limit: int = 4) -> str:
 
 # --- identity ------------------------------------------------------------------------------------
 def _index(reports: Sequence[PeerReport]) -> tuple[dict[str, PeerReport], list[Finding]]:
+    """One report per task (a bound one first) for the analysis; DD518 for tasks claimed twice."""
     by_task: dict[str, list[PeerReport]] = defaultdict(list)
     for r in reports:
         if all(r.info.instance != o.info.instance for o in by_task[r.task]):
@@ -370,14 +371,14 @@ def _links(primary: Mapping[str, PeerReport]) -> list[Finding]:
     return out
 
 
-def _local(primary: Mapping[str, PeerReport], me: str) -> list[Finding]:
+def _local(primary: Mapping[str, PeerReport], extra: Sequence[PeerReport], me: str) -> list[Finding]:
     """Each task's own host/environment findings (config ones only from us: DD510 covers the others).
 
     A finding every task reports alike (same rule, same words bar the task's
     name) is shown once, for the job, instead of once per task.
     """
     groups: dict[tuple[str, str], list[tuple[str, Finding]]] = defaultdict(list)
-    for t, r in primary.items():
+    for t, r in [*primary.items(), *((r.task, r) for r in extra)]:
         for f in r.info.findings:
             if t == me or not f.code.startswith("DD3"):
                 groups[(f.code, f.summary.replace(t, "{task}"))].append((t, f))
@@ -432,7 +433,7 @@ def judge_mesh(reports: Sequence[PeerReport], *, me: str, expected: Sequence[str
             for t, r in primary.items() if r.info.argv}
     out += _differences(primary, "DD514", argv, "(absent)", "command-line arguments")
     out += _links(primary)
-    out += _local(primary, me)
+    out += _local(primary, [r for r in reports if primary.get(r.task) is not r], me)
     if missing:
         out.append(_f("DD519", None, f"no report arrived from {_names(sorted(missing))} although "
                                      f"{'they were' if len(missing) > 1 else 'it was'} reachable",

@@ -69,6 +69,7 @@ class Probe:
     lost: int = 0
     mbps: float | None = None
     elapsed_s: float = 0.0
+    instance: str = ""          # the answering process (tells two claimants of one task apart)
 
     @property
     def rtt_ms(self) -> float | None:
@@ -81,7 +82,7 @@ class Probe:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"src": self.src, "dst": self.dst, "address": self.address,
                                "outcome": self.outcome.value}
-        for key in ("detail", "attempts", "answered_as", "sent", "lost", "mbps", "elapsed_s"):
+        for key in ("detail", "attempts", "answered_as", "sent", "lost", "mbps", "elapsed_s", "instance"):
             value = getattr(self, key)
             if value not in ("", 0, None, 0.0):
                 out[key] = value
@@ -95,7 +96,7 @@ class Probe:
                    outcome=Outcome(d["outcome"]), detail=str(d.get("detail", "")), attempts=int(d.get("attempts", 0)),
                    answered_as=d.get("answered_as"), rtts_ms=tuple(float(r) for r in d.get("rtts_ms", ())),
                    sent=int(d.get("sent", 0)), lost=int(d.get("lost", 0)), mbps=d.get("mbps"),
-                   elapsed_s=float(d.get("elapsed_s", 0.0)))
+                   elapsed_s=float(d.get("elapsed_s", 0.0)), instance=str(d.get("instance", "")))
 
 
 @dataclass(frozen=True)

@@ -363,11 +363,15 @@ def _stack(text: Any) -> str:
 
 
 def _metrics(samples: list[Sample], log: TaskLog | None, ended: float | None, open_end: bool) -> Metrics:
-    counts = [(s.ts, s.steps if s.steps is not None else s.calls) for s in samples
-              if s.state != "exited" and (s.steps is not None or s.calls)]
-    if not any(c for _, c in counts) and log is not None and log.progress:
+    live = [s for s in samples if s.state != "exited"]
+    # One counter per task, the finer one: ``steps`` may move only at epoch ends (Keras verbose=2)
+    # while ``calls`` (TF function calls) moves every step, or the other way round.
+    by_steps = [(s.ts, s.steps) for s in live if s.steps is not None]
+    by_calls = [(s.ts, s.calls) for s in live if s.calls is not None]
+    counts = max((by_steps, by_calls), key=lambda pts: len({c for _, c in pts}))
+    if len({c for _, c in counts}) < 2 and log is not None and log.progress:
         counts = list(log.progress)
-    steps = step_times([(t, c) for t, c in counts if c is not None], ends_at=ended, open_end=open_end)
+    steps = step_times(counts, ends_at=ended, open_end=open_end)
     rss = [(s.ts, float(s.rss)) for s in samples if s.rss is not None and s.state != "exited"]
     return Metrics(step_time=Series(downsample(steps)), rss=Series(downsample(rss)),
                    cpu=Series(downsample(cpu_percent(samples))))
@@ -382,7 +386,8 @@ def _log_mark(e: LogEvent) -> LaneMark | None:
         return LaneMark(Mark.FAULT, e.ts, e.kind.value.replace("_", " "), line=e.text)
     if e.kind in SYMPTOM_KINDS:
         return LaneMark(Mark.SYMPTOM, e.ts, "peer symptom" if e.kind == EventKind.PEER_SYMPTOM else
-                        "waiting for peers" if e.kind == EventKind.WAITING_FOR_TASKS else "error line", line=e.text)
+                        "waiting for peers" if e.kind == EventKind.WAITING_FOR_TASKS else "TensorFlow error or warning",
+                        line=e.text)
     if e.kind == EventKind.EPOCH:
         return LaneMark(Mark.EPOCH, e.ts, f"epoch {e.epoch}/{e.total}", line=e.text)
     return None
@@ -499,11 +504,12 @@ def _spans(marks: list[LaneMark], samples: list[Sample], culprit: bool, idle_at_
     if Mark.FIRST_STEP in at:
         cuts.append((at[Mark.FIRST_STEP], Phase.TRAINING))
     stall = at.get(Mark.STALL, at.get(Mark.HANG))
-    if Mark.FIRST_STEP in at and last_progress is not None and last_progress >= at[Mark.FIRST_STEP]:
-        if stall is not None and last_progress < stall:
-            stall = last_progress       # progress stopped before anyone noticed
-        elif stall is None and idle_at_end:
-            stall = last_progress
+    if Mark.FIRST_STEP in at and last_progress is not None and (idle_at_end or stall is not None):
+        # Progress stopped at the last step (never before the first one, which samples may see late),
+        # which is often well before anyone noticed.
+        stopped = max(last_progress, at[Mark.FIRST_STEP])
+        if stall is None or stopped < stall:
+            stall = stopped
     if stall is not None:
         cuts.append((stall, Phase.STALLED if culprit else Phase.WAITING))
     cuts.sort(key=lambda c: c[0])

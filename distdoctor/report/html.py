@@ -106,6 +106,11 @@ def _verdict(page: ReportPage) -> str:
     evidence = ""
     if r is not None and r.evidence:
         evidence = f'<h3 class="ev-head">Evidence</h3>{_evidence(r)}'
+    if r is None and page.findings:   # finished, but something deserves a look: say so up here
+        f = page.findings[0]
+        more = f" (and {len(page.findings) - 1} more)" if len(page.findings) > 1 else ""
+        remedy = (f'<p class="vsub sev-{_a(f.severity)}"><span class="sev">{_t(f.severity)}</span> {_t(f.summary)}'
+                  f'{more} — see <a href="#findings">findings</a></p>') + remedy
     return (f'<section id="verdict" class="card verdict st-{_a(v.status)}" data-status="{_a(v.status)}" '
             f'data-culprit="{_a(culprit)}">'
             f'<div class="vhead"><span class="badge">{_t(v.title)}</span><h1>{_t(v.headline)}</h1></div>'
@@ -162,11 +167,11 @@ def _timeline(page: ReportPage, colors: dict[str, str]) -> str:
 def _charts(page: ReportPage, colors: dict[str, str]) -> str:
     keys = [lane for lane in page.lanes if any(not getattr(lane.metrics, m).empty for m in ("step_time", "rss", "cpu"))]
     shown = keys[:12]
-    legend = "".join(f'<span class="lg"><i class="sw line-sw" style="background:{colors[l.key]}"></i>{_t(l.label)}</span>'
-                     for l in shown)
+    legend = "".join(f'<span class="lg"><i class="sw line-sw" style="background:{colors[lane.key]}"></i>'
+                     f'{_t(lane.label)}</span>' for lane in shown)
     if len(keys) > len(shown):
         legend += f'<span class="lg muted">… {len(keys) - len(shown)} more in grey</span>'
-    if any(l.group for l in keys):
+    if any(lane.group for lane in keys):
         legend += '<span class="lg muted">groups: median line, min–max band</span>'
     body = "".join(chart_svg(page, m, colors) for m in ("step_time", "rss", "cpu"))
     return (f'<section id="charts" class="card"><h2>Step time, memory and CPU <small>same time axis as the timeline'
@@ -251,6 +256,7 @@ dl.facts dd{margin:2px 0 0;font-weight:500}
 .chip{display:inline-block;padding:1px 8px;border-radius:999px;background:#e2e8f0;color:#0f172a;font-size:12.5px;text-decoration:none;font-family:ui-monospace,monospace}
 .chip.culprit{background:#fee2e2;color:#b91c1c;font-weight:700;border:1px solid #fecaca}
 .code{color:var(--muted);font-size:12px;margin-left:4px}
+.vsub{margin:14px 0 0;font-size:14px}.vsub a{color:#1d4ed8}
 .remedy{margin:16px 0 0;padding:10px 14px;border-radius:8px;background:#eff6ff;border:1px solid #dbeafe}
 .remedy h3{margin:0 0 4px;color:#1d4ed8}.remedy p{margin:0}
 ol.evidence{list-style:none;margin:0;padding:0;border:1px solid var(--line);border-radius:8px;overflow:hidden}

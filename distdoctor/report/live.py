@@ -82,6 +82,12 @@ def _doing(row: LiveRow) -> str:
     return where
 
 
+def _state_style(state: str) -> str:
+    if state.startswith("exit"):      # "exit 0", "exit 1", "exit -9" from the supervisor
+        return "green" if state.strip() == "exit 0" else "bold red"
+    return _STATE_STYLE.get(state, "")
+
+
 def _step_cell(row: LiveRow) -> RenderableType:
     if row.step is None:
         return Text("–", style="dim")
@@ -142,7 +148,7 @@ def build_live(rows: Sequence[LiveRow], banner: str | None = None, log_lines: Se
         age_style = "bold red" if named else "yellow" if age is not None and age >= SLOW_PROGRESS_S else ""
         table.add_row(
             Text(r.task, style="bold red" if named else "bold"),
-            Text(r.state, style=_STATE_STYLE.get(r.state, "")),
+            Text(r.state, style=_state_style(r.state)),
             _step_cell(r),
             fmt_rate(r.steps_per_s),
             fmt_bytes(r.rss_bytes),

@@ -65,8 +65,8 @@ def step_times(points: Iterable[tuple[float, int]], ends_at: float | None = None
             changed = True
             last_c, last_t = c, t
             trailing = []
-        elif last_dt is not None and t - last_t > last_dt:
-            trailing.append((t, t - last_t))
+        elif changed and (last_dt is None or t - last_t > last_dt):
+            trailing.append((t, t - last_t))   # with no completed step to compare, any wait counts
     return out + trailing if open_end else out
 
 

@@ -21,6 +21,7 @@ W = 1120                 # viewBox width; the page is ~1100 px wide
 LABEL_W = 210            # left column: lane labels / chart axes
 X0, X1 = LABEL_W + 12, W - 18
 LANE_H, GROUP_H = 26, 38
+COMPACT_AFTER, COMPACT_H = 40, 20
 TOP = 38                 # room for the job markers' labels
 AXIS_H = 22
 CHART_H = 140
@@ -199,7 +200,9 @@ def task_anchor(key: str) -> str:
 
 def timeline_svg(page: ReportPage) -> str:
     scale = _TimeScale(page.t0, page.t1)
-    heights = [GROUP_H if lane.group else LANE_H for lane in page.lanes]
+    # Many distinct lanes (no identical groups) get thinner: the whole job should fit a few screens.
+    lane_h = LANE_H if len(page.lanes) <= COMPACT_AFTER else COMPACT_H
+    heights = [GROUP_H if lane.group else lane_h for lane in page.lanes]
     total = TOP + sum(heights) + AXIS_H + 4
     out = [f'<svg class="timeline" viewBox="0 0 {W} {total}" width="100%" role="img" '
            f'aria-label="timeline, one lane per task" data-t0="{page.t0:.3f}" data-t1="{page.t1:.3f}">',
@@ -274,6 +277,10 @@ _METRICS: dict[str, tuple[str, Callable[[float], str]]] = {
 }
 
 
+_EMPTY = {"step_time": "no completed steps recorded", "rss": "no memory samples recorded",
+          "cpu": "no CPU samples recorded"}
+
+
 def chart_svg(page: ReportPage, metric: str, colors: dict[str, str]) -> str:
     """One metric for every lane on the timeline's time axis; the culprit drawn last, on top."""
     title, fmt = _METRICS[metric]
@@ -286,7 +293,7 @@ def chart_svg(page: ReportPage, metric: str, colors: dict[str, str]) -> str:
     label = f'<text class="chart-title" x="10" y="{top + 12}">{_t(title)}</text>'
     if not series:
         return (head + label + f'<text class="empty" x="{(X0 + X1) / 2:.0f}" y="{(top + bottom) / 2:.0f}" '
-                f'text-anchor="middle">no samples recorded</text></svg>')
+                f'text-anchor="middle">{_t(_EMPTY[metric])}</text></svg>')
     vals = [v for _, s in series for v in (s.high or tuple(v for _, v in s.points))]
     lows = [v for _, s in series for v in (s.low or tuple(v for _, v in s.points))]
     hi = max(vals)

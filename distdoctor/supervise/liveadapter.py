@@ -12,7 +12,8 @@ class LiveAdapter:
     """Owns a :class:`LiveView`; turns tracks into rows, keeps the last log lines."""
 
     def __init__(self, stream) -> None:
-        self.view = LiveView(stream) if _accepts_stream() else LiveView()
+        from rich.console import Console
+        self.view = LiveView(Console(file=stream))
         self.lines: collections.deque[str] = collections.deque(maxlen=12)
         self._prev: dict[str, tuple[float, int]] = {}
 
@@ -45,11 +46,3 @@ class LiveAdapter:
                                 last_progress_age_s=(now - t.last_progress_at) if t.last_progress_at else None,
                                 where=t.where(), location=t.location()))
         self.view.update(rows, banner, list(self.lines))
-
-
-def _accepts_stream() -> bool:
-    import inspect
-    try:
-        return len(inspect.signature(LiveView.__init__).parameters) > 1
-    except (TypeError, ValueError):
-        return False

@@ -1,0 +1,130 @@
+"""``distdoctor diagnose PATH...``: the root cause of a finished (or stuck) job, from its logs alone.
+
+PATH is a ``distdoctor run`` bundle, a folder of per-task logs, log files, or
+``-`` for one combined stream on standard input. Exit codes: 0 the job
+succeeded, 1 it failed, 3 it hung (the logs simply stop), 2 the input is
+unusable (said in one line).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+
+from ..errors import DistDoctorError, InputError
+from ..model import Diagnosis, format_clock
+from .from_logs import observe_logs
+from .logsource import parse_task_map
+from .observations import JobObservation
+
+__all__ = ["register_cli", "diagnose_paths", "render_text"]
+
+
+def register_cli(sub) -> None:
+    p = sub.add_parser("diagnose", help="name the root cause of a failed or hung job from its logs",
+                       description="Read the logs of a multi-worker TensorFlow job (a `distdoctor run` bundle, a folder "
+                                   "of per-task logs, files, or - for one combined stream) and say what failed first, "
+                                   "where, and what to do. Exit 0 succeeded, 1 failed, 3 hung, 2 unusable input.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="run bundle, folder of task logs, log file, or - (stdin)")
+    p.add_argument("--json", action="store_true", help="print only the diagnosis JSON")
+    p.add_argument("--task-map", action="append", metavar="NAME=job:index,...",
+                   help="which task wrote a file or prefix the name does not tell (repeatable)")
+    p.add_argument("--html", metavar="FILE", help="also write the report as HTML")
+    p.add_argument("--jobs", type=int, default=None, metavar="N", help="processes reading logs (default: up to 2)")
+    p.set_defaults(func=_run)
+
+
+def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, jobs: int | None = None,
+                   detected_at: float | None = None) -> tuple[Diagnosis, JobObservation]:
+    """Read the logs under ``paths`` and diagnose them. Raises :class:`InputError` for unusable input."""
+    try:
+        job = observe_logs(list(paths), task_map, jobs=jobs)
+        from .engine import diagnose
+        diag = diagnose(job, detected_at=time.time() if detected_at is None else detected_at, command="diagnose")
+    except DistDoctorError:
+        raise
+    except RecursionError as exc:  # pathological input nesting: still one line, never a traceback
+        raise InputError(f"could not read these logs: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 -- the contract is one line, never a traceback
+        if os.environ.get("DISTDOCTOR_DEBUG"):
+            raise
+        raise InputError(f"could not diagnose these logs: internal error {type(exc).__name__}: {str(exc)[:200]} "
+                         "(set DISTDOCTOR_DEBUG=1 for the traceback and report it)") from None
+    missing = tuple(n for n in job.notes if n not in diag.notes)
+    if missing:
+        diag = replace(diag, notes=tuple(diag.notes) + missing)
+    return diag, job
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError("--jobs must be at least 1")
+    task_map = parse_task_map(args.task_map)
+    diag, _ = diagnose_paths(args.paths, task_map, jobs=args.jobs)
+    data = diag.to_json()
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        _render(data, html=args.html)
+    if args.json and args.html:
+        _render(data, html=args.html, quiet=True)
+    return diag.exit_code
+
+
+def _render(data: dict, *, html: str | None, quiet: bool = False) -> None:
+    from rich.console import Console
+    console = Console(record=bool(html), file=open(os.devnull, "w") if quiet else sys.stdout, highlight=False,
+                      soft_wrap=True)
+    try:
+        from ..report.terminal import render_diagnosis  # another package renders it when present
+    except ImportError:
+        render_diagnosis = None
+    if render_diagnosis is not None:
+        render_diagnosis(data, console)
+    else:
+        console.print(render_text(data), markup=False)
+    if html:
+        try:
+            console.save_html(html)
+        except OSError as exc:
+            raise InputError(f"cannot write {html}: {exc.strerror or exc}") from None
+
+
+def render_text(d: dict) -> str:
+    """A plain report: the root cause and its evidence first, then the rest (fallback renderer)."""
+    status = str(d.get("status", "?")).upper()
+    rc = d.get("root_cause")
+    lines = []
+    if rc:
+        who = rc.get("culprit") or "no single task"
+        lines.append(f"distdoctor diagnose: {status} -- {rc.get('category')} on {who} ({rc.get('code')})")
+        lines.append(f"  {rc.get('summary')}")
+        if rc.get("candidates"):
+            lines.append("  candidates: " + ", ".join(rc["candidates"]))
+        if rc.get("evidence"):
+            lines.append("  evidence:")
+            lines += [f"    {e}" for e in rc["evidence"]]
+        if rc.get("remedy"):
+            lines.append(f"  what to do: {rc['remedy']}")
+    else:
+        lines.append(f"distdoctor diagnose: {status}" + (" -- no fault found in the logs" if status == "SUCCEEDED" else ""))
+    others = [f for f in d.get("findings", []) if not rc or f.get("code") != rc.get("code") or f.get("culprit") != rc.get("culprit")]
+    if others:
+        lines.append("other findings:")
+        for f in others:
+            lines.append(f"  - [{f.get('severity')}] {f.get('code')} {f.get('category')}"
+                         + (f" on {f['culprit']}" if f.get("culprit") else "") + f": {f.get('summary')}")
+    tasks = d.get("tasks") or {}
+    if tasks:
+        lines.append("tasks:")
+        for name, t in tasks.items():
+            steps = f"{t['steps']} steps" if t.get("steps") is not None else "no progress lines"
+            lines.append(f"  {name:12} {steps:>18}  last progress {format_clock(t.get('last_progress_at'))}"
+                         + (f"  {t['log']}" if t.get("log") else ""))
+    if d.get("notes"):
+        lines.append("notes:")
+        lines += [f"  - {n}" for n in d["notes"]]
+    return "\n".join(lines)

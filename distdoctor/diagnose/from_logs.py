@@ -1,0 +1,148 @@
+"""Build a :class:`JobObservation` from task logs alone (``distdoctor diagnose``).
+
+:func:`observation_from_scans` is pure: it merges per-file
+:class:`~distdoctor.diagnose.logparse.TaskScan` s into one observation per
+task, puts every task on one time line (a task whose clock is off by whole
+half-hours -- a time zone -- is shifted, and said so in ``notes``), and asks
+:func:`~distdoctor.diagnose.log_rules.judge_silence` whether the logs simply
+stop (``job.hang``, ``job_finished=False``). :func:`observe_logs` is the thin
+I/O wrapper that discovers and scans the files first.
+
+Process fields (pid, exit code, signal, stacks) stay ``None``: logs do not
+know them, and the rules must not pretend they do.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import replace
+from typing import Sequence
+
+from ..errors import InputError
+from .events import EventKind, LogEvent
+from .log_rules import ended_with_error, judge_silence
+from .logparse import TaskScan
+from .logsource import Discovery, discover, scan_sources
+from .observations import JobObservation, TaskObservation
+
+__all__ = ["observe_logs", "observation_from_scans", "CLOCK_NOTE_S"]
+
+CLOCK_NOTE_S = 600.0   # tasks of one job start within minutes of each other; beyond this, say so
+_TZ_STEP_S = 1800.0    # time zones differ by whole half-hours
+_TZ_SLACK_S = 120.0
+
+
+def observe_logs(sources: Sequence[str] | Discovery, task_map: dict[str, str] | None = None, *,
+                 jobs: int | None = None) -> JobObservation:
+    """Discover (when given paths), scan and assemble; raises :class:`InputError` for unusable input."""
+    disc = sources if isinstance(sources, Discovery) else discover(list(sources), task_map)
+    scans, notes = scan_sources(disc, jobs=jobs)
+    return observation_from_scans(scans, notes=list(disc.notes) + notes)
+
+
+def _usable(scans: Sequence[TaskScan], notes: list[str]) -> list[TaskScan]:
+    good = []
+    binary = [s for s in scans if s.binary]
+    for s in binary:
+        notes.append(f"{_name(s)} is not text (binary data); ignored")
+    for s in scans:
+        if s.binary:
+            continue
+        good.append(s)
+    if not good:
+        if binary:
+            raise InputError(f"{_name(binary[0])}{' and the others' if len(binary) > 1 else ''} "
+                             "hold binary data, not logs: nothing to diagnose")
+        raise InputError("nothing was read: every log vanished or could not be opened")
+    if not any(s.recognized for s in good):
+        if all(s.size == 0 for s in good):
+            raise InputError("every log is empty: nothing to diagnose")
+        raise InputError("none of these files looks like output of a TensorFlow job (no TensorFlow, Keras or Python "
+                         "error lines, no progress lines): nothing to diagnose")
+    return good
+
+
+def _name(s: TaskScan) -> str:
+    return s.path or str(s.task)
+
+
+def _merge(task: str, scans: list[TaskScan]) -> TaskObservation:
+    scans = sorted(scans, key=lambda s: (s.first_ts is None, s.first_ts or 0))
+    events: list[LogEvent] = []
+    for s in scans:
+        events.extend(s.events)
+    if len(scans) > 1:
+        events.sort(key=lambda e: (e.ts is None, e.ts or 0))
+    steps = [s.steps for s in scans if s.steps is not None]
+    prog = [s.last_progress_at for s in scans if s.last_progress_at is not None]
+    out = [s.last_ts for s in scans if s.last_ts is not None]
+    times = tuple(x for s in scans for x in s.step_times)
+    return TaskObservation(task=task, events=tuple(events), steps=max(steps) if steps else None, step_times=times[-200:],
+                           last_progress_at=max(prog) if prog else None, last_output_at=max(out) if out else None,
+                           log_path=", ".join(s.path for s in scans if s.path) or None)
+
+
+def _shift(t: TaskObservation, offset: float) -> TaskObservation:
+    def mv(x: float | None) -> float | None:
+        return None if x is None else x - offset
+    return replace(t, events=tuple(replace(e, ts=mv(e.ts)) for e in t.events), last_progress_at=mv(t.last_progress_at),
+                   last_output_at=mv(t.last_output_at), clock_offset_s=offset)
+
+
+def _clock(tasks: dict[str, TaskObservation], first: dict[str, float], notes: list[str]) -> dict[str, TaskObservation]:
+    """Shift tasks whose clock is off by a time zone; note other large start gaps."""
+    if len(first) < 2:
+        return tasks
+    med = statistics.median(first.values())
+    out = dict(tasks)
+    for task, ts in sorted(first.items()):
+        off = ts - med
+        if abs(off) < CLOCK_NOTE_S:
+            continue
+        zone = round(off / _TZ_STEP_S) * _TZ_STEP_S
+        hours = f"{abs(off) / 3600:.1f} h" if abs(off) >= 3600 else f"{abs(off) / 60:.0f} min"
+        if zone and abs(off - zone) <= _TZ_SLACK_S:
+            out[task] = _shift(tasks[task], zone)
+            notes.append(f"{task}'s clock reads {hours} {'ahead of' if off > 0 else 'behind'} the others' (its first "
+                         f"line is that far from theirs, a whole number of half-hours: a time zone or a wrong clock); "
+                         f"its times were shifted by {-zone:+.0f} s to put every task on one time line")
+        else:
+            notes.append(f"{task}'s log starts {hours} {'after' if off > 0 else 'before'} the others': it was "
+                         f"(re)started at another time, or its clock is off; its times were left as written")
+    return out
+
+
+def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = ()) -> JobObservation:
+    """Assemble the job's observation from its scans (pure). Raises :class:`InputError` when nothing is usable."""
+    notes = list(notes)
+    good = _usable(scans, notes)
+    by_task: dict[str, list[TaskScan]] = {}
+    for s in good:
+        if s.task:
+            by_task.setdefault(s.task, []).append(s)
+    tasks = {task: _merge(task, ss) for task, ss in by_task.items()}
+    for task, ss in by_task.items():
+        if len(ss) > 1:
+            notes.append(f"{task}: {len(ss)} logs read as one ({', '.join(_name(s) for s in ss)})")
+        if any(s.events_dropped for s in ss):
+            notes.append(f"{task}: {sum(s.events_dropped for s in ss)} repeated events beyond the first and last "
+                         "few thousand were not kept")
+        if any(s.long_lines for s in ss):
+            notes.append(f"{task}: {sum(s.long_lines for s in ss)} line(s) longer than 64 KiB were cut")
+    first = {task: min(s.first_ts for s in ss if s.first_ts is not None)
+             for task, ss in by_task.items() if any(s.first_ts is not None for s in ss)}
+    tasks = _clock(tasks, first, notes)
+    strategy = "unknown"
+    if any(t.startswith("ps:") for t in tasks):
+        strategy = "parameter_server"
+    elif any(e.kind == EventKind.CLUSTER_CONNECTED and "MultiWorkerMirrored" in e.text
+             for t in tasks.values() for e in t.events) or (tasks and all(t.startswith(("worker:", "chief:")) for t in tasks)):
+        strategy = "multi_worker_mirrored"
+    job = JobObservation(tasks=tasks, strategy=strategy, source="logs", notes=tuple(notes))
+    ended = [t.last_output_at for t in tasks.values() if t.last_output_at is not None]
+    hang = judge_silence(job)
+    if hang is not None:
+        silent = [t.task for t in job.ordered() if not ended_with_error(t)]
+        notes.append("the logs simply stop: no task reports an error and not every task finished"
+                     + (f" ({', '.join(silent[:8])}{'...' if len(silent) > 8 else ''})" if silent else ""))
+    return replace(job, hang=hang, job_finished=hang is None, ended_at=max(ended) if ended else None,
+                   notes=tuple(notes))
