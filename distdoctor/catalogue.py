@@ -67,7 +67,12 @@ def all_rules() -> list[Rule]:
 
 def _load_all() -> None:
     # Import the modules that register rules, so the table is complete.
-    from .diagnose import rules as _r  # noqa: F401
+    import importlib
+    for mod in ("distdoctor.diagnose.rules", "distdoctor.diagnose.engine", "distdoctor.diagnose.log_rules"):
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            pass
     try:
         from .preflight import rules as _p  # noqa: F401
     except ImportError:  # preflight rules are optional while being built

@@ -30,7 +30,10 @@ from ..model import Category, Evidence, Finding, Severity, format_clock
 from .events import EventKind, LogEvent
 from .observations import HangVerdict, JobObservation, TaskObservation
 
-__all__ = ["CHECKS", "judge_silence", "ended_with_error", "TERMINAL_KINDS", "CAUSE_KINDS"]
+__all__ = ["CHECKS", "judge_silence", "ended_with_error", "completed", "TERMINAL_KINDS", "CAUSE_KINDS", "HANG_CODES"]
+
+# Findings of these rules explain a job that hangs (``job.hang`` set): its status stays ``hung``.
+HANG_CODES = ("DD150", "DD151", "DD152", "DD153")
 
 CHECKS: list[tuple[Rule, Callable[[JobObservation], list[Finding]]]] = []
 
@@ -73,9 +76,12 @@ def ended_with_error(t: TaskObservation) -> bool:
     return any(e.kind in TERMINAL_KINDS or (e.kind == EventKind.PEER_SYMPTOM and e.frames) for e in t.events)
 
 
-def _completed(t: TaskObservation) -> bool:
+def completed(t: TaskObservation) -> bool:
+    """The task's log shows its training ran to the end (last epoch, last step, or TerminateOnNaN stopped it)."""
+    if any(e.kind == EventKind.NAN_LOSS and "terminating training" in e.text for e in t.events):
+        return True
     epochs = _of(t, EventKind.EPOCH)
-    prog = [e for e in t.events if e.kind == EventKind.PROGRESS and e.step is not None]
+    prog = [e for e in t.events if e.kind in (EventKind.PROGRESS, EventKind.NAN_LOSS) and e.step is not None]
     if not prog:
         return False
     last = prog[-1]
@@ -119,13 +125,13 @@ def judge_silence(job: JobObservation) -> HangVerdict | None:
     if not tasks or any(ended_with_error(t) for t in tasks):
         return None
     trainers = [t for t in tasks if t.steps is not None]
-    if trainers and all(_completed(t) for t in trainers):
+    if trainers and all(completed(t) for t in trainers):
         return None
     stamps = [t.last_output_at for t in tasks if t.last_output_at is not None]
     progress = [t.last_progress_at for t in tasks if t.last_progress_at is not None]
     declared = max(stamps) if stamps else 0.0
     since = max(progress) if progress else (min(stamps) if stamps else 0.0)
-    culprits: list[str] = [name for name in _named_stragglers(job) if name not in job.tasks or not _completed(job.tasks[name])]
+    culprits: list[str] = [name for name in _named_stragglers(job) if name not in job.tasks or not completed(job.tasks[name])]
     reason = ""
     if culprits:
         reason = "the coordination service kept waiting for " + ", ".join(culprits)
@@ -162,6 +168,8 @@ def _logs_stop(rule: Rule, job: JobObservation):
         return
     if any(_never_joined(job, name) for name in _named_stragglers(job)):
         return  # DD151 names it
+    if any(check(job) for rule_, check in CHECKS if rule_.code in HANG_CODES and rule_.code != "DD150"):
+        return  # a more specific log rule explains the hang
     tasks = job.ordered()
     culprit = h.culprits[0] if len(h.culprits) == 1 else None
     candidates = h.culprits if len(h.culprits) > 1 else (() if culprit else tuple(t.task for t in tasks))

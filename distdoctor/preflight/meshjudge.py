@@ -231,9 +231,13 @@ def _reachability(primary: Mapping[str, PeerReport], odd_cluster: set[str], time
         tail = "; it sent no report either" if silent else ""
         ev = [_ev(p.src, _probe_line(p)) for p in ps]
         if all(p.src == culprit for p in ps):
-            summary = (f"{culprit} failed against all {tried[culprit]} peers it tried "
-                       f"({ps[0].outcome.value}: {ps[0].detail}) while they reached each other: the fault is on "
-                       f"{culprit}'s side")
+            if code == "DD505":
+                summary = (f"{culprit} failed the mesh handshake with all {tried[culprit]} peers it tried: it holds "
+                           "another DISTDOCTOR_TOKEN than the rest of the job")
+            else:
+                others = " while they reached each other" if len(primary) > 1 else ""
+                summary = (f"{culprit} failed against all {tried[culprit]} peers it tried ({ps[0].outcome.value}: "
+                           f"{ps[0].detail}){others}: the fault is on {culprit}'s side")
         elif code == "DD506":
             summary = (f"{culprit} never arrived: {_names(srcs)} tried {addr} for up to {timeout:.0f} s and got "
                        f"connection refused (nothing listening); it sent no report")
@@ -260,7 +264,9 @@ def _refusals(primary: Mapping[str, PeerReport], findings: list[Finding], known:
     for t, r in primary.items():
         for rf in r.refusals:
             line = f"{t} refused {rf.peer} claiming {rf.claimed or '?'}: {rf.reason}"
-            target = next((i for i, f in enumerate(findings) if f.code == "DD505" and f.culprit == rf.claimed), None)
+            # attach to the token finding about the claimant, or about us when we are the odd one
+            target = next((i for who in (rf.claimed, t) for i, f in enumerate(findings)
+                           if f.code == "DD505" and f.culprit == who), None)
             if target is not None:
                 f = findings[target]
                 findings[target] = _f(f.code, f.culprit, f.summary, f.evidence + (_ev(t, line),),
@@ -387,7 +393,7 @@ def _local(primary: Mapping[str, PeerReport], extra: Sequence[PeerReport], me: s
         tasks = {t for t, _ in items}
         if len(primary) > 1 and tasks == set(primary) and all(f.culprit == t for t, f in items):
             rep = next((f for t, f in items if t == me), items[0][1])
-            out.append(_f(code, None, f"on all {len(tasks)} tasks: {rep.summary}", rep.evidence,
+            out.append(_f(code, None, f"on all {len(tasks)} reporting tasks: {rep.summary}", rep.evidence,
                           severity=rep.severity, remedy=rep.remedy))
         else:
             out.extend(f for _, f in items)

@@ -466,7 +466,10 @@ def _task_marks(events: list[JobEvent], log: TaskLog | None, samples: list[Sampl
             continue
         marks.append(m)
     if Mark.EXIT not in have and (rep.get("exit_code") is not None or rep.get("signal")):
-        ts = samples[-1].ts if samples else (log.last_ts if log is not None else None)
+        # No exit event: the task lived at least until its last sample and its last log line.
+        seen = [t for t in (samples[-1].ts if samples else None, log.last_ts if log is not None else None)
+                if t is not None]
+        ts = max(seen) if seen else None
         if ts is not None:
             how = f"signal {rep['signal']}" if rep.get("signal") else f"exit code {rep['exit_code']}"
             marks.append(LaneMark(Mark.EXIT, ts, how, line=_line_before(log, ts)))

@@ -72,12 +72,15 @@ def _header(page: ReportPage) -> str:
 def _evidence(f: FindingView) -> str:
     if not f.evidence:
         return ""
+    culprits = {f.culprit, *f.candidates} - {None}
     items = []
     for e in f.evidence:
         cls = "ev consequence" if e.consequence else "ev"
         tag = '<span class="ev-tag">consequence</span>' if e.consequence else ""
-        items.append(f'<li class="{cls}"><span class="ev-task">{_t(e.task or "job")}</span>'
-                     f'<span class="ev-clock">{_t(e.clock)}</span>{tag}<span class="ev-text">{_t(e.text)}</span></li>')
+        who = "ev-task culprit" if e.task in culprits else "ev-task"
+        clock = "" if e.clock.startswith("--") else e.clock     # no timestamp: say nothing rather than dashes
+        items.append(f'<li class="{cls}"><span class="{who}">{_t(e.task or "job")}</span>'
+                     f'<span class="ev-clock">{_t(clock)}</span>{tag}<span class="ev-text">{_t(e.text)}</span></li>')
     return f'<ol class="evidence">{"".join(items)}</ol>'
 
 
@@ -262,9 +265,10 @@ dl.facts dd{margin:2px 0 0;font-weight:500}
 ol.evidence{list-style:none;margin:0;padding:0;border:1px solid var(--line);border-radius:8px;overflow:hidden}
 .ev{display:flex;gap:10px;padding:5px 10px;font-size:13px;border-top:1px solid var(--line);background:#fff}
 .ev:first-child{border-top:0}
-.ev-task{flex:none;font-weight:700;color:#b91c1c;min-width:78px}.ev-clock{flex:none;color:var(--muted)}
+.ev-task{flex:none;font-weight:700;color:#334155;min-width:78px}.ev-task.culprit{color:#b91c1c}
+.ev-clock{flex:none;color:var(--muted);min-width:92px}
 .ev-text{white-space:pre-wrap;word-break:break-word}
-.ev.consequence{background:#f8fafc;color:#475569}.ev.consequence .ev-task{color:#475569}
+.ev.consequence{background:#f8fafc;color:#475569}.ev.consequence .ev-task{color:#64748b}
 .ev-tag{flex:none;font-size:11px;border:1px solid #cbd5e1;border-radius:4px;padding:0 5px;color:var(--muted);height:18px}
 ul.findings{list-style:none;margin:0;padding:0}
 .finding{padding:8px 0;border-top:1px solid var(--line)}.finding:first-child{border-top:0}

@@ -188,7 +188,7 @@ class Supervisor:
                 self._event(now, track.task, "memory_warning", f"RSS {s.rss_bytes >> 20} MiB of {limit >> 20} MiB")
             if self._samples_fh is not None:
                 a = track.agent
-                row = {"ts": round(now, 3), "task": track.task, "state": track.state, "rss": s.rss_bytes,
+                row = {"ts": round(now, 3), "task": track.task, "state": track.state, "rss": s.rss_bytes, "limit": limit,
                        "cpu": round(s.cpu_seconds, 3), "calls": a.calls if a else 0, "steps": track.steps(),
                        "in_call": a.in_call if a else None, "where": track.where(), "location": track.location()}
                 self._samples_fh.write(json.dumps(row) + "\n")

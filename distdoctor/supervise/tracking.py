@@ -159,6 +159,8 @@ class TaskTrack:
             return self.explicit_steps
         if self.keras_steps or self._epoch_step:
             return self.keras_steps + self._epoch_step
+        if self.agent is not None and self.agent.calls:
+            return self.agent.calls  # TF function calls: one per step in Keras fit and tf.function loops
         return None
 
     def snapshot(self) -> TaskSnapshot:
