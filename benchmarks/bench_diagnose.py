@@ -139,18 +139,24 @@ def generate(folder: str, tasks: int = 64, mb: int = 16, culprit: int = 37) -> l
     return paths
 
 
-def _timed(cmd: list[str]) -> tuple[float, int | None, int, str]:
-    """(seconds, peak RSS bytes or None, exit code, stdout)."""
-    gnu_time = shutil.which("time") if os.path.exists("/usr/bin/time") else None
-    if gnu_time:
+def _timed(cmd: list[str]) -> tuple[float, int | None, int, str, float | None]:
+    """(wall seconds, peak RSS bytes or None, exit code, stdout, CPU seconds user+sys or None).
+
+    Peak RSS is the largest single process (GNU time's maximum resident set size
+    covers the command and, separately, each of its children).
+    """
+    if os.path.exists("/usr/bin/time"):
         t = time.perf_counter()
         p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
         dt = time.perf_counter() - t
         rss = None
+        cpu = 0.0
         for line in p.stderr.splitlines():
             if "Maximum resident set size" in line:
                 rss = int(line.rsplit(":", 1)[1]) * 1024
-        return dt, rss, p.returncode, p.stdout
+            if "User time (seconds)" in line or "System time (seconds)" in line:
+                cpu += float(line.rsplit(":", 1)[1])
+        return dt, rss, p.returncode, p.stdout, cpu
     import psutil
     t = time.perf_counter()
     proc = psutil.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -163,7 +169,25 @@ def _timed(cmd: list[str]) -> tuple[float, int | None, int, str]:
             pass
         time.sleep(0.02)
     out = proc.stdout.read() if proc.stdout else ""
-    return time.perf_counter() - t, peak or None, proc.returncode, out
+    return time.perf_counter() - t, peak or None, proc.returncode, out, None
+
+
+def _tree_peak(cmd: list[str]) -> int | None:
+    """Peak of the summed RSS of the command and all its children (psutil, sampled every 20 ms)."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    proc = psutil.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))
+            peak = max(peak, rss)
+        except psutil.Error:
+            pass
+        time.sleep(0.02)
+    return peak or None
 
 
 def main() -> int:
@@ -189,11 +213,14 @@ def main() -> int:
         subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL)  # warm the page cache for both
         rows = {}
         verdict = None
+        load = os.getloadavg()[0]
         for name, cmd in (("grep -c (floor)", grep_cmd), ("distdoctor diagnose", dd_cmd)):
-            times, rsss = [], []
+            times, rsss, cpus = [], [], []
             for _ in range(args.runs):
-                dt, rss, rc, out = _timed(cmd)
+                dt, rss, rc, out, cpu = _timed(cmd)
                 times.append(dt)
+                if cpu is not None:
+                    cpus.append(cpu)
                 if rss:
                     rsss.append(rss)
                 if name.startswith("distdoctor"):
@@ -205,16 +232,22 @@ def main() -> int:
                         verdict = (d.get("status"), rc_.get("category"), rc_.get("culprit"))
                     except ValueError:
                         verdict = ("unparsable output", None, None)
-            rows[name] = (statistics.median(times), max(rsss) if rsss else None, times)
+            rows[name] = (statistics.median(times), max(rsss) if rsss else None, times,
+                          statistics.median(cpus) if cpus else None)
+        tree = _tree_peak(dd_cmd)
         cpu = os.cpu_count()
         lines = [f"# `distdoctor diagnose` throughput", "",
                  f"{args.tasks} task logs x {args.mb} MB = {total / 1e9:.2f} GB of generated TF/Keras lines, "
-                 f"fault buried in worker:37; {cpu}-core machine; median of {args.runs} runs, page cache warm.", "",
-                 "| command | median s | MB/s | peak RSS MB | runs (s) |", "|---|---:|---:|---:|---|"]
-        for name, (med, rss, times) in rows.items():
-            lines.append(f"| {name} | {med:.2f} | {total / 1e6 / med:.0f} | {rss / 1e6:.0f} | " if rss else
-                         f"| {name} | {med:.2f} | {total / 1e6 / med:.0f} | n/a | ")
-            lines[-1] += ", ".join(f"{t:.2f}" for t in times) + " |"
+                 f"fault buried in worker:37; {cpu}-core machine (load average {load:.1f} at the start); "
+                 f"median of {args.runs} runs, page cache warm.", "",
+                 "| command | median wall s | MB/s | CPU s (user+sys) | peak RSS MB (largest process) | runs (s) |",
+                 "|---|---:|---:|---:|---:|---|"]
+        for name, (med, rss, times, cpu_s) in rows.items():
+            lines.append(f"| {name} | {med:.2f} | {total / 1e6 / med:.0f} | "
+                         + (f"{cpu_s:.2f}" if cpu_s is not None else "n/a") + " | "
+                         + (f"{rss / 1e6:.0f}" if rss else "n/a") + " | " + ", ".join(f"{t:.2f}" for t in times) + " |")
+        lines += ["", f"distdoctor's whole process tree (parent + pool) peaked at {tree / 1e6:.0f} MB RSS (psutil, summed)."
+                  if tree else ""]
         lines += ["", f"verdict: status={verdict[0]}, category={verdict[1]}, culprit={verdict[2]}" if verdict else "",
                   "", "Command:", "", "```", "python benchmarks/bench_diagnose.py " +
                   f"--tasks {args.tasks} --mb {args.mb} --runs {args.runs}", " ".join(["distdoctor", "diagnose", "DIR", "--json"]),

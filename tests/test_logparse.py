@@ -13,7 +13,7 @@ CORPUS = Path(__file__).parent / "corpus"
 SIGKILL_W0 = CORPUS / "sigkill-raw-logs" / "worker-0.log"   # real: TF 2.21, its peer SIGKILLed
 
 
-@pytest.mark.parametrize("line, kind", [
+CLASSIFIED = [
     ("E0000 00:00:1795286227.101340    2423 ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: recvmsg:Connection reset by peer", EventKind.PEER_SYMPTOM),
     ("W0000 00:00:1795286227.101800    2564 local_rendezvous.cc:412] Local rendezvous is aborting with status: UNAVAILABLE: Collective ops is aborted by: recvmsg:Connection reset by peer", EventKind.PEER_SYMPTOM),
     ("Additional GRPC error information from remote target /job:worker/replica:0/task:1 while calling /tensorflow.WorkerService/RecvBuf:", EventKind.PEER_SYMPTOM),
@@ -46,7 +46,10 @@ SIGKILL_W0 = CORPUS / "sigkill-raw-logs" / "worker-0.log"   # real: TF 2.21, its
     ("2021-03-04 12:00:00.123456: E tensorflow/core/framework/op_kernel.cc:1 something odd", EventKind.TF_ERROR),
     ("WARNING:tensorflow:Your input ran out of data; interrupting training.", EventKind.TF_ERROR),
     ("hello world", None),
-])
+]
+
+
+@pytest.mark.parametrize("line, kind", CLASSIFIED)
 def test_classify_real_lines(line, kind):
     _, text = split_timestamp(line)
     found = classify(text)
@@ -201,3 +204,20 @@ def test_symptom_followed_by_the_peer_on_the_next_line():
             b"/job:worker/replica:0/task:1\n")
     got = _scan(data, 30)
     assert [(e.kind, e.peer) for e in got.events][-1] == (EventKind.WAITING_FOR_TASKS, "worker:1")
+
+
+@pytest.mark.parametrize("line, kind", [(ln, k) for ln, k in CLASSIFIED if k not in (None, EventKind.PROGRESS)])
+def test_the_prefilter_lets_every_evidence_line_through(line, kind):
+    filler = b"I0000 00:00:1795286218.1 1 collective_param_resolver_distributed.cc:1] Collective group 3 resolved\n" * 50
+    got = _scan(filler + line.encode() + b"\n" + filler, 1 << 20)
+    assert kind in [e.kind for e in got.events]
+
+
+def test_a_flood_of_one_message_is_counted_not_parsed():
+    flood = b"".join(b"E0000 00:00:%d.5 2291 grpc_util.cc:%d] UNAVAILABLE: Connection refused (attempt %d)\n" % (1795286218 + i, i % 50, i)
+                     for i in range(5000))
+    data = b"Epoch 1/1\n" + flood + b"Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nValueError: last\n"
+    got = _scan(data, 1 << 16)
+    assert got.lines_skipped == 5000 - TaskScanner.MAX_REPEATS
+    assert got.events[-1].kind == EventKind.PY_EXCEPTION and got.events[-1].line_no == 5004
+    assert got.last_ts == pytest.approx(1795286218 + 4999.5)

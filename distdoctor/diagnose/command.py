@@ -75,9 +75,16 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _render(data: dict, *, html: str | None, quiet: bool = False) -> None:
+    if quiet:
+        with open(os.devnull, "w") as sink:
+            _render_to(data, html, sink)
+    else:
+        _render_to(data, html, sys.stdout)
+
+
+def _render_to(data: dict, html: str | None, out) -> None:
     from rich.console import Console
-    console = Console(record=bool(html), file=open(os.devnull, "w") if quiet else sys.stdout, highlight=False,
-                      soft_wrap=True)
+    console = Console(record=bool(html), file=out, highlight=False, soft_wrap=True)
     try:
         from ..report.terminal import render_diagnosis  # another package renders it when present
     except ImportError:

@@ -13,6 +13,7 @@ know them, and the rules must not pretend they do.
 """
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import replace
 from typing import Sequence
@@ -20,7 +21,7 @@ from typing import Sequence
 from ..errors import InputError
 from .events import EventKind, LogEvent
 from .log_rules import ended_with_error, judge_silence
-from .logparse import TaskScan
+from .logparse import TaskScan, TaskScanner
 from .logsource import Discovery, discover, scan_sources
 from .observations import JobObservation, TaskObservation
 
@@ -28,6 +29,8 @@ __all__ = ["observe_logs", "observation_from_scans", "CLOCK_NOTE_S"]
 
 CLOCK_NOTE_S = 600.0   # tasks of one job start within minutes of each other; beyond this, say so
 _TZ_STEP_S = 1800.0    # time zones differ by whole half-hours
+# A last line that closes a run (custom loops print no epochs): "final loss 0.1", "Training finished", "done".
+_CLOSING = re.compile(r"\b(?:final|finished|completed?|done|saved (?:the )?model|training (?:is )?over)\b", re.IGNORECASE)
 _TZ_SLACK_S = 120.0
 
 
@@ -52,7 +55,9 @@ def _usable(scans: Sequence[TaskScan], notes: list[str]) -> list[TaskScan]:
         if binary:
             raise InputError(f"{_name(binary[0])}{' and the others' if len(binary) > 1 else ''} "
                              "hold binary data, not logs: nothing to diagnose")
-        raise InputError("nothing was read: every log vanished or could not be opened")
+        problems = [n for n in notes if "vanished" in n or "could not" in n or "no task prefix" in n or "stopped early" in n
+                    or "is empty" in n]
+        raise InputError(problems[-1] if problems else "nothing was read: every log vanished or could not be opened")
     if not any(s.recognized for s in good):
         if all(s.size == 0 for s in good):
             raise InputError("every log is empty: nothing to diagnose")
@@ -126,6 +131,9 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
         if any(s.events_dropped for s in ss):
             notes.append(f"{task}: {sum(s.events_dropped for s in ss)} repeated events beyond the first and last "
                          "few thousand were not kept")
+        if any(s.lines_skipped for s in ss):
+            notes.append(f"{task}: {sum(s.lines_skipped for s in ss)} repetitions of messages already seen "
+                         f"{TaskScanner.MAX_REPEATS} times were counted, not read")
         if any(s.long_lines for s in ss):
             notes.append(f"{task}: {sum(s.long_lines for s in ss)} line(s) longer than 64 KiB were cut")
     first = {task: min(s.first_ts for s in ss if s.first_ts is not None)
@@ -139,7 +147,8 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
         strategy = "multi_worker_mirrored"
     job = JobObservation(tasks=tasks, strategy=strategy, source="logs", notes=tuple(notes))
     ended = [t.last_output_at for t in tasks.values() if t.last_output_at is not None]
-    hang = judge_silence(job)
+    finished = frozenset(task for task, ss in by_task.items() if any(s.completed or _CLOSING.search(s.last_text) for s in ss))
+    hang = judge_silence(job, finished)
     if hang is not None:
         silent = [t.task for t in job.ordered() if not ended_with_error(t)]
         notes.append("the logs simply stop: no task reports an error and not every task finished"

@@ -42,10 +42,6 @@ TERMINAL_KINDS = frozenset({EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, Even
                             EventKind.OOM_TENSOR, EventKind.OOM_GPU, EventKind.PORT_IN_USE})
 # Evidence of a cause on the task that printed it (the process rules attribute these).
 CAUSE_KINDS = TERMINAL_KINDS | {EventKind.NCCL_ERROR, EventKind.CUDA_ERROR, EventKind.RESOURCE, EventKind.PREEMPTION}
-_DEAD_PEER = ("Connection reset by peer", "Socket closed", "Connection refused", "Broken pipe",
-              "failed to connect to all addresses", "Connection closed", "EOF")
-_SILENT_PEER = ("stopped sending heartbeats", "heartbeat timeout", "DEADLINE_EXCEEDED", "Deadline Exceeded",
-                "timed out", "The tasks have crashed")
 _HOW_TO_TELL = ("a stack dump of each candidate (`py-spy dump --pid PID`, or `kill -USR1` with faulthandler) "
                 "shows which one is outside the collective; `distdoctor run` records this for you")
 _CLUSTER_SPEC = re.compile(r"cluster_spec\s*=\s*(\{.*?\})\s*,\s*task_type\s*=\s*'(\w+)'\s*,\s*task_id\s*=\s*(\d+)")
@@ -113,19 +109,25 @@ def _never_joined(job: JobObservation, task: str) -> str | None:
     return None
 
 
-def judge_silence(job: JobObservation) -> HangVerdict | None:
+def judge_silence(job: JobObservation, finished: frozenset[str] = frozenset()) -> HangVerdict | None:
     """The logs' verdict that the job hung: nothing failed, not everyone finished, the logs just stop.
 
-    Returns None when some task ended with an error (the job failed) or every
-    training task finished (or there are no tasks). Culprits are named only
-    when the logs show who: peers named as stragglers by the coordination
-    service, or tasks that printed nothing while the others did.
+    Returns None when some task ended with an error or reports a lost peer (the
+    job failed), or every training task finished -- by its progress lines, or
+    because it is in ``finished`` (its log ends with a closing message) -- or
+    there are no tasks. Culprits are named only when the logs show who: peers
+    named as stragglers by the coordination service, or tasks that printed
+    nothing while the others did.
     """
     tasks = job.ordered()
     if not tasks or any(ended_with_error(t) for t in tasks):
         return None
+    if any(e.kind == EventKind.PEER_SYMPTOM and e.peer and e.peer != t.task for t in tasks for e in t.events):
+        return None   # a peer is reported lost: the job is failing, the rules say who
     trainers = [t for t in tasks if t.steps is not None]
-    if trainers and all(completed(t) for t in trainers):
+    if trainers and all(completed(t) or t.task in finished for t in trainers):
+        return None
+    if not trainers and tasks and all(t.task in finished for t in tasks):
         return None
     stamps = [t.last_output_at for t in tasks if t.last_output_at is not None]
     progress = [t.last_progress_at for t in tasks if t.last_progress_at is not None]
@@ -281,35 +283,15 @@ def _wrong_index(rule: Rule, job: JobObservation):
                 break
 
 
-@_rule(code="DD155", name="peer-unresponsive-logs", category=Category.PEER_UNRESPONSIVE, title="Peers report a task that stopped answering",
-       detects="Peers report a task only through missed heartbeats and timeouts, never a reset or closed connection, while its own log just stops.",
-       why="A dead process's sockets are closed by its kernel and peers see `Connection reset`; a frozen one (SIGSTOP, D state, a hung node or a cut network) keeps them open and is only noticed by heartbeats.",
-       evidence="The heartbeat/timeout lines naming the task; the absence of connection resets; its silent log.",
-       remedy="Look at that task's process and node at that time: a stopped process (`ps -o stat`), uninterruptible I/O, a node or network failure.")
-def _unresponsive(rule: Rule, job: JobObservation):
-    named: dict[str, list[LogEvent]] = {}
-    dead: set[str] = set()
-    for t in job.ordered():
-        for e in _of(t, EventKind.PEER_SYMPTOM):
-            if not e.peer or e.peer == t.task:
-                continue
-            named.setdefault(e.peer, []).append(e)
-        # a reset on a task also counts against the peer its traceback names
-        peers = {e.peer for e in _of(t, EventKind.PEER_SYMPTOM) if e.peer and e.peer != t.task}
-        if any(any(m in e.text for m in _DEAD_PEER) for e in _of(t, EventKind.PEER_SYMPTOM)):
-            dead |= peers
-    for peer, evs in named.items():
-        if peer in dead:
-            continue
-        if not any(any(m in e.text for m in _SILENT_PEER) for e in evs):
-            continue
-        target = job.tasks.get(peer)
-        if target is not None and (ended_with_error(target) or _of(target, *CAUSE_KINDS)):
-            continue
-        evs = sorted(evs, key=lambda e: e.ts or 0)
-        yield rule.finding(culprit=peer, at=evs[0].ts, evidence=[_ev(e, "consequence") for e in evs[:4]],
-                           summary=f"{peer} stopped answering its peers (missed heartbeats, no connection reset): "
-                                   "frozen, stuck in I/O, or cut off from the network rather than dead")
+# DD155 (peer-unresponsive-logs) is removed: real SIGKILL runs are reported by their peers through
+# missed heartbeats alone as often as SIGSTOP ones, so the logs cannot tell frozen from dead.
+register(Rule(
+    code="DD155", name="peer-unresponsive-logs", category=Category.PEER_UNRESPONSIVE,
+    title="Peers report a task that stopped answering", lifecycle="removed",
+    detects="(removed) Peers report a task only through missed heartbeats, never a reset connection.",
+    why="Recorded SIGKILL runs show the same heartbeat-only symptoms as frozen tasks; the distinction was wrong.",
+    evidence="Heartbeat/timeout lines naming the task.",
+    remedy="Use `distdoctor run`, which sees the process state, to tell a frozen task from a dead one."))
 
 
 @_rule(code="DD156", name="unattributed-log-failure", category=Category.PEER_CRASHED, title="Tasks failed on a peer the logs do not show",

@@ -45,7 +45,7 @@ _ABSL = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:(\d{9,11}\.\d+)\s")
 _ABSL_CLOCK = re.compile(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+)\s")
 _OLD_TF = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)\.(\d+): [IWEF] ")
 _ISO_GENERIC = re.compile(r"^\[?(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(Z|[+-]\d\d:?\d\d)?\]?[\s:]")
-_TASK_PATH = re.compile(r"/job:([A-Za-z_]+)/replica:\d+/task:(\d+)")
+_TASK_PATH = re.compile(r"/job:([A-Za-z_]+)(?:/replica:\d+)?/task:(\d+)")
 _TF_FORMAT = re.compile(r"^(?:[IWEF]\d{4} \d\d:\d\d:\d|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )")
 
 _NOISE = (
@@ -565,7 +565,7 @@ _KEYWORDS = (
     "NCCL WARN", "NCCL error", "CUDA_ERROR", "CUDA error", "NaN",
     "No space left", "Too many open", "Resource exhausted", "Resource temporarily", "Cannot allocate",
     "Disk quota", "Preempt", "Started server", "Enabled multi", "MultiWorker", "Epoch ", "TF_CONFIG",
-    "Broken pipe", "Tensor had", "Your input ran out", "Callback method",
+    "Broken pipe", "Tensor had", "Your input ran out", "Callback method", "Detected ", "Memory cgroup",
 )
 _UPPER = bytes(c for c in range(65, 91) if c not in b"IW")
 _TABLE = bytes.maketrans(_UPPER, b"\x01" * len(_UPPER))
@@ -606,8 +606,7 @@ def _build_prefilter() -> re.Pattern[bytes]:
 _PREFILTER = _build_prefilter()
 # Severity-coded C++ lines (E/F level) anywhere: one literal-prefixed regex each (fast paths in re).
 # Keywords that cannot be anchored on a translated letter: one literal-prefixed regex each (fast paths in re).
-_RAW_PREFILTERS = (re.compile(rb"Waiting for \d"), re.compile(rb"I(?:nvalid loss|llegal instruction|nf values)"),
-                   re.compile(rb"\[distdoctor\]"), re.compile(rb"oom[-_]kill"))
+_RAW_PREFILTERS = (re.compile(rb"Waiting for \d"), re.compile(rb"I(?:nvalid loss|llegal instruction|nf values)"))
 _KERAS_MARKERS = (b"/step", b"ETA:", b"/Unknown", "━".encode())
 _OTHER_MARKERS = (b"step", b"Step")
 _RECOGNIZE = re.compile(r"(?m)^(?:\S+ )?(?:[IWEF]\d{4} \d\d:\d\d:|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )|tensorflow|"
@@ -630,6 +629,7 @@ class TaskScan:
     path: str | None = None
     events: tuple[LogEvent, ...] = ()
     events_dropped: int = 0
+    lines_skipped: int = 0        # repeated lines of one template that were counted, not parsed
     steps: int | None = None
     step_times: tuple[float, ...] = ()
     last_progress_at: float | None = None
@@ -655,8 +655,9 @@ class TaskScanner:
     lines that carry none are taken from the nearest earlier line that does.
     """
 
-    MAX_EVENTS = 3000
-    TAIL_EVENTS = 1000
+    MAX_EVENTS = 1500      # first events kept per task; then a rolling tail of the last TAIL_EVENTS
+    TAIL_EVENTS = 500
+    MAX_REPEATS = 200      # lines of one template (digits aside) parsed per log; the rest are only counted
     MAX_STEP_TIMES = 200
     SNIFF = 64 * 1024
 
@@ -690,6 +691,8 @@ class TaskScanner:
         self._last_text = ""
         self._follow = 0            # continuation lines still to feed into the next body
         self._keras = False         # Keras progress seen: count steps from it only
+        self._templates: dict[bytes, int] = {}
+        self._skipped = 0
 
     # -- input ---------------------------------------------------------------
     @property
@@ -784,6 +787,10 @@ class TaskScanner:
             if c < pos_done:
                 continue
             ls = body.rfind(b"\n", 0, c) + 1
+            if self._repeated(body, ls):
+                nl = body.find(b"\n", c)
+                pos_done = len(body) if nl < 0 else nl + 1
+                continue
             line_no += body.count(b"\n", counted_to, ls)
             pos_done, line_no = self._feed_run(body, ls, line_no, own=True)
             counted_to = pos_done
@@ -803,6 +810,26 @@ class TaskScanner:
         last = body[tail_start:].strip()
         if last:
             self._last_text = clean_line(last[:2000].decode("utf-8", "replace"))
+
+    def _repeated(self, body: bytes, start: int) -> bool:
+        """A line of a template already seen MAX_REPEATS times (retry loops, error floods): skip it.
+
+        The template is the line without digits (timestamps, ids, counts), so a
+        flood of one message costs a dictionary lookup per line instead of a
+        parse. Epoch lines are always read: they carry the step accounting.
+        """
+        end = body.find(b"\n", start, start + 512)
+        head = body[start:end if end >= 0 else start + 512]
+        if head.startswith(b"Epoch") or self.parser.busy:
+            return False
+        key = head.translate(None, b"0123456789")[-200:]
+        n = self._templates.get(key, 0)
+        if n >= self.MAX_REPEATS:
+            self._skipped += 1
+            return True
+        if n or len(self._templates) < 20000:
+            self._templates[key] = n + 1
+        return False
 
     def _first_ts_in(self, body: bytes) -> float | None:
         pos = 0
@@ -825,6 +852,12 @@ class TaskScanner:
         pos = start
         first = own
         while pos < len(body):
+            if not first and not self.parser.busy and self._repeated(body, pos):
+                self._follow = 0       # a flood of one message: stop following it line by line
+                nl = body.find(b"\n", pos)
+                pos = len(body) if nl < 0 else nl + 1
+                line_no += 1
+                break
             end, line = self._line_at(body, pos)
             if first and not self.parser.busy:
                 head = line[:80]
@@ -986,6 +1019,7 @@ class TaskScanner:
         events = self._events + list(self._tail)
         recognized = self._recognized or bool(events) or steps is not None
         return TaskScan(task=self.task, path=self.path, events=tuple(events), events_dropped=self._dropped,
+                        lines_skipped=self._skipped,
                         steps=steps, step_times=tuple(step_times[-self.MAX_STEP_TIMES:]),
                         last_progress_at=self._last_progress_at, first_ts=self._first_ts, last_ts=self._known_ts,
                         lines=self._line_base - 1, size=self._size, long_lines=self._long, recognized=recognized,

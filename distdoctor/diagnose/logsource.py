@@ -135,7 +135,13 @@ def _label_task(style: str, label: str, task_map: dict[str, str]) -> str | None:
         return task_map[label]
     if style == "slurm":
         return f"worker:{int(label)}"
-    return task_from_name(label)
+    task = task_from_name(label)
+    if task is None and "/" in label:   # kubectl --prefix: [pod/NAME/CONTAINER]
+        for part in label.split("/"):
+            task = task_from_name(part)
+            if task:
+                break
+    return task
 
 
 def detect_prefix_style(sample: bytes, task_map: dict[str, str] | None = None) -> str | None:
@@ -288,7 +294,10 @@ def discover(paths: Sequence[str], task_map: dict[str, str] | None = None) -> Di
             continue
         sources.append(LogSource(path=path, name=name, task=task, size=size))
     if stdin:
-        sources.append(LogSource(path="-", name="<stdin>", combined=True))
+        if "-" in task_map:
+            sources.append(LogSource(path="-", name="<stdin>", task=task_map["-"]))
+        else:
+            sources.append(LogSource(path="-", name="<stdin>", combined=True))
     if unmapped:
         hint = ", ".join(f"{u}=worker:N" for u in unmapped[:3])
         msg = (f"could not tell which task wrote {_names(unmapped)}; name them with --task-map {hint}")
@@ -372,8 +381,9 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
             if style is None:
                 style = detect_prefix_style(data, task_map)
                 if style is None:
+                    how = "--task-map=-=worker:N" if src.path == "-" else f"--task-map {os.path.basename(src.name)}=worker:N"
                     notes.append(f"{src.name}: lines carry no task prefix ([worker:1] ..., worker-1 | ..., 1: ...); "
-                                 f"name its task with --task-map {os.path.basename(src.name)}=worker:N")
+                                 f"name its task with {how}")
                     break
             data = pending + data if pending else data
             end = data.rfind(b"\n")
@@ -393,6 +403,8 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
                 pass
     if pending and style is not None:
         _route(split_combined(pending, style, task_map, state), scanners, src, year)
+    if single is None and not scanners and style is None and not notes:
+        notes.append(f"{src.name} is empty: nothing was read")
     if state.get("unknown"):
         labels = sorted(state["unknown"])
         notes.append(f"{src.name}: lines from {_names(labels)} could not be tied to a task; "

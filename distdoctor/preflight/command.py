@@ -85,7 +85,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
+        import shutil
         from rich.console import Console
         from .render import render_check
-        render_check(report, Console(file=sys.stdout))
+        # a pipe or a log file gets 120 columns, not rich's 80: the table has five of them
+        width = None if sys.stdout.isatty() else shutil.get_terminal_size((120, 24)).columns
+        render_check(report, Console(file=sys.stdout, width=width))
     return report.exit_code

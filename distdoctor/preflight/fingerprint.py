@@ -84,7 +84,8 @@ class Fingerprint:
     def from_json(cls, data: Mapping[str, Any]) -> "Fingerprint":
         def pairs(key: str) -> tuple[tuple[str, str], ...]:
             value = data.get(key) or {}
-            return tuple(sorted((str(k), str(v)) for k, v in value.items()))
+            out = tuple((str(k), str(v)) for k, v in value.items())
+            return out if all(a[0] < b[0] for a, b in zip(out, out[1:])) else tuple(sorted(out))
         return cls(python=str(data.get("python", "")), platform=str(data.get("platform", "")),
                    hostname=str(data.get("hostname", "")), tensorflow=data.get("tensorflow"),
                    tensorflow_distributions=pairs("tensorflow_distributions"), tf_build=pairs("tf_build"),

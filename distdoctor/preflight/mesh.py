@@ -34,17 +34,17 @@ import json
 import os
 import random
 import socket
-import struct
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..model import Finding
 from .fingerprint import Fingerprint
+from .meshchannel import Channel
 from .meshjudge import judge_mesh
 from .meshmodel import MeshResult, Outcome, PeerReport, Probe, Refusal, TaskInfo
 from .spec import AddressError, ClusterSpec, TaskRef, parse_address
-from .wire import MAGIC, Kind, ProtocolError, decode_json, encode, mac, read_frame, verify
+from .wire import Kind, Peer, ProtocolError, client_handshake, decode_json, server_handshake
 
 __all__ = ["MeshOptions", "MeshNode", "run_mesh", "EXCHANGE_SHARE"]
 
@@ -52,10 +52,10 @@ EXCHANGE_SHARE = 0.3         # of --timeout, clamped to [1, 10] s, kept for exch
 HANDSHAKE_TIMEOUT_S = 3.0    # an accepted connection must answer the handshake within this
 # Refused connections are retried with back-off up to BACKOFF_MAX_S, and at once when that peer
 # connects to us. A task that could not bind is never connected to, so it retries fast instead.
-BACKOFF_START_S, BACKOFF_MAX_S, UNBOUND_BACKOFF_MAX_S = 0.05, 1.0, 0.1
+BACKOFF_START_S, BACKOFF_MAX_S, UNBOUND_BACKOFF_MAX_S = 0.05, 2.0, 0.1
 # After the last expected report, wait this long for processes nobody expected (a second task with
 # the same index) before giving the verdict.
-SETTLE_S = 0.15
+SETTLE_S = 0.1
 WANT_INTERVAL_S = 0.3
 LINGER_GRACE_S = 0.5
 _UNREACHABLE = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN}
@@ -66,7 +66,7 @@ class MeshOptions:
     """Knobs of one mesh check. ``bind_host`` None binds all interfaces, like TensorFlow."""
 
     timeout: float = 60.0
-    pings: int = 3
+    pings: int = 1              # after the handshake's two timed round trips: 3 RTT samples per pair
     bandwidth: bool = False
     bandwidth_bytes: int = 8 << 20
     bind_host: str | None = None
@@ -80,99 +80,16 @@ class MeshOptions:
         return min(max(self.timeout / 4, 0.5), 3.0)
 
 
-class _Channel:
-    """One authenticated connection, usable both ways once the handshake is done."""
-
-    def __init__(self, node: "MeshNode", reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 peer: str, instance: str, outbound: bool):
-        self.node, self.reader, self.writer = node, reader, writer
-        self.peer, self.instance, self.outbound = peer, instance, outbound
-        self.closed = False
-        self.done = False
-        self._pongs: dict[int, asyncio.Future] = {}
-        self._bulk_expected = self._bulk_got = 0
-        self.bulk_ack: asyncio.Future | None = None
-
-    def send(self, kind: int, payload=None) -> None:
-        if self.closed:
-            return
-        try:
-            self.writer.write(encode(kind, payload))
-        except (OSError, RuntimeError):
-            self.closed = True
-
-    async def ping(self, seq: int, timeout: float) -> float | None:
-        fut = asyncio.get_running_loop().create_future()
-        self._pongs[seq] = fut
-        t0 = time.perf_counter()
-        self.send(Kind.PING, struct.pack(">Q", seq))
-        try:
-            await asyncio.wait_for(fut, timeout)
-        except (asyncio.TimeoutError, ConnectionError):
-            return None
-        finally:
-            self._pongs.pop(seq, None)
-        return (time.perf_counter() - t0) * 1000.0
-
-    async def run(self) -> None:
-        """Read frames until the peer closes; every kind is answered or handed to the node."""
-        try:
-            while True:
-                kind, body = await read_frame(self.reader)
-                if kind == Kind.PING:
-                    self.send(Kind.PONG, body)
-                elif kind == Kind.PONG:
-                    fut = self._pongs.get(struct.unpack(">Q", body)[0]) if len(body) == 8 else None
-                    if fut is not None and not fut.done():
-                        fut.set_result(None)
-                elif kind == Kind.REPORT:
-                    self.node._receive_report(body)
-                elif kind == Kind.WANT:
-                    self.node._answer_want(self, decode_json(body))
-                elif kind == Kind.DONE:
-                    self.done = True
-                    self.node.changed.set()
-                elif kind == Kind.BULK_START:
-                    self._bulk_expected, self._bulk_got = int(decode_json(body).get("bytes", 0)), 0
-                elif kind == Kind.BULK:
-                    self._bulk_got += len(body)
-                    if self._bulk_got >= self._bulk_expected > 0:
-                        self.send(Kind.BULK_ACK, {"bytes": self._bulk_got})
-                        self._bulk_expected = 0
-                elif kind == Kind.BULK_ACK:
-                    if self.bulk_ack is not None and not self.bulk_ack.done():
-                        self.bulk_ack.set_result(None)
-        except (EOFError, ProtocolError, ConnectionError, OSError, ValueError):
-            pass
-        finally:
-            self.closed = True
-            for fut in self._pongs.values():
-                if not fut.done():
-                    fut.set_exception(ConnectionError("closed"))
-            self.node.changed.set()
-
-    def close(self, abort: bool = False) -> None:
-        self.closed = True
-        try:
-            if abort:  # RST instead of FIN: leaves no TIME_WAIT on our port
-                sock = self.writer.get_extra_info("socket")
-                if sock is not None:
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self.writer.close()
-        except (OSError, RuntimeError):
-            pass
-
-
 @dataclass
 class _State:
     reports: dict[str, PeerReport] = field(default_factory=dict)
     raw: dict[tuple[str, str], bytes] = field(default_factory=dict)   # (task, instance) -> REPORT body
     extra: list[PeerReport] = field(default_factory=list)              # duplicates of a task name
     refusals: list[Refusal] = field(default_factory=list)
-    channels: dict[str, list[_Channel]] = field(default_factory=dict)
+    channels: dict[str, list[Channel]] = field(default_factory=dict)
     reported_to: set[tuple[str, str]] = field(default_factory=set)  # (task, instance)
     instances: dict[str, set[str]] = field(default_factory=dict)       # task -> processes seen claiming it
-    parsed: dict[tuple[str, str], PeerReport] = field(default_factory=dict)
+    alive: set[tuple[str, str]] = field(default_factory=set)             # (task, instance) known to be up
 
 
 class MeshNode:
@@ -211,47 +128,27 @@ class MeshNode:
         return server, ""
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peername = writer.get_extra_info("peername")
-        where = f"{peername[0]}:{peername[1]}" if peername else "?"
-        claimed = None
-        try:
-            if await asyncio.wait_for(reader.readexactly(len(MAGIC)), HANDSHAKE_TIMEOUT_S) != MAGIC:
-                raise ProtocolError("not a mesh client")
-            kind, body = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT_S)
-            hello = decode_json(body)
-            if kind != Kind.HELLO:
-                raise ProtocolError("no hello")
-            claimed, instance = str(hello.get("task")), str(hello.get("instance", ""))
-            nonce_c, nonce_s = bytes.fromhex(str(hello.get("nonce", ""))), os.urandom(16)
-            writer.write(encode(Kind.CHALLENGE, {"task": self.me, "instance": self.instance, "nonce": nonce_s.hex(),
-                                                 "mac": mac(self.token, b"S", nonce_c, nonce_s, self.me.encode())}))
-            kind, body = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT_S)
-            if kind == Kind.DENY:
-                self._refuse(where, claimed, "it could not verify our token: it holds another token or "
-                                             "belongs to another job")
-                return writer.close()
-            auth = decode_json(body)
-            if kind != Kind.AUTH or not verify(mac(self.token, b"C", nonce_s, nonce_c, claimed.encode()),
-                                               auth.get("mac")):
-                writer.write(encode(Kind.DENY, {"reason": "bad token"}))
-                self._refuse(where, claimed, "it did not prove it holds this job's token")
-                return writer.close()
-            writer.write(encode(Kind.OK))
-        except (asyncio.TimeoutError, EOFError, ProtocolError, ConnectionError, OSError, ValueError):
+        peer, why = await server_handshake(reader, writer, self.token, Peer(self.me, self.instance),
+                                           HANDSHAKE_TIMEOUT_S)
+        if why is not None:
+            if why:
+                name = writer.get_extra_info("peername")
+                self._refuse(f"{name[0]}:{name[1]}" if name else "?", peer.task if peer else None, why)
             writer.close()
             return
-        ch = _Channel(self, reader, writer, claimed, instance, outbound=False)
+        ch = Channel(self, reader, writer, peer.task, peer.instance, outbound=False)
         self._add_channel(ch)
-        if claimed in self._arrived:
-            self._arrived[claimed].set()
+        if peer.task in self._arrived:
+            self._arrived[peer.task].set()
         await ch.run()
 
     def _refuse(self, where: str, claimed: str | None, reason: str) -> None:
         self.state.refusals.append(Refusal(where, claimed, reason))
 
-    def _add_channel(self, ch: _Channel) -> None:
+    def _add_channel(self, ch: Channel) -> None:
         self.state.channels.setdefault(ch.peer, []).append(ch)
         self.state.instances.setdefault(ch.peer, set()).add(ch.instance)
+        self.state.alive.add((ch.peer, ch.instance))
         if self.me in self.state.reports:     # our report is out already: late channels get it too
             self._send_report_to(ch.peer)
         self.changed.set()
@@ -273,34 +170,6 @@ class MeshNode:
                 return Outcome.UNREACHABLE, exc.strerror or str(exc), None
             return Outcome.ERROR, exc.strerror or str(exc), None
         return None, "", rw
-
-    async def _handshake(self, reader, writer) -> tuple[Outcome | None, str, str | None, str]:
-        nonce_c = os.urandom(16)
-        writer.write(MAGIC + encode(Kind.HELLO, {"task": self.me, "instance": self.instance, "nonce": nonce_c.hex()}))
-        try:
-            kind, body = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT_S)
-            if kind != Kind.CHALLENGE:
-                return Outcome.FOREIGN, "answered, but not with the mesh handshake", None, ""
-            chal = decode_json(body)
-            server, inst = str(chal.get("task")), str(chal.get("instance", ""))
-            nonce_s = bytes.fromhex(str(chal.get("nonce", "")))
-            if not verify(mac(self.token, b"S", nonce_c, nonce_s, server.encode()), chal.get("mac")):
-                writer.write(encode(Kind.DENY, {"reason": "bad token"}))
-                return (Outcome.WRONG_TOKEN, f"a mesh responder claiming {server} answered but could not prove "
-                        "it holds this job's token", server, inst)
-            writer.write(encode(Kind.AUTH, {"mac": mac(self.token, b"C", nonce_s, nonce_c, self.me.encode())}))
-            kind, body = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            return Outcome.FOREIGN, "accepted the connection but never answered the mesh handshake", None, ""
-        except (EOFError, ConnectionError, OSError):
-            return Outcome.FOREIGN, "accepted the connection, then closed it without the mesh handshake", None, ""
-        except (ProtocolError, ValueError) as exc:
-            return Outcome.FOREIGN, f"answered something that is not the mesh protocol ({exc})", None, ""
-        if kind == Kind.DENY:
-            return Outcome.WRONG_TOKEN, f"{server} refused our token (it holds another one)", server, inst
-        if kind != Kind.OK:
-            return Outcome.FOREIGN, "broke the mesh handshake", server, inst
-        return None, "", server, inst
 
     async def _wait_or_wake(self, peer: str, delay: float) -> None:
         ev = self._arrived[peer]
@@ -326,57 +195,45 @@ class MeshNode:
                 if outcome is Outcome.DROPPED:
                     continue  # the timeout already waited
                 await self._wait_or_wake(peer, min(backoff * (0.5 + random.random()), max(deadline - loop.time(), 0)))
-                backoff = min(backoff * 1.6, BACKOFF_MAX_S if self._bound else UNBOUND_BACKOFF_MAX_S)
+                cap = min(BACKOFF_MAX_S, max(self.opt.timeout / 10, 0.2)) if self._bound else UNBOUND_BACKOFF_MAX_S
+                backoff = min(backoff * 1.6, cap)
                 continue
             reader, writer = rw
-            outcome, detail, answered, inst = await self._handshake(reader, writer)
-            if outcome is not None:
+            hs = await client_handshake(reader, writer, self.token, Peer(self.me, self.instance),
+                                        HANDSHAKE_TIMEOUT_S)
+            if hs.failure is not None:
                 writer.close()
-                return Probe(self.me, peer, address, outcome, detail, attempts, answered,
-                             elapsed_s=loop.time() - t0)
-            ch = _Channel(self, reader, writer, answered, inst, outbound=True)
+                return Probe(self.me, peer, address, Outcome(hs.failure), hs.detail, attempts,
+                             hs.peer.task if hs.peer else None, elapsed_s=loop.time() - t0)
+            ch = Channel(self, reader, writer, hs.peer.task, hs.peer.instance, outbound=True)
             self._tasks.append(asyncio.ensure_future(ch.run()))
             self._add_channel(ch)
-            return await self._measure(ch, peer, address, attempts, answered, t0, deadline)
+            return await self._measure(ch, peer, address, attempts, list(hs.rtts_ms), t0, deadline)
         return Probe(self.me, peer, address, outcome, detail, attempts, elapsed_s=loop.time() - t0)
 
-    async def _measure(self, ch: _Channel, peer: str, address: str, attempts: int, answered: str,
-                       t0: float, deadline: float) -> Probe:
+    async def _measure(self, ch: Channel, peer: str, address: str, attempts: int, rtts: list[float], t0: float,
+                       deadline: float) -> Probe:
+        """Pings after the handshake (whose round trips already count as samples), then bulk data."""
         loop = asyncio.get_running_loop()
-        rtts = []
+        lost = 0
         for seq in range(self.opt.pings):
             rtt = await ch.ping(seq, max(min(1.0, deadline - loop.time()), 0.2))
-            if rtt is not None:
+            if rtt is None:
+                lost += 1
+            else:
                 rtts.append(rtt)
         mbps = None
         if self.opt.bandwidth and not ch.closed:
             async with self._bw_lock:  # one transfer at a time per task: measure the link, not ourselves
-                mbps = await self._bulk(ch, deadline)
-        outcome = Outcome.OK if answered == peer else Outcome.WRONG_TASK
-        detail = "" if outcome is Outcome.OK else f"{answered} answered at the address listed for {peer}"
-        return Probe(self.me, peer, address, outcome, detail, attempts, answered, tuple(rtts), self.opt.pings,
-                     self.opt.pings - len(rtts), mbps, loop.time() - t0, ch.instance)
-
-    async def _bulk(self, ch: _Channel, deadline: float) -> float | None:
-        loop = asyncio.get_running_loop()
-        total, chunk = self.opt.bandwidth_bytes, b"\0" * (1 << 20)
-        ch.bulk_ack = loop.create_future()
-        t0 = time.perf_counter()
-        ch.send(Kind.BULK_START, {"bytes": total})
-        sent = 0
-        try:
-            while sent < total:
-                piece = chunk[:min(len(chunk), total - sent)]
-                ch.send(Kind.BULK, piece)
-                sent += len(piece)
-                await ch.writer.drain()
-            await asyncio.wait_for(ch.bulk_ack, max(deadline - loop.time(), 0.5))
-        except (asyncio.TimeoutError, ConnectionError, OSError):
-            return None
-        return total * 8 / 1e6 / max(time.perf_counter() - t0, 1e-9)
+                mbps = await ch.throughput(self.opt.bandwidth_bytes, max(deadline - loop.time(), 0.5))
+        outcome = Outcome.OK if ch.peer == peer else Outcome.WRONG_TASK
+        detail = "" if outcome is Outcome.OK else f"{ch.peer} answered at the address listed for {peer}"
+        return Probe(self.me, peer, address, outcome, detail, attempts, ch.peer, tuple(rtts), self.opt.pings,
+                     lost, mbps, loop.time() - t0, ch.instance)
 
     # -- report exchange ----------------------------------------------------------------------
-    def _receive_report(self, body: bytes) -> None:
+    def receive_report(self, body: bytes) -> None:
+        """A report arrived (from its author or relayed). Parsed once; kept raw for relaying."""
         try:
             report = PeerReport.from_json(decode_json(body))
         except (KeyError, TypeError, ValueError, ProtocolError):
@@ -384,8 +241,7 @@ class MeshNode:
         key = (report.task, report.info.instance)
         if key in self.state.raw:
             return
-        self.state.raw[key] = body
-        self.state.parsed[key] = report
+        self._keep(key, body, report)
         known = self.state.reports.get(report.task)
         if known is None:
             self.state.reports[report.task] = report
@@ -398,13 +254,20 @@ class MeshNode:
                         ch.send(Kind.REPORT, body)
         self.changed.set()
 
-    def _answer_want(self, ch: _Channel, want: dict) -> None:
+    def _keep(self, key: tuple[str, str], body: bytes, report: PeerReport) -> None:
+        self.state.raw[key] = body
+        self.state.alive.add(key)
+        self.state.alive.update((p.answered_as or p.dst, p.instance) for p in report.probes
+                                if p.outcome in (Outcome.OK, Outcome.WRONG_TASK) and p.instance)
+
+    def answer_want(self, ch: Channel, want: dict) -> None:
+        """Relay the reports a peer lacks (it has no connection to their authors)."""
         have = set(map(str, want.get("have", ())))
         for (task, inst), body in list(self.state.raw.items()):
             if f"{task}/{inst}" not in have:
                 ch.send(Kind.REPORT, body)
 
-    def _live(self, peer: str) -> list[_Channel]:
+    def _live(self, peer: str) -> list[Channel]:
         chans = [c for c in self.state.channels.get(peer, []) if not c.closed]
         return sorted(chans, key=lambda c: not c.outbound)
 
@@ -417,18 +280,9 @@ class MeshNode:
             ch.send(Kind.REPORT, self.state.raw[(self.me, self.instance)])
             self.state.reported_to.add(key)
 
-    def _alive(self) -> set[tuple[str, str]]:
-        """(task, instance) of every process known to be up: reported, connected, or reached by someone."""
-        keys = set(self.state.raw)
-        for task, insts in self.state.instances.items():
-            keys.update((task, i) for i in insts)
-        for r in self.state.parsed.values():
-            keys.update((p.answered_as or p.dst, p.instance) for p in r.probes
-                        if p.outcome in (Outcome.OK, Outcome.WRONG_TASK) and p.instance)
-        return keys
-
     def _missing_keys(self) -> set[tuple[str, str]]:
-        return self._alive() - set(self.state.raw)
+        """Processes known to be up (reported, connected, or reached by anyone) whose report we lack."""
+        return {k for k in self.state.alive if k not in self.state.raw}
 
     def _missing(self) -> set[str]:
         """Tasks with a process known to be alive whose report we lack."""
@@ -444,28 +298,30 @@ class MeshNode:
         self._bound = server is not None
         try:
             probes = await asyncio.gather(*(self._probe(p, a, probe_deadline) for p, a in self.peers.items()))
+            probed_at = self.clock()
             own = PeerReport(self._info(server is not None, bind_error), tuple(probes), tuple(self.state.refusals))
             body = json.dumps(own.to_json(), separators=(",", ":")).encode()
-            self.state.raw[(self.me, self.instance)] = body
-            self.state.parsed[(self.me, self.instance)] = own
+            self._keep((self.me, self.instance), body, own)
             self.state.reports[self.me] = own
             for peer in list(self.state.channels):
                 self._send_report_to(peer)
             await self._exchange(t0, final)
             missing = tuple(sorted(self._missing()))
-            verdict_at = self.clock()
+            exchanged_at = self.clock()
             # refusals that came in after our report went out still count for our own verdict
             self.state.reports[self.me] = PeerReport(own.info, own.probes, tuple(self.state.refusals))
             reports = tuple(self.state.reports.values()) + tuple(self.state.extra)
             findings = judge_mesh(reports, me=self.me, expected=tuple(self.peers) + (self.me,), missing=missing,
                                   timeout=self.opt.timeout)
+            verdict_at = self.clock()
             for chans in self.state.channels.values():
                 for c in chans:
                     c.send(Kind.DONE)
             await self._linger(final + LINGER_GRACE_S)
         finally:
             await self._release(server)
-        return MeshResult(self.me, reports, findings, not missing, missing, started_at, verdict_at, self.clock())
+        return MeshResult(self.me, reports, findings, not missing, missing, started_at, verdict_at, self.clock(),
+                          probed_at=probed_at, exchanged_at=exchanged_at)
 
     async def _exchange(self, t0: float, final: float) -> None:
         """Wait for the reports we lack (asking others to relay them) and a short settle period."""
@@ -540,11 +396,10 @@ class MeshNode:
                 pass
 
     def _info(self, bound: bool, bind_error: str) -> TaskInfo:
-        import socket as _s
         local = list(self.local_findings)
         if not bound and not any(f.code in ("DD412", "DD413") for f in local):
             local.extend(_bind_findings(self.me, self.spec.address_of(self.task), bind_error))
-        return TaskInfo(task=self.me, instance=self.instance, hostname=_s.gethostname(), pid=os.getpid(),
+        return TaskInfo(task=self.me, instance=self.instance, hostname=socket.gethostname(), pid=os.getpid(),
                         address=self.spec.address_of(self.task), bound=bound, bind_error=bind_error,
                         cluster=self.spec.jobs, fingerprint=self.fingerprint, argv=self.argv,
                         findings=tuple(local))
@@ -566,7 +421,7 @@ def _bind_findings(me: str, address: str | None, bind_error: str) -> list[Findin
 
 def run_mesh(spec: ClusterSpec, task: TaskRef, token: str, timeout: float = 60.0, *, argv: Sequence[str] = (),
              fingerprint: Fingerprint | None = None, local_findings: Sequence[Finding] = (),
-             bandwidth: bool = False, pings: int = 3, bind_host: str | None = None,
+             bandwidth: bool = False, pings: int = 1, bind_host: str | None = None,
              clock: Callable[[], float] = time.time) -> MeshResult:
     """Run this task's mesh check to its verdict and release the port. Blocking; never raises for
     network trouble (that is what the findings are for). ``run --node`` calls this before TensorFlow.

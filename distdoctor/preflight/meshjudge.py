@@ -21,6 +21,7 @@ Policy, in the order the findings are listed:
 """
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 from collections import Counter, defaultdict
@@ -139,6 +140,7 @@ def _clusters(primary: Mapping[str, PeerReport]) -> tuple[list[Finding], dict[st
     return out, ref, set(odd)
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_loopback(text: str | None) -> bool:
     try:
         return text is not None and parse_address(text).is_loopback
@@ -146,29 +148,37 @@ def _is_loopback(text: str | None) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=64)
+def _loopback_entries(cluster: tuple) -> tuple[tuple[str, int, str], ...]:
+    """(job, index, address) of the loopback entries of a cluster; tasks mostly share one cluster."""
+    return tuple((job, i, a) for job, addrs in cluster for i, a in enumerate(addrs) if _is_loopback(a))
+
+
 def _loopback_for_remote(primary: Mapping[str, PeerReport]) -> tuple[list[Finding], set[str]]:
     """DD511: a task lists a peer at a loopback address, but that peer runs elsewhere."""
     out, culprits = [], set()
     for t, r in primary.items():
+        entries = _loopback_entries(r.info.cluster)
+        if not entries:
+            continue
         selfish = {p.dst for p in r.probes if p.answered_as == t}
-        for job, addrs in r.info.cluster:
-            for i, addr in enumerate(addrs):
-                peer = f"{job}:{i}"
-                if peer == t or not _is_loopback(addr):
-                    continue
-                pr = primary.get(peer)
-                elsewhere = pr is not None and (pr.info.hostname != r.info.hostname
-                                                 or (pr.info.address and not _is_loopback(pr.info.address)))
-                if not (elsewhere or peer in selfish):
-                    continue
-                where = f"{pr.info.address} on {pr.info.hostname}" if pr is not None else "another host"
-                ev = [_ev(t, f"{t}'s cluster: {job}[{i}] = {addr!r}")]
-                if peer in selfish:
-                    ev.append(_ev(t, f"{t} probed {addr} for {peer} and reached itself"))
-                out.append(_f("DD511", t, f"{t}'s TF_CONFIG lists {peer} at {addr}, a loopback address, but {peer} "
-                                          f"runs at {where}", ev,
-                              remedy=f"list {peer} in {t}'s TF_CONFIG by an address other hosts can reach"))
-                culprits.add(t)
+        for job, i, addr in entries:
+            peer = f"{job}:{i}"
+            if peer == t:
+                continue
+            pr = primary.get(peer)
+            elsewhere = pr is not None and (pr.info.hostname != r.info.hostname
+                                             or (pr.info.address and not _is_loopback(pr.info.address)))
+            if not (elsewhere or peer in selfish):
+                continue
+            where = f"{pr.info.address} on {pr.info.hostname}" if pr is not None else "another host"
+            ev = [_ev(t, f"{t}'s cluster: {job}[{i}] = {addr!r}")]
+            if peer in selfish:
+                ev.append(_ev(t, f"{t} probed {addr} for {peer} and reached itself"))
+            out.append(_f("DD511", t, f"{t}'s TF_CONFIG lists {peer} at {addr}, a loopback address, but {peer} "
+                                      f"runs at {where}", ev,
+                          remedy=f"list {peer} in {t}'s TF_CONFIG by an address other hosts can reach"))
+            culprits.add(t)
     return out, culprits
 
 
@@ -353,24 +363,34 @@ def _links(primary: Mapping[str, PeerReport]) -> list[Finding]:
         if p.lost:
             out.append(_f("DD516", p.dst, f"{p.lost} of {p.sent} pings from {p.src} to {p.dst} got no answer within "
                                           "1 s", [_ev(p.src, _probe_line(p))], severity=Severity.WARNING))
-    rtts = [p.rtt_ms for p in ok if p.rtt_ms is not None]
     tasks = sorted(primary)
+    per_task: dict[str, list[float]] = defaultdict(list)   # RTTs of the pairs a task is part of
+    per_dst_rate: dict[str, list[float]] = defaultdict(list)
+    rtts, rates = [], []
+    for p in ok:
+        r = p.rtt_ms
+        if r is not None:
+            rtts.append(r)
+            per_task[p.src].append(r)
+            per_task[p.dst].append(r)
+        if p.mbps:
+            rates.append(p.mbps)
+            per_dst_rate[p.dst].append(p.mbps)
     if rtts:
         overall = statistics.median(rtts)
         for t in tasks:
-            mine = [p.rtt_ms for p in ok if t in (p.src, p.dst) and p.rtt_ms is not None]
-            if not mine:
+            if not per_task[t]:
                 continue
-            m = statistics.median(mine)
+            m = statistics.median(per_task[t])
+            # relative when there are peers to compare with; absolute only for a lone pair
             relative = len(tasks) >= 3 and m > SLOW_FACTOR * overall and m > overall + SLOW_MIN_EXTRA_MS
-            if relative or m > SLOW_ABSOLUTE_MS:
+            if relative or (len(tasks) == 2 and m > SLOW_ABSOLUTE_MS):
                 out.append(_f("DD515", t, f"round trips to and from {t} take {m:.1f} ms (median), against "
                                           f"{overall:.1f} ms across the mesh", severity=Severity.WARNING))
-    rates = [p.mbps for p in ok if p.mbps]
     if rates and len(tasks) >= 3:
         overall = statistics.median(rates)
         for t in tasks:
-            mine = [p.mbps for p in ok if p.dst == t and p.mbps]
+            mine = per_dst_rate[t]
             if mine and statistics.median(mine) < LOW_THROUGHPUT_FACTOR * overall:
                 out.append(_f("DD517", t, f"throughput to {t} is {statistics.median(mine):.0f} Mbit/s against "
                                           f"{overall:.0f} Mbit/s across the mesh", severity=Severity.WARNING))

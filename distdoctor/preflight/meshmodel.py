@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..model import Category, Evidence, Finding, Severity
 from .fingerprint import Fingerprint
@@ -55,7 +55,11 @@ def finding_from_wire(d: Mapping[str, Any]) -> Finding:
 
 @dataclass(frozen=True)
 class Probe:
-    """One directed pair, as ``src`` saw it. RTTs in milliseconds; ``mbps`` only with --bandwidth."""
+    """One directed pair, as ``src`` saw it.
+
+    ``rtts_ms``: every timed round trip (the handshake's two, then the pings);
+    ``sent``/``lost`` count the pings; ``mbps`` only with --bandwidth.
+    """
 
     src: str
     dst: str
@@ -97,6 +101,29 @@ class Probe:
                    answered_as=d.get("answered_as"), rtts_ms=tuple(float(r) for r in d.get("rtts_ms", ())),
                    sent=int(d.get("sent", 0)), lost=int(d.get("lost", 0)), mbps=d.get("mbps"),
                    elapsed_s=float(d.get("elapsed_s", 0.0)), instance=str(d.get("instance", "")))
+
+
+    def to_row(self) -> list:
+        """Compact wire form inside a report (whose task is ``src``): reports carry N-1 probes each."""
+        return [self.dst, self.address, self.outcome.value, self.detail, self.attempts,
+                None if self.answered_as == self.dst else self.answered_as, [round(r, 3) for r in self.rtts_ms],
+                self.sent, self.lost, self.mbps, round(self.elapsed_s, 4), self.instance]
+
+    @classmethod
+    def from_row(cls, src: str, row: Sequence[Any]) -> "Probe":
+        # Hot path: a task parses N-1 reports of N-1 rows each. Rows come from authenticated peers
+        # running this code, so we check shapes cheaply and let a bad row fail the whole report.
+        dst, address, outcome, detail, attempts, answered, rtts, sent, lost, mbps, elapsed, instance = row
+        outcome = _OUTCOMES[outcome]
+        if answered is None and outcome is Outcome.OK:
+            answered = dst
+        if type(rtts) is not list or not all(type(r) in (float, int) for r in rtts):
+            raise ValueError("bad rtts")
+        return cls(src, dst, address, outcome, detail, attempts, answered, tuple(rtts), sent, lost, mbps, elapsed,
+                   instance)
+
+
+_OUTCOMES = {o.value: o for o in Outcome}
 
 
 @dataclass(frozen=True)
@@ -165,12 +192,14 @@ class PeerReport:
         return self.info.task
 
     def to_json(self) -> dict[str, Any]:
-        return {"info": self.info.to_json(), "probes": [p.to_json() for p in self.probes],
+        """The wire form: probes as compact rows (see :meth:`Probe.to_row`)."""
+        return {"info": self.info.to_json(), "probes": [p.to_row() for p in self.probes],
                 "refusals": [r.to_json() for r in self.refusals]}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "PeerReport":
-        return cls(TaskInfo.from_json(d["info"]), tuple(Probe.from_json(p) for p in d.get("probes", ())),
+        info = TaskInfo.from_json(d["info"])
+        return cls(info, tuple(Probe.from_row(info.task, p) for p in d.get("probes", ())),
                    tuple(Refusal.from_json(r) for r in d.get("refusals", ())))
 
 
@@ -191,6 +220,8 @@ class MeshResult:
     started_at: float
     verdict_at: float
     released_at: float | None = None
+    probed_at: float | None = None      # own probes settled
+    exchanged_at: float | None = None   # every report in (or the deadline)
 
     @property
     def ok(self) -> bool:
@@ -202,7 +233,8 @@ class MeshResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"task": self.task, "ok": self.ok, "complete": self.complete, "missing": list(self.missing),
-                "started_at": self.started_at, "verdict_at": self.verdict_at, "released_at": self.released_at,
+                "started_at": self.started_at, "probed_at": self.probed_at, "exchanged_at": self.exchanged_at,
+                "verdict_at": self.verdict_at, "released_at": self.released_at,
                 "tasks": [{k: v for k, v in r.info.to_json().items() if k not in ("findings", "fingerprint")}
                           for r in self.reports],
                 "pairs": [p.to_json() for p in self.probes],

@@ -17,10 +17,14 @@ import asyncio
 import hashlib
 import hmac
 import json
+import os
 import struct
+import time
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAGIC", "Kind", "MAX_FRAME", "ProtocolError", "mac", "verify", "encode", "read_frame", "decode_json"]
+__all__ = ["MAGIC", "Kind", "MAX_FRAME", "ProtocolError", "mac", "verify", "encode", "read_frame", "decode_json",
+           "Peer", "ClientHandshake", "client_handshake", "server_handshake"]
 
 MAGIC = b"DDMESH1\n"
 MAX_FRAME = 32 << 20
@@ -93,3 +97,91 @@ def decode_json(body: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ProtocolError("payload is not an object")
     return value
+
+
+# --- the handshake ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Peer:
+    """Who the other side of a connection says it is (after it proved it holds the token)."""
+
+    task: str
+    instance: str
+
+
+@dataclass(frozen=True)
+class ClientHandshake:
+    """How the client side ended. ``failure`` is None on success, else ``wrong_token`` or ``foreign``."""
+
+    failure: str | None
+    detail: str = ""
+    peer: Peer | None = None
+    rtts_ms: tuple[float, ...] = ()
+
+
+async def client_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: bytes, me: Peer,
+                           timeout: float) -> ClientHandshake:
+    """Prove we hold the token and check the server does. Its two round trips double as RTT samples."""
+    nonce_c = os.urandom(16)
+    rtts: list[float] = []
+    peer = None
+    t = time.perf_counter()
+    writer.write(MAGIC + encode(Kind.HELLO, {"task": me.task, "instance": me.instance, "nonce": nonce_c.hex()}))
+    try:
+        kind, body = await asyncio.wait_for(read_frame(reader), timeout)
+        rtts.append((time.perf_counter() - t) * 1000.0)
+        if kind != Kind.CHALLENGE:
+            return ClientHandshake("foreign", "answered, but not with the mesh handshake")
+        chal = decode_json(body)
+        peer = Peer(str(chal.get("task")), str(chal.get("instance", "")))
+        nonce_s = bytes.fromhex(str(chal.get("nonce", "")))
+        if not verify(mac(token, b"S", nonce_c, nonce_s, peer.task.encode()), chal.get("mac")):
+            writer.write(encode(Kind.DENY, {"reason": "bad token"}))
+            return ClientHandshake("wrong_token", f"a mesh responder claiming {peer.task} answered but could not "
+                                   "prove it holds this job's token", peer, tuple(rtts))
+        t = time.perf_counter()
+        writer.write(encode(Kind.AUTH, {"mac": mac(token, b"C", nonce_s, nonce_c, me.task.encode())}))
+        kind, body = await asyncio.wait_for(read_frame(reader), timeout)
+        rtts.append((time.perf_counter() - t) * 1000.0)
+    except asyncio.TimeoutError:
+        return ClientHandshake("foreign", "accepted the connection but never answered the mesh handshake", peer)
+    except (EOFError, ConnectionError, OSError):
+        return ClientHandshake("foreign", "accepted the connection, then closed it without the mesh handshake", peer)
+    except (ProtocolError, ValueError) as exc:
+        return ClientHandshake("foreign", f"answered something that is not the mesh protocol ({exc})", peer)
+    if kind == Kind.DENY:
+        return ClientHandshake("wrong_token", f"{peer.task} refused our token (it holds another one)", peer)
+    if kind != Kind.OK:
+        return ClientHandshake("foreign", "broke the mesh handshake", peer)
+    return ClientHandshake(None, "", peer, tuple(rtts))
+
+
+async def server_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: bytes, me: Peer,
+                           timeout: float) -> tuple[Peer | None, str | None]:
+    """Accept a client that proves it holds the token.
+
+    Returns (peer, None) on success; (claimed peer or None, why) when refused; (None, "") for a
+    connection that is not a mesh client at all (a port scanner, a stray gRPC client).
+    """
+    claimed = None
+    try:
+        if await asyncio.wait_for(reader.readexactly(len(MAGIC)), timeout) != MAGIC:
+            return None, ""
+        kind, body = await asyncio.wait_for(read_frame(reader), timeout)
+        hello = decode_json(body)
+        if kind != Kind.HELLO:
+            return None, ""
+        claimed = Peer(str(hello.get("task")), str(hello.get("instance", "")))
+        nonce_c, nonce_s = bytes.fromhex(str(hello.get("nonce", ""))), os.urandom(16)
+        writer.write(encode(Kind.CHALLENGE, {"task": me.task, "instance": me.instance, "nonce": nonce_s.hex(),
+                                             "mac": mac(token, b"S", nonce_c, nonce_s, me.task.encode())}))
+        kind, body = await asyncio.wait_for(read_frame(reader), timeout)
+        if kind == Kind.DENY:
+            return claimed, "it could not verify our token: it holds another token or belongs to another job"
+        if kind != Kind.AUTH or not verify(mac(token, b"C", nonce_s, nonce_c, claimed.task.encode()),
+                                           decode_json(body).get("mac")):
+            writer.write(encode(Kind.DENY, {"reason": "bad token"}))
+            return claimed, "it did not prove it holds this job's token"
+        writer.write(encode(Kind.OK))
+    except (asyncio.TimeoutError, EOFError, ProtocolError, ConnectionError, OSError, ValueError, AttributeError):
+        return None, ""
+    return claimed, None

@@ -1,0 +1,53 @@
+"""Diagnose every recorded (and hand-made) case in tests/corpus from its logs alone.
+
+Each ``tests/corpus/<case>/`` holds the logs of one job (a folder of task logs, a
+``distdoctor run`` bundle, or one combined stream) and ``expected.json``:
+``{"status", "category", "culprit"}`` of the root cause, ``"recorded"`` (true for
+logs of real TensorFlow runs, false for hand-made ones), ``"source"`` (how it was
+made), optionally ``"also"`` (categories that must appear among the findings)
+and ``"xfail"`` (a known gap, with the reason).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from distdoctor.diagnose.command import diagnose_paths
+
+CORPUS = Path(__file__).parent / "corpus"
+CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+
+
+def _params():
+    for case in CASES:
+        exp = json.loads((CORPUS / case / "expected.json").read_text())
+        marks = [pytest.mark.xfail(reason=exp["xfail"], strict=False)] if exp.get("xfail") else []
+        yield pytest.param(case, exp, id=case, marks=marks)
+
+
+def test_corpus_is_not_empty():
+    assert len(CASES) >= 10
+
+
+@pytest.mark.parametrize("case, exp", list(_params()))
+def test_corpus_case(case, exp):
+    diag, _ = diagnose_paths([str(CORPUS / case)], jobs=1, detected_at=0.0)
+    d = diag.to_json()
+    rc = d["root_cause"] or {}
+    assert (d["status"], rc.get("category"), rc.get("culprit")) == (exp["status"], exp["category"], exp["culprit"]), \
+        json.dumps(d, indent=1)[:3000]
+    cats = {f["category"] for f in d["findings"]}
+    assert set(exp.get("also", ())) <= cats
+    if rc and rc.get("culprit") is None and d["status"] != "succeeded":
+        assert rc.get("candidates"), "an undecided root cause must list its candidates"
+
+
+def test_plain_report_leads_with_the_root_cause():
+    from distdoctor.diagnose.command import render_text
+    diag, _ = diagnose_paths([str(CORPUS / "sigkill-raw-logs")], jobs=1, detected_at=0.0)
+    text = render_text(diag.to_json())
+    first = text.splitlines()[0]
+    assert first.startswith("distdoctor diagnose: FAILED") and "worker:1" in first
+    assert "(consequence)" in text and "tasks:" in text
