@@ -362,8 +362,13 @@ class MeshNode:
     async def _linger(self, until: float) -> None:
         loop = asyncio.get_running_loop()
         while loop.time() < until:
-            waiting = [p for p, chans in self.state.channels.items()
-                       if chans and not any(c.done for c in chans) and any(not c.closed for c in chans)]
+            groups: dict[tuple[str, str], list[Channel]] = {}
+            for chans in self.state.channels.values():
+                for c in chans:
+                    groups.setdefault((c.peer, c.instance), []).append(c)
+            # per process, not per task name: a second process claiming a task may still need relays
+            waiting = [k for k, chans in groups.items()
+                       if not any(c.done for c in chans) and any(not c.closed for c in chans)]
             if not waiting:
                 return
             self.changed.clear()
