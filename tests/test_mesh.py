@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -228,15 +229,18 @@ def test_wrong_token_is_refused_and_reported():
 
 def test_duplicate_index_names_both_and_the_port_holder():
     cluster = loop_cluster(3)
-    runs = [start_task(cluster, t, timeout=4) for t in ("worker:0", "worker:1", "worker:2")]
-    runs.append(start_task(cluster, "worker:1", timeout=4))
+    # both claimants of worker:1 first, so that both are up when the others arrive (a duplicate that
+    # starts after the rest of the mesh has finished is only seen by itself)
+    runs = [start_task(cluster, "worker:1", timeout=5), start_task(cluster, "worker:1", timeout=5)]
+    time.sleep(0.8)
+    runs += [start_task(cluster, t, timeout=5) for t in ("worker:0", "worker:2")]
     try:
         finish(runs, 40)
     finally:
         kill_all(runs)
     for r in runs:
         assert "DD518" in r.codes(), (r.task, r.doc and r.doc["findings"])
-    pids = {r.proc.pid for r in runs[1::2]}
+    pids = {r.proc.pid for r in runs[:2]}
     port_findings = [f for r in runs for f in r.doc["findings"] if f["code"] == "DD412"]
     assert port_findings and port_findings[0]["category"] == "port_in_use"
     assert any(str(pid) in port_findings[0]["summary"] for pid in pids)

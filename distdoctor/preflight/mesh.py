@@ -52,9 +52,9 @@ EXCHANGE_SHARE = 0.3         # of --timeout, clamped to [1, 10] s, kept for exch
 HANDSHAKE_TIMEOUT_S = 3.0    # an accepted connection must answer the handshake within this
 # Refused connections are retried with back-off up to BACKOFF_MAX_S, and at once when that peer
 # connects to us. A task that could not bind is never connected to, so it retries fast instead.
-BACKOFF_START_S, BACKOFF_MAX_S, UNBOUND_BACKOFF_MAX_S = 0.05, 2.0, 0.1
+BACKOFF_START_S, BACKOFF_MAX_S, UNBOUND_BACKOFF_MAX_S = 0.05, 2.0, 0.05
 # After the last expected report, wait this long for processes nobody expected (a second task with
-# the same index) before giving the verdict.
+# the same index) before giving the verdict: longer than an unbound task's retry interval (with jitter).
 SETTLE_S = 0.1
 WANT_INTERVAL_S = 0.3
 LINGER_GRACE_S = 0.5
