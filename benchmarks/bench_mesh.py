@@ -11,7 +11,8 @@ each one's own timestamps from its JSON:
   together is the dominant cost and not the protocol's, so it is reported
   apart: median per task, and the spread from first to last start.
 * **protocol**: the moment the *last* task's mesh check began -> the moment
-  the last task had its verdict (every task holds every report by then), and
+  the last task had its verdict (every task holds every report by then); its
+  phases (last task's probes settled, last task holding every report); and
   -> the last port released.
 
 Median of ``--repeats`` runs per size. Then ``check`` start-up alone: wall
@@ -75,10 +76,13 @@ def mesh_run(n: int, timeout: float) -> dict[str, float]:
     if bad:
         raise SystemExit(f"mesh of {n} not clean on {bad[:5]}")
     starts = [d["started_at"] for d in docs]
+    last = max(starts)
     return {
         "startup_median": statistics.median(d["started_at"] - spawn[i] for i, d in enumerate(docs)),
         "start_spread": max(starts) - min(starts),
-        "protocol": max(d["verdict_at"] for d in docs) - max(starts),
+        "probed": max(d["probed_at"] for d in docs) - last,
+        "exchanged": max(d["exchanged_at"] for d in docs) - last,
+        "protocol": max(d["verdict_at"] for d in docs) - last,
         "released": max(d["released_at"] for d in docs) - max(starts),
         "pairs": sum(len(d["pairs"]) for d in docs[:1]) * n,
     }
@@ -100,14 +104,14 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=90.0)
     a = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; median of {a.repeats} runs\n")
-    print("| tasks | directed pairs | protocol: last start -> last verdict (s) | -> last port released (s) "
-          "| start-up per task, median (s) | first -> last start (s) |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| tasks | directed pairs | **last start -> last verdict (s)** | of which: all probes settled "
+          "| all reports in | -> last port released (s) | start-up per task, median (s) | first -> last start (s) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in [int(x) for x in a.sizes.split(",")]:
         runs = [mesh_run(n, a.timeout) for _ in range(a.repeats)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        print(f"| {n} | {n * (n - 1)} | {med['protocol']:.2f} | {med['released']:.2f} | {med['startup_median']:.2f} "
-              f"| {med['start_spread']:.2f} |", flush=True)
+        print(f"| {n} | {n * (n - 1)} | **{med['protocol']:.2f}** | {med['probed']:.2f} | {med['exchanged']:.2f} "
+              f"| {med['released']:.2f} | {med['startup_median']:.2f} | {med['start_spread']:.2f} |", flush=True)
     port = free_ports(1)[0]
     cfg = json.dumps({"cluster": {"worker": [f"127.0.0.1:{port}", "127.0.0.1:1"]}, "task": {"type": "worker", "index": 0}})
     print("\n| command | wall time, median of 5 (s) |\n|---|---:|")

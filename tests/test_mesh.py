@@ -1,6 +1,7 @@
 """Mesh check: the pure judge on hand-made reports, then real task processes on loopback."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
@@ -35,13 +36,14 @@ def report(task: str, outcomes: dict[str, Outcome] | None = None, *, cluster=CLU
            instance: str | None = None) -> PeerReport:
     outcomes = outcomes or {}
     addrs = dict((f"{j}:{i}", a) for j, aa in cluster for i, a in enumerate(aa))
-    probes = tuple(Probe(task, d, addrs.get(d, "?"), outcomes.get(d, Outcome.OK), "detail", 1,
-                         d if outcomes.get(d, Outcome.OK) is Outcome.OK else None,
-                         (0.5, 0.4, 0.6) if outcomes.get(d, Outcome.OK) is Outcome.OK else (), 3, 0)
-                   for d in NAMES if d != task and d in addrs)
+    def probe(d: str) -> Probe:
+        ok = outcomes.get(d, Outcome.OK) is Outcome.OK
+        return Probe(task, d, addrs.get(d, "?"), outcomes.get(d, Outcome.OK), "detail", 1, d if ok else None,
+                     (0.5, 0.4, 0.6) if ok else (), 1, 0, instance=d if ok else "")
+    probes = tuple(probe(d) for d in NAMES if d != task and d in addrs)
     info = TaskInfo(task, instance or task, host or f"host-{task}", 100, addrs.get(task), True, cluster,
                     finger or fp(), tuple(argv))
-    return PeerReport(info, probes, tuple(refusals))
+    return PeerReport.of(info, probes, refusals)
 
 
 def by_code(findings):
@@ -60,6 +62,21 @@ def test_peer_that_never_arrived_is_named():
     f = by_code(judge_mesh(reps, me="worker:0", expected=NAMES, timeout=5))["DD506"][0]
     assert f.culprit == "worker:2" and f.category is Category.NETWORK_UNREACHABLE and f.severity is Severity.ERROR
     assert len(f.evidence) == 2
+
+
+@pytest.mark.parametrize("outcome,code,category", [
+    (Outcome.REFUSED, "DD501", Category.NETWORK_UNREACHABLE),
+    (Outcome.DROPPED, "DD502", Category.FIREWALL_OR_PORT_BLOCKED),
+    (Outcome.UNREACHABLE, "DD503", Category.NETWORK_UNREACHABLE),
+    (Outcome.UNRESOLVED, "DD504", Category.NETWORK_UNREACHABLE),
+    (Outcome.WRONG_TOKEN, "DD505", Category.CONFIG_MISMATCH_ACROSS_WORKERS),
+    (Outcome.FOREIGN, "DD508", Category.PORT_IN_USE),
+])
+def test_each_failed_pair_is_named_with_its_reason(outcome, code, category):
+    reps = [report("worker:0", {"worker:2": outcome}), report("worker:1"), report("worker:2")]
+    found = by_code(judge_mesh(reps, me="worker:0"))
+    assert [(f.culprit, f.category) for f in found[code]] == [("worker:2", category)]
+    assert "worker:0 -> worker:2" in found[code][0].evidence[0].text
 
 
 def test_dropped_port_blames_the_destination():
@@ -98,7 +115,7 @@ def test_cluster_lists_disagree_majority_vote():
 def test_loopback_for_a_remote_peer():
     bad = (("worker", ("h0:2222", "localhost:2222", "h2:2222")),)
     r0 = report("worker:0", {"worker:1": Outcome.WRONG_TASK}, cluster=bad)
-    r0 = PeerReport(r0.info, tuple(Probe(p.src, p.dst, p.address, p.outcome, "", 1, "worker:0")
+    r0 = PeerReport.of(r0.info, tuple(Probe(p.src, p.dst, p.address, p.outcome, "", 1, "worker:0")
                                    if p.dst == "worker:1" else p for p in r0.probes))
     f = by_code(judge_mesh([r0, report("worker:1"), report("worker:2")], me="worker:1"))["DD511"][0]
     assert f.culprit == "worker:0" and f.category is Category.CONFIG_TF_CONFIG and "localhost:2222" in f.summary
@@ -262,3 +279,62 @@ def test_run_mesh_library_call_in_process():
     result = run_mesh(spec, TaskRef("worker", 0), "tok", timeout=2)
     assert result.complete and result.ok and result.reports[0].task == "worker:0"
     assert os.getpid() == result.reports[0].info.pid
+
+
+def test_report_wire_round_trip_and_lazy_views():
+    r = report("worker:0", {"worker:2": Outcome.REFUSED}, refusals=[Refusal("1.2.3.4:5", "x", "no token")])
+    back = PeerReport.from_json(json.loads(json.dumps(r.to_json())))
+    assert back == r and back.probes == r.probes
+    assert [p.dst for p in back.failures] == ["worker:2"] and [link.dst for link in back.links] == ["worker:1"]
+    assert list(back.answered()) == [("worker:1", "worker:1")]
+    bad = r.to_json()
+    bad["probes"][0] = bad["probes"][0][:5]
+    with pytest.raises(ValueError):
+        PeerReport.from_json(bad)
+
+
+def test_bandwidth_is_measured_on_every_pair():
+    cluster = loop_cluster(3)
+    runs = run_tasks(cluster, ["worker:0", "worker:1", "worker:2"], all={"extra": ["--bandwidth"], "timeout": 10})
+    pairs = runs[0].doc["mesh"]["pairs"]
+    assert len(pairs) == 6 and all(p["outcome"] == "ok" and p["mbps"] > 0 for p in pairs)
+
+
+def test_mesh_table_renders_at_fixed_width():
+    import io
+    from rich.console import Console
+    from distdoctor.preflight.meshmodel import MeshResult
+    from distdoctor.preflight.render import render_findings, render_mesh
+    reps = [report(t, {"worker:2": Outcome.DROPPED}) for t in NAMES[:2]] + [report("worker:2")]
+    findings = judge_mesh(reps, me="worker:0")
+    out = io.StringIO()
+    console = Console(file=out, width=120, color_system=None)
+    render_mesh(MeshResult("worker:0", tuple(reps), findings, True, (), 0.0, 1.5), console)
+    render_findings(findings, console)
+    text = out.getvalue()
+    assert "dropped" in text and "0.5 ms" in text and "verdict after 1.50 s" in text
+    assert "DD502" in text and "worker:2" in text and max(map(len, text.splitlines())) <= 120
+
+
+def test_mesh_from_slurm_variables():
+    import subprocess
+    from mesh_helpers import PY, ROOT, TOKEN, clean_env
+    base = free_ports(1)[0]
+    while True:  # two consecutive free ports, as SlurmClusterResolver numbers them per node
+        try:
+            s = socket.socket()
+            s.bind(("127.0.0.1", base + 1))
+            s.close()
+            break
+        except OSError:
+            base = free_ports(1)[0]
+    procs = [subprocess.Popen([PY, "-m", "distdoctor", "check", "--mesh", "--json", "--timeout", "5",
+                               "--slurm-port-base", str(base)], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                              env=clean_env(SLURM_STEP_NODELIST="localhost", SLURM_PROCID=str(i),
+                                            SLURM_STEP_NUM_TASKS="2", SLURM_STEP_TASKS_PER_NODE="2",
+                                            DISTDOCTOR_TOKEN=TOKEN))
+             for i in range(2)]
+    docs = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    assert [d["task"] for d in docs] == ["worker:0", "worker:1"]
+    assert docs[0]["cluster"] == {"worker": [f"localhost:{base}", f"localhost:{base + 1}"]}
+    assert all([p["outcome"] for p in d["mesh"]["pairs"]] == ["ok", "ok"] for d in docs)

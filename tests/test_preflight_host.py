@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -7,8 +7,9 @@ Modules, by concern:
 * :mod:`.rules` — the DD3xx-DD5xx catalogue entries and the static checks;
 * :mod:`.host`, :mod:`.fingerprint` — this host and this environment (facts
   gathered apart from the pure judgement of them);
-* :mod:`.wire`, :mod:`.mesh`, :mod:`.meshmodel`, :mod:`.meshjudge` — the
-  cross-task mesh check (protocol, node, data, judgement);
+* :mod:`.wire`, :mod:`.meshchannel`, :mod:`.mesh`, :mod:`.meshmodel`,
+  :mod:`.meshjudge` — the cross-task mesh check (protocol and handshake, one
+  connection, the node, its data, the judgement);
 * :mod:`.check`, :mod:`.render`, :mod:`.command` — the command.
 
 ``run --node`` calls :func:`run_mesh` before it starts TensorFlow. Names are

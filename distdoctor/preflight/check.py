@@ -11,12 +11,17 @@ import json
 import os
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..errors import UsageError
 from ..model import Finding, Severity
 from .rules import check_document, infer_strategy
 from .spec import AddressError, ClusterSpec, ConfigDocument, SpecError, parse_address
+
+if TYPE_CHECKING:  # imported lazily at run time: --static needs none of them
+    from .fingerprint import Fingerprint
+    from .host import HostFacts
+    from .meshmodel import MeshResult
 
 __all__ = ["CheckOptions", "CheckReport", "run_check", "default_argv", "parse_argv"]
 
@@ -39,9 +44,9 @@ class CheckReport:
 
     spec: ClusterSpec | None
     findings: tuple[Finding, ...]
-    fingerprint: Any = None
-    host: Any = None
-    mesh: Any = None
+    fingerprint: Fingerprint | None = None
+    host: HostFacts | None = None
+    mesh: MeshResult | None = None
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -108,7 +113,7 @@ def _ordered(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     return tuple(sorted(findings, key=lambda f: (_SEVERITY_RANK[f.severity], f.code)))
 
 
-def _blocking_error(doc: ConfigDocument, findings: Sequence[Finding]) -> SpecError:
+def _blocking_error(findings: Sequence[Finding]) -> SpecError:
     f = findings[0]
     return SpecError(f"{f.summary} ({f.code}); fix: {f.remedy}", tuple(findings))
 
@@ -118,7 +123,7 @@ def run_check(doc: ConfigDocument, opt: CheckOptions, environ: Mapping[str, str]
     environ = os.environ if environ is None else environ
     static = check_document(doc, opt.strategy)
     if static.blocking:
-        raise _blocking_error(doc, static.blocking)
+        raise _blocking_error(static.blocking)
     spec, findings = static.spec, list(static.findings)
     if opt.static:
         return CheckReport(spec, _ordered(findings))
@@ -127,6 +132,12 @@ def run_check(doc: ConfigDocument, opt: CheckOptions, environ: Mapping[str, str]
     if spec.task is None:
         raise UsageError("host and mesh checks need to know which task this is: add \"task\" to TF_CONFIG or "
                          "pass --task JOB:INDEX (or use --static for the config alone)")
+    own = spec.address_of(spec.task)
+    if opt.mesh and not opt.token:
+        raise UsageError("check --mesh needs the job's shared token: set DISTDOCTOR_TOKEN (the same on every task) "
+                         "or pass --token")
+    if opt.mesh and own is None:
+        raise UsageError(f"{spec.task} has no address in the cluster, so it cannot take part in the mesh check")
     from . import fingerprint as fpmod
     from .host import collect_host_facts, judge_host
     task = str(spec.task)
@@ -134,7 +145,6 @@ def run_check(doc: ConfigDocument, opt: CheckOptions, environ: Mapping[str, str]
     strategy = infer_strategy(spec, opt.strategy)
     training = len(spec.job("chief")) + len(spec.job("worker"))
     findings += fpmod.judge_environment(fp, multi_worker_mirrored=strategy == "mwms" and training > 1, task=task)
-    own = spec.address_of(spec.task)
     try:
         address = parse_address(own) if own is not None else None
     except AddressError:
@@ -143,11 +153,6 @@ def run_check(doc: ConfigDocument, opt: CheckOptions, environ: Mapping[str, str]
     findings += judge_host(facts)
     if not opt.mesh:
         return CheckReport(spec, _ordered(findings), fp, facts)
-    if not opt.token:
-        raise UsageError("check --mesh needs the job's shared token: set DISTDOCTOR_TOKEN (the same on every task) "
-                         "or pass --token")
-    if own is None:
-        raise UsageError(f"{task} has no address in the cluster, so it cannot take part in the mesh check")
     from .mesh import run_mesh
     # the mesh binds the port itself and reports a busy port with its holder
     result = run_mesh(spec, spec.task, opt.token, opt.timeout, argv=opt.argv, fingerprint=fp,

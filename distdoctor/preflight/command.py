@@ -54,6 +54,20 @@ def register_cli(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Exit status per the module doc; an unexpected failure becomes one line too (never a traceback)."""
+    from ..errors import DistDoctorError
+    try:
+        return _check(args)
+    except (DistDoctorError, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as exc:
+        if os.environ.get("DISTDOCTOR_DEBUG"):
+            raise
+        raise DistDoctorError(f"check failed unexpectedly: {type(exc).__name__}: {exc} "
+                              "(set DISTDOCTOR_DEBUG=1 for the traceback, and please report it)") from None
+
+
+def _check(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from .check import CheckOptions, default_argv, parse_argv, run_check
     from .spec import SpecError, load_document
@@ -83,7 +97,10 @@ def _run(args: argparse.Namespace) -> int:
                               "fingerprint": None, "mesh": None}, indent=2))
         raise
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        doc = report.to_json()
+        # a big mesh's table is thousands of pairs: compact JSON, or printing it costs more than the check
+        big = report.mesh is not None and len(doc["mesh"]["pairs"]) > 500
+        print(json.dumps(doc, separators=(",", ":")) if big else json.dumps(doc, indent=2))
     else:
         import shutil
         from rich.console import Console

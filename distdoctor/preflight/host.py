@@ -366,7 +366,7 @@ def judge_host(f: HostFacts) -> tuple[Finding, ...]:
     elif f.core_pattern and f.core_pattern.startswith("|"):
         handler = f.core_pattern[1:].split()[0]
         add("DD418", f"cores are piped to {handler} (core_pattern), not written next to the job", Severity.INFO,
-            remedy=f"find them with the handler's tools (e.g. coredumpctl for systemd-coredump), not in the cwd")
+            remedy="find them with the handler's tools (e.g. coredumpctl for systemd-coredump), not in the cwd")
     for g in f.gpus:
         if g.total_bytes and g.free_bytes < MIN_GPU_FREE_FRACTION * g.total_bytes:
             who = ", ".join(h.describe() for h in g.processes) or "unknown processes"

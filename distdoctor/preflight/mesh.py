@@ -10,15 +10,17 @@ before it starts TensorFlow, through :func:`run_mesh`). Its life:
    deadline passes: refused connections are retried with back-off (the peer
    may not have started yet) and retried at once when that peer connects to
    us; timeouts mean dropped packets. Each answered probe is authenticated
-   and timed with a few pings (and with ``bandwidth``, a bulk transfer).
+   and timed: the handshake's two round trips and ``pings`` more (and with
+   ``bandwidth``, a bulk transfer).
 3. **Exchange reports**: once its own probes are settled, the task sends its
    :class:`~.meshmodel.PeerReport` (identity, cluster, fingerprint, command
    line, probes) once to every peer over one authenticated connection (either
    direction). Reports of tasks it has no connection with are asked for
    (``WANT``) from the others, so one blocked direction does not hide a task.
-4. **Verdict** when it holds the report of every task known to be alive, or at
-   the deadline; the pure judge (:mod:`.meshjudge`) turns the reports into
-   findings, so every task can print the whole-mesh table.
+4. **Verdict** when it holds the report of every task known to be alive (and
+   nothing new arrived for :data:`SETTLE_S`), or at the deadline; the pure
+   judge (:mod:`.meshjudge`) turns the reports into findings, so every task can
+   print the whole-mesh table.
 5. **Release**: say ``DONE``, wait (bounded) until connected peers are done
    too, so nobody loses a relay, then close. Clients close first, so no
    TIME_WAIT is left on the ports TensorFlow is about to bind.
@@ -38,6 +40,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from ..errors import UsageError
 from ..model import Finding
 from .fingerprint import Fingerprint
 from .meshchannel import Channel
@@ -82,6 +85,8 @@ class MeshOptions:
 
 @dataclass
 class _State:
+    """A node's bookkeeping: the only mutable state, owned by one event loop."""
+
     reports: dict[str, PeerReport] = field(default_factory=dict)
     raw: dict[tuple[str, str], bytes] = field(default_factory=dict)   # (task, instance) -> REPORT body
     extra: list[PeerReport] = field(default_factory=list)              # duplicates of a task name
@@ -90,6 +95,7 @@ class _State:
     reported_to: set[tuple[str, str]] = field(default_factory=set)  # (task, instance)
     instances: dict[str, set[str]] = field(default_factory=dict)       # task -> processes seen claiming it
     alive: set[tuple[str, str]] = field(default_factory=set)             # (task, instance) known to be up
+    version: int = 0                                                     # bumped by anything the judge reads
 
 
 class MeshNode:
@@ -99,7 +105,7 @@ class MeshNode:
                  argv: Sequence[str] = (), fingerprint: Fingerprint | None = None,
                  local_findings: Sequence[Finding] = (), clock: Callable[[], float] = time.time):
         if not token:
-            raise ValueError("the mesh check needs a shared token")
+            raise UsageError("the mesh check needs the job's shared token (DISTDOCTOR_TOKEN)")
         self.spec, self.task, self.me = spec, task, str(task)
         self.token, self.opt, self.clock = token.encode(), options, clock
         self.argv, self.fingerprint, self.local_findings = tuple(argv), fingerprint, tuple(local_findings)
@@ -144,11 +150,13 @@ class MeshNode:
 
     def _refuse(self, where: str, claimed: str | None, reason: str) -> None:
         self.state.refusals.append(Refusal(where, claimed, reason))
+        self.state.version += 1
 
     def _add_channel(self, ch: Channel) -> None:
         self.state.channels.setdefault(ch.peer, []).append(ch)
         self.state.instances.setdefault(ch.peer, set()).add(ch.instance)
         self.state.alive.add((ch.peer, ch.instance))
+        self.state.version += 1
         if self.me in self.state.reports:     # our report is out already: late channels get it too
             self._send_report_to(ch.peer)
         self.changed.set()
@@ -255,10 +263,10 @@ class MeshNode:
         self.changed.set()
 
     def _keep(self, key: tuple[str, str], body: bytes, report: PeerReport) -> None:
+        self.state.version += 1
         self.state.raw[key] = body
         self.state.alive.add(key)
-        self.state.alive.update((p.answered_as or p.dst, p.instance) for p in report.probes
-                                if p.outcome in (Outcome.OK, Outcome.WRONG_TASK) and p.instance)
+        self.state.alive.update(report.answered())
 
     def answer_want(self, ch: Channel, want: dict) -> None:
         """Relay the reports a peer lacks (it has no connection to their authors)."""
@@ -299,35 +307,37 @@ class MeshNode:
         try:
             probes = await asyncio.gather(*(self._probe(p, a, probe_deadline) for p, a in self.peers.items()))
             probed_at = self.clock()
-            own = PeerReport(self._info(server is not None, bind_error), tuple(probes), tuple(self.state.refusals))
+            own = PeerReport.of(self._info(server is not None, bind_error), probes, self.state.refusals)
             body = json.dumps(own.to_json(), separators=(",", ":")).encode()
             self._keep((self.me, self.instance), body, own)
             self.state.reports[self.me] = own
             for peer in list(self.state.channels):
                 self._send_report_to(peer)
-            await self._exchange(t0, final)
-            missing = tuple(sorted(self._missing()))
-            exchanged_at = self.clock()
-            # refusals that came in after our report went out still count for our own verdict
-            self.state.reports[self.me] = PeerReport(own.info, own.probes, tuple(self.state.refusals))
-            reports = tuple(self.state.reports.values()) + tuple(self.state.extra)
-            findings = judge_mesh(reports, me=self.me, expected=tuple(self.peers) + (self.me,), missing=missing,
-                                  timeout=self.opt.timeout)
+            missing, reports, findings, exchanged_at = await self._exchange(final, own)
             verdict_at = self.clock()
-            for chans in self.state.channels.values():
-                for c in chans:
-                    c.send(Kind.DONE)
+            told = set()
+            for peer in self.state.channels:  # once per peer process, on its preferred channel
+                for ch in self._live(peer):
+                    if ch.instance not in told:
+                        told.add(ch.instance)
+                        ch.send(Kind.DONE)
             await self._linger(final + LINGER_GRACE_S)
         finally:
             await self._release(server)
         return MeshResult(self.me, reports, findings, not missing, missing, started_at, verdict_at, self.clock(),
                           probed_at=probed_at, exchanged_at=exchanged_at)
 
-    async def _exchange(self, t0: float, final: float) -> None:
-        """Wait for the reports we lack (asking others to relay them) and a short settle period."""
+    async def _exchange(self, final: float, own: PeerReport):
+        """Wait for the reports we lack (asking others to relay them), then a short settle period.
+
+        The verdict is judged as soon as the reports are complete, while we settle (the CPU is
+        idle then), and judged again only if anything arrived in the meantime.
+        Returns (missing, reports, findings, when the reports were complete).
+        """
         loop = asyncio.get_running_loop()
         last_want = loop.time()
-        settled_at = None
+        settled_at = early = None
+        complete_at = None
         while loop.time() < final:
             now = loop.time()
             if self._missing():
@@ -337,15 +347,31 @@ class MeshNode:
                     last_want = now
                 wait = WANT_INTERVAL_S
             else:
-                settled_at = settled_at or now
+                if settled_at is None:
+                    settled_at, complete_at = now, self.clock()
+                if early is None or early[0] != self.state.version:
+                    early = (self.state.version, self._judge(own))
+                    continue  # judging took time: look again before waiting
                 if now - settled_at >= min(SETTLE_S, self.opt.timeout / 20):
-                    return
-                wait = SETTLE_S
+                    break
+                wait = SETTLE_S - (now - settled_at)
             self.changed.clear()
             try:
                 await asyncio.wait_for(self.changed.wait(), max(min(wait, final - now), 0.01))
             except asyncio.TimeoutError:
                 pass
+        if early is None or early[0] != self.state.version:
+            early = (self.state.version, self._judge(own))
+        return (*early[1], complete_at or self.clock())
+
+    def _judge(self, own: PeerReport):
+        missing = tuple(sorted(self._missing()))
+        # refusals that came in after our report went out still count for our own verdict
+        self.state.reports[self.me] = PeerReport.of(own.info, own.probes, self.state.refusals)
+        reports = tuple(self.state.reports.values()) + tuple(self.state.extra)
+        findings = judge_mesh(reports, me=self.me, expected=tuple(self.peers) + (self.me,), missing=missing,
+                              timeout=self.opt.timeout)
+        return missing, reports, findings
 
     def _want(self) -> None:
         """Ask a few connected peers for reports of processes we have no connection with."""

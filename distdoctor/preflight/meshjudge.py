@@ -161,7 +161,7 @@ def _loopback_for_remote(primary: Mapping[str, PeerReport]) -> tuple[list[Findin
         entries = _loopback_entries(r.info.cluster)
         if not entries:
             continue
-        selfish = {p.dst for p in r.probes if p.answered_as == t}
+        selfish = {p.dst for p in r.failures if p.answered_as == t}
         for job, i, addr in entries:
             peer = f"{job}:{i}"
             if peer == t:
@@ -186,7 +186,7 @@ def _wrong_task(primary: Mapping[str, PeerReport], skip: set[str]) -> list[Findi
     """DD509: at the address a config lists for A, B answered."""
     groups: dict[tuple[str, str], list[Probe]] = defaultdict(list)
     for r in primary.values():
-        for p in r.probes:
+        for p in r.failures:
             if p.outcome is Outcome.WRONG_TASK and p.src not in skip and p.answered_as != p.src:
                 groups[(p.dst, p.answered_as or "?")].append(p)
     out = []
@@ -199,13 +199,12 @@ def _wrong_task(primary: Mapping[str, PeerReport], skip: set[str]) -> list[Findi
 
 # --- reachability ---------------------------------------------------------------------------------
 def _reachability(primary: Mapping[str, PeerReport], odd_cluster: set[str], timeout: float) -> tuple[list[Finding], dict[str, list[Evidence]]]:
-    probes = [p for r in primary.values() for p in r.probes]
-    fails = [p for p in probes if p.outcome not in (Outcome.OK, Outcome.WRONG_TASK)]
+    fails = [p for r in primary.values() for p in r.failures if p.outcome is not Outcome.WRONG_TASK]
     ok_by_dst = defaultdict(set)
-    for p in probes:
-        if p.outcome is Outcome.OK:
-            ok_by_dst[p.dst].add(p.src)
-    tried = Counter(p.src for p in probes)
+    for r in primary.values():
+        for link in r.links:
+            ok_by_dst[link.dst].add(r.task)
+    tried = Counter({t: len(r.rows) for t, r in primary.items()})
     failed = Counter(p.src for p in fails)
     folded: dict[str, list[Evidence]] = defaultdict(list)
 
@@ -357,25 +356,24 @@ def option_map(argv: Sequence[str]) -> dict[str, str]:
 
 # --- link quality -----------------------------------------------------------------------------------
 def _links(primary: Mapping[str, PeerReport]) -> list[Finding]:
-    ok = [p for r in primary.values() for p in r.probes if p.outcome is Outcome.OK]
     out = []
-    for p in ok:
-        if p.lost:
-            out.append(_f("DD516", p.dst, f"{p.lost} of {p.sent} pings from {p.src} to {p.dst} got no answer within "
-                                          "1 s", [_ev(p.src, _probe_line(p))], severity=Severity.WARNING))
     tasks = sorted(primary)
     per_task: dict[str, list[float]] = defaultdict(list)   # RTTs of the pairs a task is part of
     per_dst_rate: dict[str, list[float]] = defaultdict(list)
     rtts, rates = [], []
-    for p in ok:
-        r = p.rtt_ms
-        if r is not None:
-            rtts.append(r)
-            per_task[p.src].append(r)
-            per_task[p.dst].append(r)
-        if p.mbps:
-            rates.append(p.mbps)
-            per_dst_rate[p.dst].append(p.mbps)
+    for src, r in primary.items():
+        for link in r.links:
+            if link.lost:
+                line = f"{src} -> {link.dst}: {link.lost} of {link.sent} pings unanswered within 1 s"
+                out.append(_f("DD516", link.dst, f"{link.lost} of {link.sent} pings from {src} to {link.dst} got no "
+                                                 "answer within 1 s", [_ev(src, line)], severity=Severity.WARNING))
+            if link.rtt_ms is not None:
+                rtts.append(link.rtt_ms)
+                per_task[src].append(link.rtt_ms)
+                per_task[link.dst].append(link.rtt_ms)
+            if link.mbps:
+                rates.append(link.mbps)
+                per_dst_rate[link.dst].append(link.mbps)
     if rtts:
         overall = statistics.median(rtts)
         for t in tasks:

@@ -77,7 +77,10 @@ def render_mesh(result: MeshResult, console: Console) -> None:
                 elif p is None:
                     row.append(Text("?", style="dim"))
                 elif p.outcome is Outcome.OK:
-                    row.append(Text(f"{p.rtt_ms:.1f} ms" if p.rtt_ms is not None else "ok", style="green"))
+                    text = f"{p.rtt_ms:.1f} ms" if p.rtt_ms is not None else "ok"
+                    if p.mbps:
+                        text += f" {p.mbps / 1000:.1f} Gb/s" if p.mbps >= 1000 else f" {p.mbps:.0f} Mb/s"
+                    row.append(Text(text, style="green"))
                 else:
                     row.append(Text(_SHORT[p.outcome], style="bold red"))
             table.add_row(src, *row)
