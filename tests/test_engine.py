@@ -115,3 +115,14 @@ def test_hang_after_an_exception_is_the_exception():
     d = run(w0, w1, hang=h)
     assert d["status"] == "failed"
     assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("user_code_error", "worker:1")
+
+
+def test_a_task_that_finished_training_is_not_blamed_for_shutdown_noise():
+    done = tuple(LogEvent(task="worker:1", ts=T + i, kind=k, text=t, line_no=i, step=st, total=tot, epoch=ep)
+                 for i, (k, t, st, tot, ep) in enumerate([(EventKind.EPOCH, "Epoch 2/2", None, 2, 2),
+                                                          (EventKind.PROGRESS, "30/30 - loss: 0.2", 30, 30, None)], 1))
+    w0 = obs("worker:0", exit_code=None, ended_at=None, events=(
+        symptom("worker:0", T + 9, "The following tasks are unhealthy (stopped sending heartbeats): /job:worker/replica:0/task:1", peer="worker:1"),))
+    w1 = obs("worker:1", exit_code=None, ended_at=None, events=done)
+    d = run(w0, w1, source="logs")
+    assert not any(f["code"] == "DD107" for f in d["findings"])

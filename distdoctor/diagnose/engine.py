@@ -24,7 +24,8 @@ from ..catalogue import Rule, register
 from ..model import Category, Diagnosis, Evidence, Finding, Severity, Status, TaskReport
 from .events import EventKind
 from .observations import JobObservation
-from .rules import CHECKS, signal_name
+from . import log_rules
+from .rules import CHECKS, chief_succeeded, signal_name
 
 __all__ = ["diagnose", "collect_findings", "pick_root_cause", "PRIORITY", "SAME_MOMENT_S"]
 
@@ -42,17 +43,10 @@ _UNATTRIBUTED = register(Rule(
 
 def collect_findings(job: JobObservation) -> list[Finding]:
     findings: list[Finding] = []
-    checks = list(CHECKS)
-    try:
-        from . import log_rules  # rules that only logs need (optional module)
-        checks += list(getattr(log_rules, "CHECKS", []))
-    except ImportError:
-        pass
-    for rule, check in checks:
+    for rule, check in list(CHECKS) + list(log_rules.CHECKS):
         findings.extend(check(job))
     if job.strategy == "parameter_server":
-        chief = job.tasks.get("chief:0")
-        if chief is not None and chief.exit_code == 0:
+        if chief_succeeded(job):
             findings = [replace(f, severity=Severity.WARNING)
                         if f.culprit and f.culprit.startswith("worker:") and f.severity == Severity.ERROR else f
                         for f in findings]
@@ -82,7 +76,7 @@ def pick_root_cause(findings: list[Finding]) -> Finding | None:
     return sorted(errors, key=key)[0]
 
 
-_HANG_CODES = ("DD201", "DD202", "DD203", "DD204")
+_HANG_CODES = ("DD201", "DD202", "DD203", "DD204") + tuple(log_rules.HANG_CODES)
 _OWN_FAILURE_CODES = ("DD104", "DD102", "DD105", "DD103", "DD209")
 
 
@@ -139,8 +133,7 @@ def diagnose(job: JobObservation, *, detected_at: float, command: str = "run") -
     findings = collect_findings(job)
     root = _explain_hang(findings, pick_root_cause(findings), job)
     failed_tasks = [t for t in job.ordered() if t.exit_code not in (None, 0) and not t.killed_by_supervisor]
-    chief = job.tasks.get("chief:0")
-    if job.strategy == "parameter_server" and chief is not None and chief.exit_code == 0:
+    if job.strategy == "parameter_server" and chief_succeeded(job):
         failed_tasks = [t for t in failed_tasks if not t.task.startswith("worker:")]
     if job.hang is not None and (root is None or root.code in _HANG_CODES):
         status = Status.HUNG

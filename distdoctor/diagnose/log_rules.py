@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable, Iterable
+from typing import Callable
 
 from ..catalogue import Rule, register
 from ..model import Category, Evidence, Finding, Severity, format_clock
 from .events import EventKind, LogEvent
 from .observations import HangVerdict, JobObservation, TaskObservation
+from .rules import completed, evidence_of, events_of, rule_registrar
 
 __all__ = ["CHECKS", "judge_silence", "ended_with_error", "completed", "TERMINAL_KINDS", "CAUSE_KINDS", "HANG_CODES"]
 
@@ -50,42 +51,14 @@ _JOB_LIST = re.compile(r"['\"](\w+)['\"]\s*:\s*\[([^\]]*)\]")
 _TASK_IN_CONFIG = re.compile(r"['\"]task['\"]\s*:\s*\{[^}]*['\"]type['\"]\s*:\s*['\"](\w+)['\"][^}]*['\"]index['\"]\s*:\s*(\d+)")
 
 
-def _rule(**kw) -> Callable:
-    rule = register(Rule(**kw))
-
-    def deco(fn: Callable[[Rule, JobObservation], Iterable[Finding]]):
-        CHECKS.append((rule, lambda job: list(fn(rule, job))))
-        return fn
-    return deco
-
-
-def _ev(e: LogEvent, role: str = "cause") -> Evidence:
-    return Evidence(task=e.task, ts=e.ts, text=e.text, role=role)
-
-
-def _of(t: TaskObservation, *kinds: EventKind) -> list[LogEvent]:
-    return [e for e in t.events if e.kind in kinds]
+_rule = rule_registrar(CHECKS)
+_ev = evidence_of
+_of = events_of
 
 
 def ended_with_error(t: TaskObservation) -> bool:
     """The task's log shows it stopped on an error (an uncaught exception, a crash, a kill it reports)."""
     return any(e.kind in TERMINAL_KINDS or (e.kind == EventKind.PEER_SYMPTOM and e.frames) for e in t.events)
-
-
-def completed(t: TaskObservation) -> bool:
-    """The task's log shows its training ran to the end (last epoch, last step, or TerminateOnNaN stopped it)."""
-    if any(e.kind == EventKind.NAN_LOSS and "terminating training" in e.text for e in t.events):
-        return True
-    epochs = _of(t, EventKind.EPOCH)
-    prog = [e for e in t.events if e.kind in (EventKind.PROGRESS, EventKind.NAN_LOSS) and e.step is not None]
-    if not prog:
-        return False
-    last = prog[-1]
-    if last.total is None or last.step != last.total:
-        return False
-    if epochs and epochs[-1].epoch != epochs[-1].total:
-        return False
-    return not epochs or last.line_no > epochs[-1].line_no
 
 
 def _named_stragglers(job: JobObservation) -> dict[str, list[LogEvent]]:

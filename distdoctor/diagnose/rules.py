@@ -16,7 +16,8 @@ from ..model import Category, Evidence, Finding, Severity
 from .events import EventKind, LogEvent
 from .observations import JobObservation, TaskObservation
 
-__all__ = ["CHECKS", "signal_name", "NATIVE_CRASH_SIGNALS"]
+__all__ = ["CHECKS", "signal_name", "NATIVE_CRASH_SIGNALS", "rule_registrar", "evidence_of", "events_of",
+           "completed", "chief_succeeded"]
 
 NATIVE_CRASH_SIGNALS = {_signal.SIGSEGV, _signal.SIGABRT, _signal.SIGBUS, _signal.SIGFPE, _signal.SIGILL}
 CHECKS: list[tuple[Rule, Callable[[JobObservation], list[Finding]]]] = []
@@ -31,21 +32,57 @@ def signal_name(num: int | None) -> str | None:
         return f"signal {num}"
 
 
-def _rule(**kw) -> Callable:
-    rule = register(Rule(**kw))
+def rule_registrar(checks: list) -> Callable:
+    """A decorator factory: ``@rule(code=..., ...)`` registers the Rule and appends its check to ``checks``."""
+    def rule(**kw) -> Callable:
+        registered = register(Rule(**kw))
 
-    def deco(fn: Callable[[Rule, JobObservation], Iterable[Finding]]):
-        CHECKS.append((rule, lambda job: list(fn(rule, job))))
-        return fn
-    return deco
+        def deco(fn: Callable[[Rule, JobObservation], Iterable[Finding]]):
+            checks.append((registered, lambda job: list(fn(registered, job))))
+            return fn
+        return deco
+    return rule
 
 
-def _ev(e: LogEvent, role: str = "cause") -> Evidence:
+_rule = rule_registrar(CHECKS)
+
+
+def evidence_of(e: LogEvent, role: str = "cause") -> Evidence:
     return Evidence(task=e.task, ts=e.ts, text=e.text, role=role)
 
 
-def _of(t: TaskObservation, *kinds: EventKind) -> list[LogEvent]:
+def events_of(t: TaskObservation, *kinds: EventKind) -> list[LogEvent]:
     return [e for e in t.events if e.kind in kinds]
+
+
+_ev = evidence_of
+_of = events_of
+
+
+def completed(t: TaskObservation) -> bool:
+    """The task's log shows its training ran to the end (last epoch, last step, or TerminateOnNaN stopped it)."""
+    if any(e.kind == EventKind.NAN_LOSS and "terminating training" in e.text for e in t.events):
+        return True
+    epochs = _of(t, EventKind.EPOCH)
+    prog = [e for e in t.events if e.kind in (EventKind.PROGRESS, EventKind.NAN_LOSS) and e.step is not None]
+    if not prog:
+        return False
+    last = prog[-1]
+    if last.total is None or last.step != last.total:
+        return False
+    if epochs and epochs[-1].epoch != epochs[-1].total:
+        return False
+    return not epochs or last.line_no > epochs[-1].line_no
+
+
+def chief_succeeded(job: JobObservation) -> bool:
+    """The ParameterServerStrategy coordinator finished: exit 0, or (logs only) its training ran to the end."""
+    chief = job.tasks.get("chief:0")
+    if chief is None:
+        return False
+    if chief.exit_code is not None:
+        return chief.exit_code == 0
+    return job.source == "logs" and completed(chief) and not _of(chief, EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL)
 
 
 def _died_of_own_failure(t: TaskObservation) -> bool:
@@ -217,6 +254,8 @@ def _peer_reported(rule: Rule, job: JobObservation):
         target = job.tasks[peer]
         if target.exit_code is not None or _of(target, EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR):
             continue  # its own record explains it; other rules speak
+        if completed(target):
+            continue  # it finished training; peers' complaints at shutdown are noise
         if job.source == "run" and target.exit_code is None and target.state not in ("stopped", "disk-sleep", "unknown"):
             continue
         evs = sorted(evs, key=lambda e: e.ts or 0)
@@ -424,17 +463,18 @@ def _memory(rule: Rule, job: JobObservation):
        evidence="The worker's exit status; the chief's successful exit.",
        remedy="Find why the worker died (see its log and exit signal); the job survived, but capacity was lost.")
 def _ps_worker_lost(rule: Rule, job: JobObservation):
-    if job.strategy != "parameter_server":
+    if job.strategy != "parameter_server" or not chief_succeeded(job):
         return
-    chief = job.tasks.get("chief:0")
-    if chief is None or chief.exit_code != 0:
-        return
+    chief = job.tasks["chief:0"]
     for t in job.ordered():
-        if t.task.startswith("worker:") and _died_of_own_failure(t):
+        lost = _died_of_own_failure(t) or (job.source == "logs" and t.exit_code is None and not completed(t)
+                                           and any(e.peer == t.task for o in job.ordered() for e in _of(o, EventKind.PEER_SYMPTOM)))
+        if t.task.startswith("worker:") and lost:
             yield rule.finding(culprit=t.task, at=t.ended_at, severity=Severity.WARNING,
-                               summary=f"{t.task} died ({signal_name(t.signal) or f'exit {t.exit_code}'}) and the coordinator finished without it",
-                               evidence=[_exit_evidence(t, f"ended by {signal_name(t.signal) or f'exit code {t.exit_code}'}"),
-                                         Evidence(task="chief:0", ts=chief.ended_at, text="chief exited 0", role="context")])
+                               summary=f"{t.task} was lost ({signal_name(t.signal) or (f'exit {t.exit_code}' if t.exit_code is not None else 'its peers report it gone')}) and the coordinator finished without it",
+                               evidence=[_exit_evidence(t, f"ended by {signal_name(t.signal) or f'exit code {t.exit_code}'}")] if t.exit_code is not None else
+                                        [_ev(e, "cause") for o in job.ordered() for e in _of(o, EventKind.PEER_SYMPTOM) if e.peer == t.task][:2]
+                                        + [Evidence(task="chief:0", ts=chief.ended_at, text="chief finished training", role="context")])
 
 
 _SHAPES = __import__("re").compile(r"Op at device /job:(\w+)/replica:\d+/task:(\d+)\S* expected shape \[([^\]]*)\] but another member in the group expected shape \[([^\]]*)\]")

@@ -269,6 +269,7 @@ class Supervisor:
             self._stop_all(reason="cleanup")
             for t in self.tracks.values():
                 t.proc.drain(5.0)
+                t.close_log()
             self.channel.close()
             for s, h in old.items():
                 signal.signal(s, h)

@@ -92,6 +92,11 @@ class TaskTrack:
                     self.events.append(e)
             return evs
 
+    def close_log(self) -> None:
+        """The task's output ended: flush what the parser still holds (a cut traceback or crash dump)."""
+        with self.lock:
+            self.events.extend(self.parser.close())
+
     def on_agent(self, s: AgentSample) -> None:
         with self.lock:
             self.agent = s
