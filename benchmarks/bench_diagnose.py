@@ -157,10 +157,23 @@ def _timed(cmd: list[str]) -> tuple[float, int | None, int, str, float | None]:
             if "User time (seconds)" in line or "System time (seconds)" in line:
                 cpu += float(line.rsplit(":", 1)[1])
         return dt, rss, p.returncode, p.stdout, cpu
-    import psutil
     t = time.perf_counter()
-    proc = psutil.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    peak, rc, out = _sample_tree(cmd, capture=True)
+    return time.perf_counter() - t, peak, rc, out, None
+
+
+def _sample_tree(cmd: list[str], capture: bool = False) -> tuple[int | None, int, str]:
+    """Run ``cmd``; peak of the summed RSS of it and all its children (psutil, every 20 ms), exit code, stdout."""
+    import psutil
+    proc = psutil.Popen(cmd, stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, text=True)
     peak = 0
+    chunks: list[str] = []
+    reader = None
+    if capture:  # drain stdout meanwhile, so a large JSON cannot fill the pipe and stall the command
+        import threading
+        reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)
+        reader.start()
     while proc.poll() is None:
         try:
             rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))
@@ -168,26 +181,17 @@ def _timed(cmd: list[str]) -> tuple[float, int | None, int, str, float | None]:
         except psutil.Error:
             pass
         time.sleep(0.02)
-    out = proc.stdout.read() if proc.stdout else ""
-    return time.perf_counter() - t, peak or None, proc.returncode, out, None
+    if reader is not None:
+        reader.join()
+    return peak or None, proc.returncode, "".join(chunks)
 
 
 def _tree_peak(cmd: list[str]) -> int | None:
-    """Peak of the summed RSS of the command and all its children (psutil, sampled every 20 ms)."""
+    """Peak of the summed RSS of the command and all its children."""
     try:
-        import psutil
+        return _sample_tree(cmd)[0]
     except ImportError:
         return None
-    proc = psutil.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    peak = 0
-    while proc.poll() is None:
-        try:
-            rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))
-            peak = max(peak, rss)
-        except psutil.Error:
-            pass
-        time.sleep(0.02)
-    return peak or None
 
 
 def main() -> int:

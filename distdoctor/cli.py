@@ -64,3 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except Exception as exc:  # a bug of ours: still one line, the traceback on request
+        import os
+        if os.environ.get("DISTDOCTOR_DEBUG"):
+            raise
+        print(f"distdoctor: internal error: {type(exc).__name__}: {exc} (set DISTDOCTOR_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return 2

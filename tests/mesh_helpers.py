@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,21 +11,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+from distdoctor.cluster.tfconfig import pick_free_ports  # noqa: E402
+
 TOKEN = "test-token-3f9c"
 
 
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
-    """``n`` distinct free ports, all held until every one is chosen."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind((host, 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
+    """``n`` distinct free ports (the project's own picker)."""
+    return pick_free_ports(n, host)
 
 
 def tf_config(cluster: dict, task: str) -> str:

@@ -197,3 +197,19 @@ def test_parameter_server_strategy(kill, status, culprit):
     # servers were stopped by distdoctor after the chief ended: no orphans
     for t, v in r.diag["tasks"].items():
         assert v["exit_code"] is not None, t
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("run_name,status", [("healthy-fit", "succeeded"), ("stall", "hung"), ("oom", "failed")])
+def test_real_run_reports_open_in_chromium(run_name, status):
+    """The report.html that real runs above wrote opens in headless Chromium with verdict and lanes."""
+    from browser import check_report_in_browser, chromium_path
+    from conftest import OUTPUT
+    if chromium_path() is None:
+        pytest.skip("chromium is not installed (scripts/setup.sh --test installs it as root)")
+    bundle = OUTPUT / "runs" / run_name
+    if not (bundle / "diagnosis.json").exists():
+        pytest.skip(f"the {run_name} run did not run in this session (deselected or skipped)")
+    html = bundle / "report.html"
+    assert html.exists(), "distdoctor run wrote no report.html into its bundle"
+    check_report_in_browser(str(html), status, ["worker:0", "worker:1"], screenshot_name=f"real-{run_name}.png")
