@@ -9,8 +9,15 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+pip_install() {  # quiet on success, the tail of pip's output on failure
+  if ! .venv/bin/python -m pip install -q "$@" > .venv/setup.log 2>&1; then
+    tail -n 30 .venv/setup.log >&2
+    echo "setup: pip install $* failed (full log: .venv/setup.log)" >&2
+    exit 1
+  fi
+}
 if [ "${1:-}" = "--test" ]; then
-  .venv/bin/python -m pip install -q -e ".[test]" 2>&1 | grep -v "is ignored" || true
+  pip_install -e ".[test]"
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
     need=()
     command -v ip >/dev/null || need+=(iproute2)
@@ -23,6 +30,6 @@ if [ "${1:-}" = "--test" ]; then
     fi
   fi
 else
-  .venv/bin/python -m pip install -q -e ".[tf]" 2>&1 | grep -v "is ignored" || true
+  pip_install -e ".[tf]"
 fi
 .venv/bin/python -c "import distdoctor" 
