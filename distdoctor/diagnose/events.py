@@ -4,7 +4,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["EventKind", "LogEvent", "SYMPTOM_KINDS"]
+__all__ = ["EventKind", "LogEvent", "SYMPTOM_KINDS", "unresolved_waits"]
 
 
 class EventKind(str, enum.Enum):
@@ -23,7 +23,9 @@ class EventKind(str, enum.Enum):
     NCCL_ERROR = "nccl_error"
     CUDA_ERROR = "cuda_error"
     SERVER_STARTED = "server_started"
-    CLUSTER_CONNECTED = "cluster_connected"
+    CLUSTER_CONNECTED = "cluster_connected"  # this task joined the cluster (TF 2.21: "Coordination agent has successfully connected.")
+    CLUSTER_SPEC = "cluster_spec"          # the task printed the cluster it believes in (its TF_CONFIG): not yet joined
+    PEER_CONNECTED = "peer_connected"      # the coordination service on this task registered ``peer``; no peer: all tasks joined
     PREEMPTION = "preemption"
     RESOURCE = "resource"                  # disk full, too many open files, ...
     DISTDOCTOR = "distdoctor"              # a line distdoctor's bootstrap wrote
@@ -54,3 +56,27 @@ class LogEvent:
     loss: float | None = None
     epoch: int | None = None
     frames: tuple[str, ...] = ()
+
+
+def unresolved_waits(events, joined=frozenset()) -> list[LogEvent]:
+    """The ``WAITING_FOR_TASKS`` events of one task's log that were never answered.
+
+    The coordination service prints ``Waiting for 1/2 tasks to connect ...
+    Example stragglers: /job:worker/replica:0/task:1`` at every normal start-up
+    while the tasks join, then ``/job:.../task:1 has connected to coordination
+    service`` and ``Waiting for 0/2 tasks to connect.`` (``PEER_CONNECTED``
+    events). A wait is answered by a later ``PEER_CONNECTED`` of the peer it
+    names, or of every task; the lines that name no peer (``Waiting for 1/2
+    ...``, ``Example stragglers:``) are answered once every straggler named so
+    far has connected. A wait naming a task in ``joined`` (one whose own log
+    shows it in the cluster) is answered too. ``events`` are one log's, in order.
+    """
+    pending: list[LogEvent] = []
+    for e in events:
+        if e.kind == EventKind.WAITING_FOR_TASKS:
+            pending.append(e)
+        elif e.kind == EventKind.PEER_CONNECTED and pending:
+            pending = [] if e.peer is None else [w for w in pending if w.peer != e.peer]
+            if not any(w.peer for w in pending):
+                pending = []   # every straggler named so far joined: the "Waiting for N/M" lines are answered too
+    return [w for w in pending if not (w.peer and w.peer in joined)]

@@ -27,7 +27,7 @@ from typing import Callable
 
 from ..catalogue import Rule, register
 from ..model import Category, Evidence, Finding, Severity, format_clock
-from .events import EventKind, LogEvent
+from .events import EventKind, LogEvent, unresolved_waits
 from .observations import HangVerdict, JobObservation, TaskObservation
 from .rules import completed, evidence_of, events_of, rule_registrar
 
@@ -62,9 +62,17 @@ def ended_with_error(t: TaskObservation) -> bool:
 
 
 def _named_stragglers(job: JobObservation) -> dict[str, list[LogEvent]]:
+    """Peers the coordination service kept waiting for: waits it never saw answered.
+
+    Every normal start-up with TF's INFO lines on prints ``Waiting for 1/2
+    tasks to connect ... Example stragglers`` while the tasks join; such a wait
+    answered by ``... has connected to coordination service`` (or by the
+    straggler's own log showing it joined or trained) names no culprit.
+    """
+    joined = frozenset(t.task for t in job.ordered() if t.steps is not None or _of(t, EventKind.CLUSTER_CONNECTED))
     out: dict[str, list[LogEvent]] = {}
     for t in job.ordered():
-        for e in _of(t, EventKind.WAITING_FOR_TASKS):
+        for e in unresolved_waits(t.events, joined):
             if e.peer and e.peer != t.task:
                 out.setdefault(e.peer, []).append(e)
     return out
@@ -77,7 +85,8 @@ def _never_joined(job: JobObservation, task: str) -> str | None:
         return "no log of it was given"
     if not t.events and t.steps is None and t.last_output_at is None:
         return "its log is empty"
-    if t.steps is None and not _of(t, EventKind.SERVER_STARTED, EventKind.CLUSTER_CONNECTED, EventKind.PROGRESS):
+    if t.steps is None and not _of(t, EventKind.SERVER_STARTED, EventKind.CLUSTER_CONNECTED, EventKind.CLUSTER_SPEC,
+                                   EventKind.PROGRESS):
         return "its log shows no server start and no training"
     return None
 
@@ -188,7 +197,7 @@ def _never_joined_rule(rule: Rule, job: JobObservation):
 def _cluster_mismatch(rule: Rule, job: JobObservation):
     specs: dict[str, tuple[str, LogEvent]] = {}
     for t in job.ordered():
-        for e in _of(t, EventKind.CLUSTER_CONNECTED):
+        for e in _of(t, EventKind.CLUSTER_CONNECTED, EventKind.CLUSTER_SPEC):
             spec = _spec_of(e.text)
             if spec:
                 specs[t.task] = (spec, e)
@@ -248,7 +257,7 @@ def _claimed_task(text: str) -> str | None:
        remedy="Give each process its own `task.index` in TF_CONFIG (0..N-1, unique per job type).")
 def _wrong_index(rule: Rule, job: JobObservation):
     for t in job.ordered():
-        for e in _of(t, EventKind.CLUSTER_CONNECTED):
+        for e in _of(t, EventKind.CLUSTER_CONNECTED, EventKind.CLUSTER_SPEC):
             claimed = _claimed_task(e.text)
             if claimed and claimed != t.task:
                 yield rule.finding(culprit=t.task, at=e.ts, evidence=[_ev(e)],

@@ -316,6 +316,8 @@ def classify(text: str) -> tuple[EventKind, dict] | None:
     if "mismatch in the collective instance" in text:
         return EventKind.COLLECTIVE_MISMATCH, {}
     m = _WAITING.search(text)
+    if m and m.group(1) == "0":
+        return EventKind.PEER_CONNECTED, {}      # "Waiting for 0/2 tasks to connect.": every task has joined
     if m or "Example stragglers" in text:
         return EventKind.WAITING_FOR_TASKS, {}
     for marker in _CONFIG_ERRORS:
@@ -345,12 +347,20 @@ def classify(text: str) -> tuple[EventKind, dict] | None:
     if "CANCELLED AT" in text and "slurmstepd" in text:
         return EventKind.PREEMPTION, {}
     if "TF_CONFIG" in text and "cluster" in text and "{" in text:
-        return EventKind.CLUSTER_CONNECTED, {}   # the task printed the cluster it believes in
+        return EventKind.CLUSTER_SPEC, {}        # the task printed the cluster it believes in (before joining it)
     if "Started server with target" in text:
         return EventKind.SERVER_STARTED, {}
-    if ("has successfully connected to coordination service" in text or "MultiWorkerMirroredStrategy with cluster_spec" in text
-            or "Enabled multi-worker collective ops" in text or "Coordination agent has successfully connected" in text
-            or "has connected to coordination service" in text):
+    if "connected to coordination service" in text and _TASK_PATH.search(text):
+        # The coordination service (on its leader task only) registering a task, itself included:
+        # "/job:worker/replica:0/task:1 has connected to coordination service. Incarnation: ..."
+        return EventKind.PEER_CONNECTED, {}
+    # This task joined the cluster. TF 2.21 prints, in order: every task's own coordination agent
+    # "Coordination agent has successfully connected." (C++ INFO, hidden by TF_CPP_MIN_LOG_LEVEL>=1),
+    # then, with Python INFO logging on, "Enabled multi-worker collective ops with available devices"
+    # and "MultiWorkerMirroredStrategy with cluster_spec = ...".
+    if ("Coordination agent has successfully connected" in text or "Enabled multi-worker collective ops" in text
+            or "MultiWorkerMirroredStrategy with cluster_spec" in text
+            or "has successfully connected to coordination service" in text):
         return EventKind.CLUSTER_CONNECTED, {}
     if text.startswith("Epoch"):
         m = _EPOCH.match(text.strip())
@@ -460,7 +470,11 @@ class TaskLogParser:
             else:
                 return out
         kind, fields = found
-        peer = self._peer(stripped)
+        if kind == EventKind.PEER_CONNECTED:
+            named = task_from_path_text(stripped)
+            peer = named[0] if named else None   # the task that joined, this one included
+        else:
+            peer = self._peer(stripped)
         if kind in (EventKind.PEER_SYMPTOM, EventKind.WAITING_FOR_TASKS):
             self._last_symptom_line = line_no
             self._last_symptom_kind = kind
@@ -606,7 +620,8 @@ def _build_prefilter() -> re.Pattern[bytes]:
 _PREFILTER = _build_prefilter()
 # Severity-coded C++ lines (E/F level) anywhere: one literal-prefixed regex each (fast paths in re).
 # Keywords that cannot be anchored on a translated letter: one literal-prefixed regex each (fast paths in re).
-_RAW_PREFILTERS = (re.compile(rb"Waiting for \d"), re.compile(rb"I(?:nvalid loss|llegal instruction|nf values)"))
+_RAW_PREFILTERS = (re.compile(rb"Waiting for \d"), re.compile(rb"I(?:nvalid loss|llegal instruction|nf values)"),
+                   re.compile(rb"connected to coordination service"))
 _KERAS_MARKERS = (b"/step", b"ETA:", b"/Unknown", "━".encode())
 _OTHER_MARKERS = (b"step", b"Step")
 _RECOGNIZE = re.compile(r"(?m)^(?:\S+ )?(?:[IWEF]\d{4} \d\d:\d\d:|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )|tensorflow|"

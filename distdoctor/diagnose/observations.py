@@ -64,6 +64,9 @@ class TaskObservation:
     killed_by_supervisor: bool = False
     log_path: str | None = None
     clock_offset_s: float | None = None        # for logs whose clock disagrees with the others
+    host: str | None = None                    # run --node: the machine the task ran on
+    supervisor_lost_at: float | None = None    # run --node: when its supervisor was last heard from, if lost
+    supervisor_lost: str = ""                  # ... and how it was lost (silence, closed link)
 
 
 @dataclass(frozen=True)

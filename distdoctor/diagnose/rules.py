@@ -305,6 +305,27 @@ def _accel(rule: Rule, job: JobObservation):
                                evidence=[_ev(e) for e in evs[:3]], severity=Severity.ERROR if t.exit_code else Severity.WARNING)
 
 
+@_rule(code="DD112", name="supervisor-lost", category=Category.PEER_UNRESPONSIVE,
+       title="A task's node supervisor stopped answering (host down or network cut)",
+       detects="Under `run --node`, the side link to another task's supervisor went silent or closed without a goodbye while its task was running.",
+       why="Supervisors send each other a heartbeat every second and their task's exit the moment it happens; silence means that node can no longer be heard: it went down, was cut off, or its supervisor was killed (which also kills its task).",
+       evidence="When the supervisor was last heard from, how it was lost, and the task's last lines and progress before that.",
+       remedy="Look at that node: is it up (`kubectl get pod -o wide`, `sinfo`/`scontrol show node`), can the others reach it (`distdoctor check --mesh`), did the kernel or the scheduler kill processes there (`dmesg`, pod events)?")
+def _supervisor_lost(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        if t.supervisor_lost_at is None or t.exit_code is not None:
+            continue
+        others_ok = all(o.exit_code == 0 for o in job.tasks.values() if o.task != t.task)
+        on = f" on {t.host}" if t.host else ""
+        yield rule.finding(
+            culprit=t.task, at=t.supervisor_lost_at, severity=Severity.WARNING if others_ok else Severity.ERROR,
+            summary=f"the supervisor of {t.task}{on} stopped answering ({t.supervisor_lost}); its host went down, "
+                    "the network to it was cut, or it was killed" + ("; the other tasks finished, so its outcome is "
+                                                                     "unknown" if others_ok else ""),
+            evidence=[Evidence(task=t.task, ts=t.supervisor_lost_at, text=f"supervisor last heard from{on}: "
+                               f"{t.supervisor_lost}")] + _last_lines(t))
+
+
 @_rule(code="DD120", name="resource-exhausted", category=Category.RESOURCE_EXHAUSTION, title="A task ran out of a system resource",
        detects="`No space left on device`, `Too many open files`, `Cannot allocate memory`, `Resource temporarily unavailable`.",
        why="Checkpoints, logs and threads fail in ways that look like TensorFlow errors.",

@@ -36,6 +36,7 @@ class CheckOptions:
     checkpoint_dir: str = "."
     strategy: str = "auto"
     argv: tuple[str, ...] = ()
+    side_port: int | None = None   # run --node: advertised to the other tasks in the mesh reports
 
 
 @dataclass(frozen=True)
@@ -156,5 +157,5 @@ def run_check(doc: ConfigDocument, opt: CheckOptions, environ: Mapping[str, str]
     from .mesh import run_mesh
     # the mesh binds the port itself and reports a busy port with its holder
     result = run_mesh(spec, spec.task, opt.token, opt.timeout, argv=opt.argv, fingerprint=fp,
-                      local_findings=findings, bandwidth=opt.bandwidth)
+                      local_findings=findings, bandwidth=opt.bandwidth, side_port=opt.side_port)
     return CheckReport(spec, result.findings, fp, facts, result)

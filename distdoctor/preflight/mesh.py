@@ -103,12 +103,14 @@ class MeshNode:
 
     def __init__(self, spec: ClusterSpec, task: TaskRef, token: str, options: MeshOptions, *,
                  argv: Sequence[str] = (), fingerprint: Fingerprint | None = None,
-                 local_findings: Sequence[Finding] = (), clock: Callable[[], float] = time.time):
+                 local_findings: Sequence[Finding] = (), clock: Callable[[], float] = time.time,
+                 side_port: int | None = None):
         if not token:
             raise UsageError("the mesh check needs the job's shared token (DISTDOCTOR_TOKEN)")
         self.spec, self.task, self.me = spec, task, str(task)
         self.token, self.opt, self.clock = token.encode(), options, clock
         self.argv, self.fingerprint, self.local_findings = tuple(argv), fingerprint, tuple(local_findings)
+        self.side_port = side_port
         self.instance = os.urandom(6).hex()
         self.peers = {str(t): a for t, a in spec.tasks() if t != task}
         self.state = _State()
@@ -433,7 +435,7 @@ class MeshNode:
         return TaskInfo(task=self.me, instance=self.instance, hostname=socket.gethostname(), pid=os.getpid(),
                         address=self.spec.address_of(self.task), bound=bound, bind_error=bind_error,
                         cluster=self.spec.jobs, fingerprint=self.fingerprint, argv=self.argv,
-                        findings=tuple(local))
+                        findings=tuple(local), side_port=self.side_port)
 
 
 def _bind_findings(me: str, address: str | None, bind_error: str) -> list[Finding]:
@@ -453,11 +455,12 @@ def _bind_findings(me: str, address: str | None, bind_error: str) -> list[Findin
 def run_mesh(spec: ClusterSpec, task: TaskRef, token: str, timeout: float = 60.0, *, argv: Sequence[str] = (),
              fingerprint: Fingerprint | None = None, local_findings: Sequence[Finding] = (),
              bandwidth: bool = False, pings: int = 1, bind_host: str | None = None,
-             clock: Callable[[], float] = time.time) -> MeshResult:
+             clock: Callable[[], float] = time.time, side_port: int | None = None) -> MeshResult:
     """Run this task's mesh check to its verdict and release the port. Blocking; never raises for
     network trouble (that is what the findings are for). ``run --node`` calls this before TensorFlow.
     """
     node = MeshNode(spec, task, token, MeshOptions(timeout=timeout, pings=pings, bandwidth=bandwidth,
                                                    bind_host=bind_host),
-                    argv=argv, fingerprint=fingerprint, local_findings=local_findings, clock=clock)
+                    argv=argv, fingerprint=fingerprint, local_findings=local_findings, clock=clock,
+                    side_port=side_port)
     return asyncio.run(node.run())

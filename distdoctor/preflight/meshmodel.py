@@ -158,6 +158,7 @@ class TaskInfo:
     argv: tuple[str, ...]
     findings: tuple[Finding, ...] = ()             # its local static/host/environment findings
     bind_error: str = ""
+    side_port: int | None = None                   # run --node: where this task's supervisor takes the side link
 
     def cluster_dict(self) -> dict[str, list[str]]:
         return {k: list(v) for k, v in self.cluster}
@@ -167,7 +168,8 @@ class TaskInfo:
                 "address": self.address, "bound": self.bound, "bind_error": self.bind_error,
                 "cluster": self.cluster_dict(),
                 "fingerprint": self.fingerprint.to_json() if self.fingerprint else None,
-                "argv": list(self.argv), "findings": [finding_to_wire(f) for f in self.findings]}
+                "argv": list(self.argv), "findings": [finding_to_wire(f) for f in self.findings],
+                **({"side_port": self.side_port} if self.side_port else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "TaskInfo":
@@ -177,7 +179,12 @@ class TaskInfo:
                    bind_error=str(d.get("bind_error", "")),
                    cluster=tuple((str(k), tuple(map(str, v))) for k, v in (d.get("cluster") or {}).items()),
                    fingerprint=Fingerprint.from_json(fp) if fp else None, argv=tuple(map(str, d.get("argv", ()))),
-                   findings=tuple(finding_from_wire(f) for f in d.get("findings", ())))
+                   findings=tuple(finding_from_wire(f) for f in d.get("findings", ())),
+                   side_port=_port_or_none(d.get("side_port")))
+
+
+def _port_or_none(value: Any) -> int | None:
+    return value if type(value) is int and 0 < value < 65536 else None
 
 
 class Link(NamedTuple):

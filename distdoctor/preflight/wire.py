@@ -23,10 +23,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAGIC", "Kind", "MAX_FRAME", "ProtocolError", "mac", "verify", "encode", "read_frame", "decode_json",
+__all__ = ["MAGIC", "LINK_MAGIC", "Kind", "MAX_FRAME", "ProtocolError", "mac", "verify", "encode", "read_frame", "decode_json",
            "Peer", "ClientHandshake", "client_handshake", "server_handshake"]
 
 MAGIC = b"DDMESH1\n"
+LINK_MAGIC = b"DDLINK1\n"  # the same handshake on the side link between run --node supervisors
 MAX_FRAME = 32 << 20
 _HEADER = struct.Struct(">IB")
 
@@ -51,6 +52,7 @@ class Kind:
     BULK = 11      # raw bytes for the throughput test
     BULK_ACK = 12  # {"bytes": n}
     BULK_START = 13  # {"bytes": n}
+    LINK = 20      # run --node side link: one JSON message {"t": type, ...} (after the handshake under LINK_MAGIC)
 
 
 def mac(token: bytes, role: bytes, *parts: bytes) -> str:
@@ -119,13 +121,13 @@ class ClientHandshake:
 
 
 async def client_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: bytes, me: Peer,
-                           timeout: float) -> ClientHandshake:
+                           timeout: float, magic: bytes = MAGIC) -> ClientHandshake:
     """Prove we hold the token and check the server does. Its two round trips double as RTT samples."""
     nonce_c = os.urandom(16)
     rtts: list[float] = []
     peer = None
     t = time.perf_counter()
-    writer.write(MAGIC + encode(Kind.HELLO, {"task": me.task, "instance": me.instance, "nonce": nonce_c.hex()}))
+    writer.write(magic + encode(Kind.HELLO, {"task": me.task, "instance": me.instance, "nonce": nonce_c.hex()}))
     try:
         kind, body = await asyncio.wait_for(read_frame(reader), timeout)
         rtts.append((time.perf_counter() - t) * 1000.0)
@@ -156,7 +158,7 @@ async def client_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamW
 
 
 async def server_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: bytes, me: Peer,
-                           timeout: float) -> tuple[Peer | None, str | None]:
+                           timeout: float, magic: bytes = MAGIC) -> tuple[Peer | None, str | None]:
     """Accept a client that proves it holds the token.
 
     Returns (peer, None) on success; (claimed peer or None, why) when refused; (None, "") for a
@@ -164,7 +166,7 @@ async def server_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamW
     """
     claimed = None
     try:
-        if await asyncio.wait_for(reader.readexactly(len(MAGIC)), timeout) != MAGIC:
+        if await asyncio.wait_for(reader.readexactly(len(magic)), timeout) != magic:
             return None, ""
         kind, body = await asyncio.wait_for(read_frame(reader), timeout)
         hello = decode_json(body)

@@ -34,6 +34,7 @@ MAX_SYMPTOMS = 30        # symptom events kept per task: repeated symptoms say n
 MAX_FAULTS = 50          # fault lines kept per task (a log can repeat one error thousands of times)
 MAX_PROGRESS = 600       # progress points kept per task (thinned evenly beyond that)
 MAX_EPOCHS = 200
+MAX_PEER_JOINS = 600     # "task:N has connected" lines kept per log (the coordination leader's: one per task)
 MAX_SAMPLES = 1500       # samples kept per task: an hour at 2 Hz is thinned to one every ~2.4 s
 _LOG_NAME = re.compile(r"^([A-Za-z_]+)-(\d+)\.log$")
 _STATUSES = ("succeeded", "failed", "hung", "running")
@@ -295,6 +296,7 @@ class _Keeper:
         self._offset = 0
         self._last_step = 0
         self._seen_progress = False
+        self._joins = 0
 
     def add(self, evs: Iterable[LogEvent]) -> None:
         for e in evs:
@@ -323,6 +325,11 @@ class _Keeper:
                     self.events.append(e)
             elif e.kind in CONNECT_KINDS:
                 self.events.append(e)
+            elif e.kind == EventKind.PEER_CONNECTED:
+                # kept so that the start-up "Waiting for 1/2 tasks to connect" they answer is not shown as a symptom
+                self._joins += 1
+                if self._joins <= MAX_PEER_JOINS:
+                    self.events.append(e)
 
     def trajectory(self) -> tuple[tuple[float, int], ...]:
         pts = self.progress

@@ -25,7 +25,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..diagnose.events import EventKind, LogEvent
+from ..diagnose.events import EventKind, LogEvent, unresolved_waits
+from ..diagnose.logparse import classify
 from ..model import format_clock
 from .series import Series, aggregate, cpu_percent, downsample, step_times
 from .bundle import CONNECT_KINDS, FAULT_KINDS, SYMPTOM_KINDS, BundleData, JobEvent, Sample, TaskLog
@@ -402,6 +403,28 @@ def _connected(events: Iterable[LogEvent]) -> LogEvent | None:
     return _first(events, {EventKind.CLUSTER_CONNECTED}) or _first(events, CONNECT_KINDS)
 
 
+def _joins(text: str) -> bool:
+    """``text`` (a "connected" event's log line) says that this task joined the cluster.
+
+    Bundles of older runs also hold "connected" events for lines that do not:
+    a printed TF_CONFIG, or the coordination leader registering another task.
+    """
+    found = classify(text.strip())
+    return found is not None and found[0] == EventKind.CLUSTER_CONNECTED
+
+
+def _joined(logs: dict[str, TaskLog], events: dict[str, list[JobEvent]]) -> frozenset[str]:
+    """Tasks whose own records show them in the cluster (joined it, or made steps)."""
+    out = set()
+    for task, log in logs.items():
+        if any(e.kind in (EventKind.CLUSTER_CONNECTED, EventKind.PROGRESS) for e in log.events) or log.progress:
+            out.add(task)
+    for task, evs in events.items():
+        if any((e.kind == "connected" and _joins(e.text)) or e.kind == "first_step" for e in evs):
+            out.add(task)
+    return frozenset(out)
+
+
 def _collapse_symptoms(marks: list[LaneMark], window: float) -> list[LaneMark]:
     out: list[LaneMark] = []
     for m in marks:
@@ -414,7 +437,7 @@ def _collapse_symptoms(marks: list[LaneMark], window: float) -> list[LaneMark]:
 
 
 def _task_marks(events: list[JobEvent], log: TaskLog | None, samples: list[Sample],
-                rep: dict, window: float) -> list[LaneMark]:
+                rep: dict, window: float, joined: frozenset[str] = frozenset()) -> list[LaneMark]:
     log_events = log.events if log is not None else ()
     marks: list[LaneMark] = []
     have = set()
@@ -424,8 +447,12 @@ def _task_marks(events: list[JobEvent], log: TaskLog | None, samples: list[Sampl
             continue
         line = ""
         if kind == Mark.CONNECTED:
-            e = _connected(log_events)
-            line = e.text if e is not None else ""
+            # One mark per task: its first line that says it joined.
+            if Mark.CONNECTED in have or not _joins(ev.text):
+                continue
+            e = next((x for x in log_events if x.kind == EventKind.CLUSTER_CONNECTED and ev.text.strip() in x.text),
+                     None)
+            line = e.text if e is not None else ev.text
         elif kind == Mark.FIRST_STEP:
             e = _first(log_events, {EventKind.PROGRESS})
             line = e.text if e is not None else ""
@@ -436,7 +463,7 @@ def _task_marks(events: list[JobEvent], log: TaskLog | None, samples: list[Sampl
         if kind in (Mark.STALL, Mark.HANG):
             doing = _doing_at(samples, ev.ts)
             detail = f"{detail} ({doing})" if doing and detail else detail or doing
-        marks.append(LaneMark(kind, ev.ts, label, detail, line if line != ev.text else ""))
+        marks.append(LaneMark(kind, ev.ts, label, detail, line))
         have.add(kind)
     # What events.jsonl lacks (older bundles, plain logs) comes from samples and the log.
     if Mark.START not in have:
@@ -446,7 +473,8 @@ def _task_marks(events: list[JobEvent], log: TaskLog | None, samples: list[Sampl
     if Mark.CONNECTED not in have:
         e = _connected(log_events)
         if e is not None:
-            marks.append(LaneMark(Mark.CONNECTED, e.ts, _MARK_LABELS[Mark.CONNECTED], line=e.text))
+            label = _MARK_LABELS[Mark.CONNECTED] if e.kind == EventKind.CLUSTER_CONNECTED else "started its server"
+            marks.append(LaneMark(Mark.CONNECTED, e.ts, label, line=e.text))
     if Mark.FIRST_STEP not in have:
         e = _first(log_events, {EventKind.PROGRESS})
         s = next((s for s in samples if (s.steps or s.calls)), None)
@@ -454,7 +482,11 @@ def _task_marks(events: list[JobEvent], log: TaskLog | None, samples: list[Sampl
             marks.append(LaneMark(Mark.FIRST_STEP, e.ts, _MARK_LABELS[Mark.FIRST_STEP], line=e.text))
         elif s is not None:
             marks.append(LaneMark(Mark.FIRST_STEP, s.ts, _MARK_LABELS[Mark.FIRST_STEP]))
+    # A start-up "Waiting for 1/2 tasks to connect" that the stragglers answered is no symptom.
+    open_waits = {id(w) for w in unresolved_waits(log_events, joined)}
     for e in log_events:
+        if e.kind == EventKind.WAITING_FOR_TASKS and id(e) not in open_waits:
+            continue
         m = _log_mark(e)
         if m is None:
             continue
@@ -567,6 +599,7 @@ def build_page(data: BundleData, group_min_tasks: int = GROUP_MIN_TASKS, title: 
 
     t0, t1 = _time_range(data, logs)
     window = max(1.0, (t1 - t0) / 100)   # symptoms closer than 1% of the width are one mark
+    joined = _joined(logs, events)
     tasks: dict[str, _Task] = {}
     for name in names:
         rep = reps.get(name, {})
@@ -575,7 +608,7 @@ def build_page(data: BundleData, group_min_tasks: int = GROUP_MIN_TASKS, title: 
         culprit = name in verdict.culprits
         stopped = any(e.kind == "signal_sent" for e in evs)
         last = ss[-1] if ss else None
-        marks = _task_marks(evs, log, ss, rep, window)
+        marks = _task_marks(evs, log, ss, rep, window, joined)
         ended = next((m.ts for m in marks if m.kind == Mark.EXIT), None)
         last_progress = _num(rep.get("last_progress_at"))
         exit_code = rep.get("exit_code") if isinstance(rep.get("exit_code"), int) else None

@@ -18,9 +18,25 @@ def register_cli(sub) -> None:
     p = sub.add_parser("run", help="launch and supervise a multi-worker TensorFlow job",
                        description="Launch COMMAND once per task with its TF_CONFIG, supervise every task, "
                                    "and write a diagnosis naming the culprit of any hang or crash.")
-    p.add_argument("--workers", type=int, default=2, help="number of worker tasks (default 2)")
-    p.add_argument("--ps", type=int, default=0, help="number of parameter-server tasks (ParameterServerStrategy; implies --chief)")
+    p.add_argument("--workers", type=int, default=None, help="number of worker tasks (default 2)")
+    p.add_argument("--ps", type=int, default=None, help="number of parameter-server tasks (ParameterServerStrategy; implies --chief)")
     p.add_argument("--chief", action="store_true", help="add a chief task")
+    node = p.add_argument_group("on a cluster (one supervisor per task, started by Kubernetes or Slurm)")
+    node.add_argument("--node", action="store_true",
+                      help="supervise only this task, from TF_CONFIG or Slurm's variables; the supervisors of all "
+                           "tasks check the mesh first and share a side link (token: $DISTDOCTOR_TOKEN)")
+    node.add_argument("--mesh-timeout", type=float, default=60.0, metavar="S",
+                      help="the preflight mesh check's time limit (default 60 s)")
+    node.add_argument("--preflight", choices=["enforce", "warn"], default="enforce",
+                      help="when the preflight finds errors: do not start the task (default), or only report them")
+    node.add_argument("--side-port", type=int, default=0, metavar="PORT",
+                      help="the collector's side-link port (default: any free port, advertised in the mesh check)")
+    node.add_argument("--peer-timeout", type=float, default=15.0, metavar="S",
+                      help="a node supervisor silent this long is lost: its host is down or cut off (default 15 s)")
+    node.add_argument("--final-wait", type=float, default=60.0, metavar="S",
+                      help="how long a node waits for the collector's cluster verdict after its task ended (default 60 s)")
+    node.add_argument("--slurm-port-base", type=int, default=8888, metavar="PORT",
+                      help="first port per node when the cluster comes from Slurm (default 8888)")
     p.add_argument("--out", help="bundle folder (default: a new timestamped folder under ./distdoctor-runs/)")
     p.add_argument("--json", action="store_true", help="print only the diagnosis JSON on stdout")
     p.add_argument("--hang-timeout", type=float, default=None, metavar="S",
@@ -36,8 +52,8 @@ def register_cli(sub) -> None:
     p.set_defaults(func=run_command)
 
 
-def _default_out() -> str:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+def _default_out(suffix: str = "") -> str:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S") + suffix
     base = os.path.join(os.getcwd(), "distdoctor-runs", stamp)
     out, n = base, 1
     while os.path.exists(out):
@@ -78,6 +94,10 @@ def run_command(args: argparse.Namespace) -> int:
     argv = list(args.command)
     if argv and argv[0] == "--":
         argv = argv[1:]
+    if args.node:
+        return _run_node(args, argv)
+    args.workers = 2 if args.workers is None else args.workers
+    args.ps = 0 if args.ps is None else args.ps
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1 (got {args.workers})")
     if args.hang_timeout is not None and args.hang_timeout <= 0:
@@ -120,6 +140,32 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         _print_human(data, out, human)
     return diag.exit_code
+
+
+def _run_node(args: argparse.Namespace, argv: list[str]) -> int:
+    from .nodecommand import run_node
+    if args.workers is not None or args.ps is not None or args.chief:
+        raise UsageError("--node takes the cluster from TF_CONFIG or Slurm: drop --workers, --ps and --chief")
+    for name in ("mesh_timeout", "peer_timeout", "final_wait"):
+        if not getattr(args, name) > 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive")
+    if not 0 <= args.side_port <= 65535:
+        raise UsageError(f"--side-port {args.side_port} is not a port")
+    if args.hang_timeout is not None and args.hang_timeout <= 0:
+        raise UsageError(f"--hang-timeout must be positive (got {args.hang_timeout})")
+    _check_command(argv)
+    out = os.path.abspath(args.out or _default_out(suffix=_task_suffix()))
+    _check_out(out)
+    human = sys.stderr if args.json else sys.stdout
+    return run_node(args, argv, out, human)
+
+
+def _task_suffix() -> str:
+    try:
+        task = json.loads(os.environ.get("TF_CONFIG", "")).get("task", {})
+        return f"-{task['type']}-{int(task['index'])}"
+    except Exception:
+        return f"-slurm-{os.environ['SLURM_PROCID']}" if os.environ.get("SLURM_PROCID", "").isdigit() else ""
 
 
 def _print_human(data: dict, out: str, stream) -> None:

@@ -106,7 +106,7 @@ class Supervisor:
     def _say(self, text: str) -> None:
         self._echo(f"[distdoctor] {text}")
 
-    def _on_line(self, task: str, ts: float, line: str) -> None:
+    def _on_line(self, task: str, ts: float, line: str, echo: bool = True) -> None:
         track = self.tracks.get(task)
         if track is not None:
             for e in track.on_line(ts, line):
@@ -115,7 +115,8 @@ class Supervisor:
                 elif e.kind in (EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR,
                                 EventKind.OOM_GPU, EventKind.CHECK_FAILED, EventKind.PORT_IN_USE, EventKind.NAN_LOSS):
                     self._event(ts, task, "fault", e.text)
-        self._echo(f"[{task}] {line}")
+        if echo:
+            self._echo(f"[{task}] {line}")
 
     # -- launch ---------------------------------------------------------
     def _env(self, task: str) -> dict[str, str]:
@@ -133,12 +134,37 @@ class Supervisor:
     def _launch(self) -> None:
         logs = os.path.join(self.cfg.out_dir, "logs")
         os.makedirs(logs, exist_ok=True)
-        for task in self.cfg.cluster.tasks:
+        for task in self._own_tasks():
             job, _, idx = task.partition(":")
             path = os.path.join(logs, f"{job}-{idx}.log")
             proc = TaskProcess(task, self.cfg.argv, self._env(task), path, self._on_line)
             self.tracks[task] = TaskTrack(task, proc)
             self._event(proc.started_at, task, "start", f"pid {proc.pid}: {shlex.join(self.cfg.argv)}")
+
+    def _own_tasks(self) -> tuple[str, ...]:
+        """The tasks this supervisor starts itself (all of them, except under ``run --node``)."""
+        return tuple(self.cfg.cluster.tasks)
+
+    # -- hooks for run --node ---------------------------------------------
+    def _tick(self, now: float) -> None:
+        """Once per loop turn, before exits are handled: the node supervisor exchanges news here."""
+
+    def _awaiting_peers(self, now: float) -> bool:
+        """Whether tasks started elsewhere may still join (``run --node``'s collector)."""
+        return False
+
+    def _detects_hangs(self) -> bool:
+        """Whether this supervisor may declare a hang (a node that is not the collector leaves it to the collector)."""
+        return True
+
+    def _stack_of(self, track: TaskTrack) -> str:
+        """The task's stacks at a hang: py-spy from outside, and the agent's last sample."""
+        pid = track.agent_pid or track.proc.pid
+        text = None
+        if track.proc.alive:
+            text = probe.py_spy_dump(pid, nonblocking=track.state in ("stopped", "tracing-stop"))
+        agent = track.agent.stack_text() if track.agent else ""
+        return "\n\n".join(x for x in (text and f"py-spy dump of pid {pid}:\n{text}", agent) if x)
 
     # -- signals --------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:
@@ -158,42 +184,47 @@ class Supervisor:
     # -- observation ----------------------------------------------------
     def _poll(self, now: float) -> None:
         host_total = probe.host_memory_limit()
-        for track in self.tracks.values():
-            p = track.proc
-            if not p.alive:
+        for task in self._own_tasks():
+            track = self.tracks.get(task)
+            if track is None or not track.proc.alive:
                 continue
-            s = probe.sample_tree(p.pid, track.agent_pid, now)
+            s = probe.sample_tree(track.proc.pid, track.agent_pid, now)
             if s is None:
                 continue
-            track.last_proc = s
-            if s.state != track.state:
-                track.state, track.state_since = s.state, now
-            track.cpu_hist.append((now, s.cpu_seconds))
             if s.cgroup:
                 track.cgroup = s.cgroup
             oom = probe.read_cgroup_memory(track.cgroup)
-            if oom is not None:
-                track.oom = oom
             limit = host_total
             if oom is not None and oom.limit_bytes:
                 limit = min(limit, oom.limit_bytes)
-            with track.lock:
-                if len(track.memory) >= track.MAX_MEMORY_SAMPLES:
-                    track.memory = track.memory[::2]
-                track.memory.append(MemorySample(ts=now, rss_bytes=s.rss_bytes, limit_bytes=limit))
-            if s.rss_bytes >= 0.85 * limit and not track.memory_warned:
-                track.memory_warned = True
-                self._say(f"warning: {track.task} uses {s.rss_bytes >> 20} MiB, {s.rss_bytes / limit:.0%} of its "
-                          f"{limit >> 20} MiB limit; it may be OOM-killed")
-                self._event(now, track.task, "memory_warning", f"RSS {s.rss_bytes >> 20} MiB of {limit >> 20} MiB")
-            if self._samples_fh is not None:
-                a = track.agent
-                row = {"ts": round(now, 3), "task": track.task, "state": track.state, "rss": s.rss_bytes, "limit": limit,
-                       "cpu": round(s.cpu_seconds, 3), "calls": a.calls if a else 0, "steps": track.steps(),
-                       "in_call": a.in_call if a else None, "where": track.where(), "location": track.location()}
-                self._samples_fh.write(json.dumps(row) + "\n")
+            self._apply_sample(track, s, oom, limit, now)
         if self._samples_fh is not None:
             self._samples_fh.flush()
+
+    def _apply_sample(self, track: TaskTrack, s: probe.ProcSample, oom, limit: int, now: float) -> None:
+        """Record one process sample of a task (taken here, or by a remote node supervisor)."""
+        track.last_proc = s
+        if s.state != track.state:
+            track.state, track.state_since = s.state, now
+        track.cpu_hist.append((now, s.cpu_seconds))
+        if oom is not None:
+            track.oom = oom
+        with track.lock:
+            if len(track.memory) >= track.MAX_MEMORY_SAMPLES:
+                track.memory = track.memory[::2]
+            track.memory.append(MemorySample(ts=now, rss_bytes=s.rss_bytes, limit_bytes=limit))
+        if s.rss_bytes >= 0.85 * limit and not track.memory_warned:
+            track.memory_warned = True
+            self._say(f"warning: {track.task} uses {s.rss_bytes >> 20} MiB, {s.rss_bytes / limit:.0%} of its "
+                      f"{limit >> 20} MiB limit; it may be OOM-killed")
+            self._event(now, track.task, "memory_warning", f"RSS {s.rss_bytes >> 20} MiB of {limit >> 20} MiB")
+        if self._samples_fh is not None:
+            a = track.agent
+            row = {"ts": round(now, 3), "task": track.task, "state": track.state, "rss": s.rss_bytes, "limit": limit,
+                   "cpu": round(s.cpu_seconds, 3), "calls": a.calls if a else 0, "steps": track.steps(),
+                   "in_call": a.in_call if a else None, "where": track.where(), "location": track.location()}
+            with self._out_lock:
+                self._samples_fh.write(json.dumps(row) + "\n")
 
     def _handle_exits(self, now: float) -> None:
         for track in self.tracks.values():
@@ -237,12 +268,7 @@ class Supervisor:
 
     def _capture_stacks(self) -> None:
         def one(track: TaskTrack) -> None:
-            pid = track.agent_pid or track.proc.pid
-            text = None
-            if track.proc.alive:
-                text = probe.py_spy_dump(pid, nonblocking=track.state in ("stopped", "tracing-stop"))
-            agent = track.agent.stack_text() if track.agent else ""
-            track.stack = "\n\n".join(x for x in (text and f"py-spy dump of pid {pid}:\n{text}", agent) if x)
+            track.stack = self._stack_of(track)
 
         with ThreadPoolExecutor(max_workers=min(8, len(self.tracks))) as pool:
             list(pool.map(one, self.tracks.values()))
@@ -292,10 +318,11 @@ class Supervisor:
                 self.detected_at = now
                 self._stop_all(reason=self.interrupted)
                 return
+            self._tick(now)
             self._poll(now)
             self._handle_exits(now)
             alive = [t for t in self.tracks.values() if t.proc.alive]
-            if not alive:
+            if not alive and not self._awaiting_peers(now):
                 return
             if self._first_failure is not None and self._fatal(self._first_failure[1]):
                 if now - self.detected_at >= cfg.failure_grace:
@@ -313,7 +340,7 @@ class Supervisor:
                 self._event(now, a.suspect, "stall_suspected", a.reason)
             elif a.status == "ok" and self.banner and self.banner.startswith("stall suspected"):
                 self.banner = None
-            if a.status == "hung" and a.verdict is not None and self._first_failure is None:
+            if a.status == "hung" and a.verdict is not None and self._first_failure is None and self._detects_hangs():
                 self.hang = a.verdict
                 self.detected_at = now
                 self.banner = f"HANG: {a.reason}"

@@ -57,6 +57,9 @@ class TaskTrack:
         self.last_proc: ProcSample | None = None
         self._nan_seen = False
         self.frozen_view: dict | None = None  # what the task was doing when the verdict was reached
+        self.host: str | None = None           # run --node: the machine it runs on
+        self.lost_at: float | None = None      # run --node: its supervisor was last heard from then ...
+        self.lost_how = ""                     # ... and was lost this way
 
     def freeze(self) -> None:
         """Remember the task's state at the verdict, before it is stopped."""
@@ -216,7 +219,8 @@ class TaskTrack:
                 user_thread_busy=bool(s and s.user_threads), outside_tf_fraction=frac,
                 stack=self.stack or (s.stack_text() if s and rc is None else ""), location=self.location(),
                 cpu_busy=None, memory=tuple(self.memory), oom=self.oom,
-                killed_by_supervisor=p.killed_by_supervisor, log_path=p.log_path)
+                killed_by_supervisor=p.killed_by_supervisor, log_path=p.log_path, host=self.host,
+                supervisor_lost_at=self.lost_at, supervisor_lost=self.lost_how)
             if fv:
                 from dataclasses import replace
                 obs = replace(obs, in_tf_call=fv["in_tf_call"], in_tf_since=fv["in_tf_since"], where=fv["where"],

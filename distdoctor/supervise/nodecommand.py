@@ -1,0 +1,185 @@
+"""``distdoctor run --node``: preflight, side link, supervision, the cluster verdict.
+
+The steps of one node supervisor, in order (see :mod:`.node` for the roles):
+
+1. read the cluster and this task from ``TF_CONFIG`` (or Slurm's variables) and
+   the shared token from ``DISTDOCTOR_TOKEN``;
+2. the collector binds its side-link port (``--side-port``, default any);
+3. the preflight: static rules, this host, and the mesh check on the task's own
+   port, in which the collector advertises its side-link port; errors stop here
+   (exit 1) with a ``diagnosis.json`` naming them, unless ``--preflight warn``;
+4. the task runs under a :class:`~.node.NodeSupervisor`;
+5. the collector writes the cluster-wide diagnosis and sends it to every node;
+   a node writes it next to its own (``node-diagnosis.json``) and prints it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import time
+
+from ..errors import UsageError
+
+__all__ = ["run_node"]
+
+
+def _spec_and_doc(args, environ):
+    from ..preflight.rules import check_document
+    from ..preflight.spec import load_document
+    doc = load_document(tf_config=None, cluster_file=None, task=None, environ=environ,
+                        slurm_port_base=args.slurm_port_base)
+    static = check_document(doc, "auto")
+    if static.blocking:
+        f = static.blocking[0]
+        raise UsageError(f"{f.summary} ({f.code}); fix: {f.remedy}")
+    spec = static.spec
+    if spec is None or spec.task is None:
+        raise UsageError("run --node needs a cluster and this task's place in it: TF_CONFIG with \"cluster\" and "
+                         "\"task\", or a Slurm step")
+    return doc, spec
+
+
+def _preflight_diagnosis(report, out: str, task: str):
+    """The preflight's findings as a diagnosis: the task was not started."""
+    from ..model import Diagnosis, Severity, Status
+    errors = [f for f in report.findings if f.severity is Severity.ERROR]
+    return Diagnosis(status=Status.FAILED, root_cause=errors[0] if errors else None, findings=tuple(report.findings),
+                     detected_at=time.time(), command="run",
+                     notes=(f"{task} was not started: the preflight check found errors (see check.json; "
+                            "--preflight warn starts the task anyway)",))
+
+
+def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
+    from ..preflight.check import CheckOptions, run_check
+    from ..preflight.rules import infer_strategy
+    from .node import NodeCluster, NodeSupervisor, check_token, collector_of, node_exit_status, write_json
+    from .sidelink import LinkClient, LinkHub
+    from .supervisor import RunConfig
+
+    environ = os.environ
+    token = check_token(environ)
+    doc, spec = _spec_and_doc(args, environ)
+    me = str(spec.task)
+    tasks = [str(t) for t, _ in spec.tasks()]
+    collector = collector_of(tasks)
+    strategy = "parameter_server" if infer_strategy(spec, "auto") == "ps" else "multi_worker_mirrored"
+    # Slurm gives no TF_CONFIG: hand the task the one SlurmClusterResolver would build
+    tf_config = None if "TF_CONFIG" in environ else json.dumps(spec.to_tf_config())
+    say = (lambda text: print(f"[distdoctor {me}] {text}", file=human, flush=True))
+
+    hub = None
+    side_port = None
+    if me == collector:
+        hub = LinkHub(token, me, lambda task, msg: None, port=args.side_port)
+        try:
+            side_port = hub.start()
+        except OSError as exc:
+            raise UsageError(f"cannot bind the side-link port {args.side_port}: {exc.strerror or exc}; "
+                             "choose another --side-port") from None
+    try:
+        say(f"{len(tasks)} tasks; collector {collector}; preflight mesh check (up to {args.mesh_timeout:.0f} s)")
+        opt = CheckOptions(mesh=True, timeout=args.mesh_timeout, token=token, argv=tuple(argv), side_port=side_port,
+                           checkpoint_dir=out)
+        report = run_check(doc, opt, environ)
+        write_json(os.path.join(out, "check.json"), report.to_json())
+        if report.errors:
+            _print_check(report, human)
+            if args.preflight == "enforce":
+                diag = _preflight_diagnosis(report, out, me)
+                write_json(os.path.join(out, "diagnosis.json"), diag.to_json())
+                say(f"the preflight found {report.errors} error(s); {me} was not started (bundle: {out})")
+                return 1
+            say(f"the preflight found {report.errors} error(s); starting {me} anyway (--preflight warn)")
+        client = None
+        if me != collector:
+            host, port = _collector_address(report, spec, collector)
+            if port is None:
+                say(f"no side-link port from the collector {collector} in the mesh reports; supervising alone")
+            else:
+                client = LinkClient(token, me, host, port, lambda _t, _m: None)
+        cfg = RunConfig(argv=argv, cluster=NodeCluster(me, tuple(tasks), strategy, tf_config), out_dir=out,
+                        hang_timeout=args.hang_timeout, on_hang=args.on_hang, grace=args.grace,
+                        failure_grace=args.failure_grace, stream=human)
+        sup = NodeSupervisor(cfg, collector=collector, hub=hub, client=client, peer_timeout=args.peer_timeout,
+                             expected=tuple(tasks))
+        if hub is not None:
+            hub.on_message = sup.on_peer
+        if client is not None:
+            client.on_message = sup.on_command
+            client.start()
+        say(f"starting {me}" + (f"; side link on port {side_port}" if hub else
+                                f"; side link to {collector}" if client else ""))
+        diag, _job = sup.run()
+        own = sup.tracks[me].proc.returncode
+        data = diag.to_json()
+        if hub is not None:
+            hub.broadcast({"t": "final", "diagnosis": data, "bundle": out, "host": socket.gethostname()})
+            hub.flush(3.0)
+            _await_goodbyes(hub, tasks, me, 5.0)
+        elif client is not None:
+            final = sup.wait_final(args.final_wait)
+            client.send({"t": "bye"})
+            client.close()
+            if final is not None:
+                os.replace(os.path.join(out, "diagnosis.json"), os.path.join(out, "node-diagnosis.json"))
+                data = final["diagnosis"]
+                write_json(os.path.join(out, "diagnosis.json"), data)
+                say(f"the cluster diagnosis from {collector} ({final.get('host')}:{final.get('bundle')})")
+            else:
+                say(f"no cluster diagnosis from the collector {collector}; this one covers {me} alone")
+        _write_report(args, out)
+        if args.json:
+            print(json.dumps(data, indent=2))
+        else:
+            from .command import _print_human
+            _print_human(data, out, human)
+        return node_exit_status(own)
+    finally:
+        if hub is not None:
+            hub.close()
+
+
+def _collector_address(report, spec, collector: str) -> tuple[str | None, int | None]:
+    from ..preflight.spec import AddressError, TaskRef, parse_address
+    port = None
+    if report.mesh is not None:
+        for r in report.mesh.reports:
+            if r.info.task == collector and r.info.side_port:
+                port = r.info.side_port
+    try:
+        host = parse_address(spec.address_of(TaskRef.parse(collector))).host
+    except (AddressError, TypeError, ValueError):
+        host = None
+    return host, port if host else None
+
+
+def _await_goodbyes(hub, tasks: list[str], me: str, timeout: float) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        peers = hub.peers()
+        if all(t == me or t not in peers or peers[t].said_bye or not peers[t].connected for t in tasks):
+            return
+        time.sleep(0.1)
+
+
+def _print_check(report, human) -> None:
+    try:
+        from rich.console import Console
+        from ..preflight.render import render_check
+        render_check(report, Console(file=human, width=120))
+    except Exception:
+        for f in report.findings:
+            print(f"  {f.code} {f.severity.value} {f.culprit}: {f.summary}", file=human)
+
+
+def _write_report(args, out: str) -> None:
+    if args.no_report:
+        return
+    try:
+        from ..report.command import write_report
+        write_report(out)
+    except Exception as exc:
+        print(f"[distdoctor] could not write report.html: {exc}", file=sys.stderr)

@@ -1,0 +1,375 @@
+"""The side link between ``run --node`` supervisors.
+
+Every node supervisor keeps one TCP connection to the *collector* (the
+supervisor of ``chief:0``, or of ``worker:0`` where there is no chief), which
+writes the cluster-wide diagnosis. The connection starts with the mesh check's
+mutual HMAC handshake (:mod:`distdoctor.preflight.wire`) under its own magic,
+keyed with the job's shared token (``DISTDOCTOR_TOKEN``): a peer without the
+token is refused and never heard. After that, each frame is one JSON message
+``{"t": type, ...}``.
+
+Both ends send a heartbeat every :data:`HEARTBEAT_S`; a heartbeat carries the
+sender's clock, so the collector can put every node's timestamps on its own
+clock (the smallest observed delay wins, as in NTP's filter). Silence is
+judged by the owner of the link (:mod:`.node`), not here: this module only
+moves messages and keeps ``last_heard``.
+
+Each end runs its own asyncio loop in a daemon thread; ``send`` may be called
+from any thread and never blocks.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..preflight.wire import (LINK_MAGIC, Kind, Peer, ProtocolError, client_handshake, decode_json, encode,
+                              read_frame, server_handshake)
+
+__all__ = ["HEARTBEAT_S", "LinkHub", "LinkClient", "PeerState"]
+
+HEARTBEAT_S = 1.0
+HANDSHAKE_TIMEOUT_S = 5.0
+MAX_OUTBOX = 200_000   # messages kept while the link is down (then the oldest lines are dropped)
+
+OnMessage = Callable[[str, dict], None]
+
+
+class _LoopThread:
+    """An asyncio loop of our own in a daemon thread."""
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self.thread.start()
+
+    def run(self, coro, timeout: float | None = None):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def spawn(self, coro):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def call(self, fn, *args) -> None:
+        try:
+            self.loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop is closed: the link is over
+            pass
+
+    def stop(self) -> None:
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        if not self.loop.is_closed() and self.loop.is_running():
+            try:
+                self.run(cancel_all(), 3.0)
+            except Exception:
+                pass
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(3.0)
+        if not self.thread.is_alive() and not self.loop.is_closed():
+            self.loop.close()
+
+
+def _frame(msg: dict) -> bytes:
+    return encode(Kind.LINK, msg)
+
+
+async def _read_message(reader: asyncio.StreamReader) -> dict:
+    kind, body = await read_frame(reader)
+    if kind != Kind.LINK:
+        raise ProtocolError(f"unexpected frame kind {kind} on the side link")
+    msg = decode_json(body)
+    if not isinstance(msg.get("t"), str):
+        raise ProtocolError("side-link message without a type")
+    return msg
+
+
+@dataclass
+class PeerState:
+    """What the collector knows about one node supervisor's link."""
+
+    task: str
+    host: str = ""
+    connected: bool = False
+    connected_at: float | None = None
+    last_heard: float | None = None
+    offset_s: float | None = None    # that node's clock minus ours
+    said_bye: bool = False
+    closed_at: float | None = None   # the link closed without a goodbye at this time
+
+
+class LinkHub:
+    """The collector's end: accepts authenticated node supervisors, one link per task."""
+
+    def __init__(self, token: str, me: str, on_message: OnMessage, *, host: str | None = None, port: int = 0,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.token, self.me, self.on_message, self.clock = token.encode(), me, on_message, clock
+        self.host, self.port = host, port
+        self.instance = os.urandom(6).hex()
+        self._peers: dict[str, PeerState] = {}
+        self._writers: dict[str, asyncio.StreamWriter] = {}
+        self._lock = threading.Lock()
+        self.refusals: list[str] = []
+        self._lt: _LoopThread | None = None
+        self._server = None
+
+    def start(self) -> int:
+        """Bind (all interfaces unless ``host``) and serve; returns the port."""
+        self._lt = _LoopThread("dd-link-hub")
+        try:
+            self._server = self._lt.run(asyncio.start_server(self._serve, self.host, self.port), 10.0)
+        except Exception:
+            self._lt.stop()
+            raise
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._lt.spawn(self._heartbeat())
+        return self.port
+
+    def peers(self) -> dict[str, PeerState]:
+        with self._lock:
+            return {k: PeerState(**v.__dict__) for k, v in self._peers.items()}
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer, why = await server_handshake(reader, writer, self.token, Peer(self.me, self.instance),
+                                           HANDSHAKE_TIMEOUT_S, magic=LINK_MAGIC)
+        addr = writer.get_extra_info("peername")
+        ip = addr[0] if isinstance(addr, tuple) and addr else ""
+        if peer is None or why is not None:
+            if why:
+                with self._lock:
+                    self.refusals.append(f"a supervisor at {ip} claiming {peer.task if peer else '?'} was refused: {why}")
+            writer.close()
+            return
+        task = peer.task
+        old = self._writers.get(task)
+        if old is not None:  # the node reconnected: its new link replaces the old one
+            old.close()
+        self._writers[task] = writer
+        now = self.clock()
+        with self._lock:
+            st = self._peers.setdefault(task, PeerState(task))
+            st.host, st.connected, st.connected_at, st.last_heard, st.closed_at = ip, True, now, now, None
+        self._deliver(task, {"t": "linked", "host": ip})
+        try:
+            while True:
+                msg = await _read_message(reader)
+                now = self.clock()
+                with self._lock:
+                    st.last_heard = now
+                    sent = msg.get("sent")
+                    if isinstance(sent, (int, float)):
+                        skew = float(sent) - now     # their clock - ours - delay: the largest is the best
+                        st.offset_s = skew if st.offset_s is None else max(st.offset_s, skew)
+                    if msg["t"] == "bye":
+                        st.said_bye = True
+                if msg["t"] != "hb":
+                    self._deliver(task, msg)
+        except (EOFError, ProtocolError, ConnectionError, OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            if self._writers.get(task) is writer:
+                del self._writers[task]
+                with self._lock:
+                    st.connected = False
+                    if not st.said_bye:
+                        st.closed_at = self.clock()
+            writer.close()
+
+    def _deliver(self, task: str, msg: dict) -> None:
+        try:
+            self.on_message(task, msg)
+        except Exception:
+            pass
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            self._write_all({"t": "hb", "sent": self.clock()})
+
+    def _write(self, task: str, msg: dict) -> None:
+        w = self._writers.get(task)
+        if w is not None and not w.is_closing():
+            try:
+                w.write(_frame(msg))
+            except (OSError, RuntimeError):
+                pass
+
+    def _write_all(self, msg: dict) -> None:
+        frame = _frame(msg)
+        for w in list(self._writers.values()):
+            if not w.is_closing():
+                try:
+                    w.write(frame)
+                except (OSError, RuntimeError):
+                    pass
+
+    def send(self, task: str, msg: dict) -> None:
+        if self._lt is not None:
+            self._lt.call(self._write, task, msg)
+
+    def broadcast(self, msg: dict) -> None:
+        if self._lt is not None:
+            self._lt.call(self._write_all, msg)
+
+    def flush(self, timeout: float = 3.0) -> None:
+        """Wait (bounded) until what was sent is handed to the kernel."""
+        async def drain() -> None:
+            await asyncio.gather(*(w.drain() for w in list(self._writers.values()) if not w.is_closing()),
+                                 return_exceptions=True)
+        if self._lt is not None:
+            try:
+                self._lt.run(asyncio.wait_for(drain(), timeout), timeout + 1)
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        if self._lt is None:
+            return
+        self.flush(2.0)
+
+        async def shut() -> None:
+            if self._server is not None:
+                self._server.close()
+            for w in list(self._writers.values()):
+                w.close()
+        try:
+            self._lt.run(shut(), 3.0)
+        except Exception:
+            pass
+        self._lt.stop()
+        self._lt = None
+
+
+class LinkClient:
+    """A node's end: connects to the collector (retrying), sends its news, hears commands."""
+
+    def __init__(self, token: str, me: str, host: str, port: int, on_message: OnMessage, *,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.token, self.me, self.host, self.port = token.encode(), me, host, port
+        self.on_message, self.clock = on_message, clock
+        self.instance = os.urandom(6).hex()
+        self.connected = False
+        self.ever_connected = False
+        self.last_heard: float | None = None
+        self.last_error = ""
+        self.refused: str | None = None
+        self.dropped = 0
+        self._outbox: collections.deque[bytes] = collections.deque()
+        self._wake: asyncio.Event | None = None
+        self._closing = False
+        self._lt: _LoopThread | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    def start(self) -> None:
+        self._lt = _LoopThread("dd-link-client")
+        self._wake = self._lt.run(self._make_event(), 5.0)
+        self._lt.spawn(self._run())
+
+    @staticmethod
+    async def _make_event() -> asyncio.Event:
+        return asyncio.Event()
+
+    def send(self, msg: dict) -> None:
+        if self._lt is None or self.refused:
+            return
+        if len(self._outbox) >= MAX_OUTBOX:
+            self._outbox.popleft()
+            self.dropped += 1
+        self._outbox.append(_frame(msg))
+        self._lt.call(self._wake.set)
+
+    async def _run(self) -> None:
+        backoff = 0.1
+        while not self._closing:
+            try:
+                reader, writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port), 3.0)
+            except (OSError, asyncio.TimeoutError) as exc:
+                self.last_error = str(exc) or type(exc).__name__
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            hs = await client_handshake(reader, writer, self.token, Peer(self.me, self.instance), HANDSHAKE_TIMEOUT_S,
+                                        magic=LINK_MAGIC)
+            if hs.failure is not None:
+                writer.close()
+                self.last_error = hs.detail
+                if hs.failure == "wrong_token":
+                    self.refused = hs.detail
+                    self._outbox.clear()
+                    return
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            backoff = 0.1
+            self.connected = self.ever_connected = True
+            self.last_heard = self.clock()
+            self._writer = writer
+            try:
+                await self._session(reader, writer)
+            finally:
+                self.connected = False
+                self._writer = None
+                writer.close()
+
+    async def _session(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        async def pump() -> None:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                while self._outbox:
+                    writer.write(self._outbox.popleft())
+                await writer.drain()
+
+        async def beat() -> None:
+            while True:
+                self.send({"t": "hb", "sent": self.clock()})
+                await asyncio.sleep(HEARTBEAT_S)
+
+        async def listen() -> None:
+            try:
+                while True:
+                    msg = await _read_message(reader)
+                    self.last_heard = self.clock()
+                    if msg["t"] != "hb":
+                        try:
+                            self.on_message(self.me, msg)
+                        except Exception:
+                            pass
+            except (EOFError, ProtocolError, ConnectionError, OSError, asyncio.IncompleteReadError) as exc:
+                self.last_error = str(exc) or type(exc).__name__
+
+        tasks = [asyncio.ensure_future(c) for c in (pump(), beat(), listen())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def flush(self, timeout: float = 3.0) -> bool:
+        """Wait (bounded) until the outbox is written; False if the link could not take it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self._outbox and self.connected:
+                w = self._writer
+                if w is None or w.transport is None or w.transport.get_write_buffer_size() == 0:
+                    return True
+            time.sleep(0.02)
+        return not self._outbox
+
+    def close(self, flush_timeout: float = 3.0) -> None:
+        if self._lt is None:
+            return
+        if self.connected:
+            self.flush(flush_timeout)
+        self._closing = True
+        self._lt.stop()
+        self._lt = None
