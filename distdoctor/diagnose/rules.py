@@ -322,8 +322,8 @@ def _supervisor_lost(rule: Rule, job: JobObservation):
             summary=f"the supervisor of {t.task}{on} stopped answering ({t.supervisor_lost}); its host went down, "
                     "the network to it was cut, or it was killed" + ("; the other tasks finished, so its outcome is "
                                                                      "unknown" if others_ok else ""),
-            evidence=[Evidence(task=t.task, ts=t.supervisor_lost_at, text=f"supervisor last heard from{on}: "
-                               f"{t.supervisor_lost}")] + _last_lines(t))
+            evidence=[Evidence(task=t.task, ts=t.supervisor_lost_at, text=f"last heard from the supervisor of "
+                               f"{t.task}{on}; then {t.supervisor_lost}")] + _last_lines(t))
 
 
 @_rule(code="DD120", name="resource-exhausted", category=Category.RESOURCE_EXHAUSTION, title="A task ran out of a system resource",

@@ -73,7 +73,7 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
     hub = None
     side_port = None
     if me == collector:
-        hub = LinkHub(token, me, lambda task, msg: None, port=args.side_port)
+        hub = LinkHub(token, me, port=args.side_port)  # nodes may link before the supervisor is ready: kept
         try:
             side_port = hub.start()
         except OSError as exc:
@@ -87,6 +87,10 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         write_json(os.path.join(out, "check.json"), report.to_json())
         if report.errors:
             _print_check(report, human)
+            wrong = [f for f in report.findings if f.code == "DD505" and f.severity.value == "error"]
+            if wrong:  # not a fault of the cluster: the job was started with two secrets
+                write_json(os.path.join(out, "diagnosis.json"), _preflight_diagnosis(report, out, me).to_json())
+                raise UsageError(f"token mismatch: {wrong[0].summary}; give every task the same DISTDOCTOR_TOKEN")
             if args.preflight == "enforce":
                 diag = _preflight_diagnosis(report, out, me)
                 write_json(os.path.join(out, "diagnosis.json"), diag.to_json())
@@ -106,7 +110,7 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         sup = NodeSupervisor(cfg, collector=collector, hub=hub, client=client, peer_timeout=args.peer_timeout,
                              expected=tuple(tasks))
         if hub is not None:
-            hub.on_message = sup.on_peer
+            hub.attach(sup.on_peer)
         if client is not None:
             client.on_message = sup.on_command
             client.start()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 import os
 import threading
 import time
@@ -109,9 +108,10 @@ class PeerState:
 class LinkHub:
     """The collector's end: accepts authenticated node supervisors, one link per task."""
 
-    def __init__(self, token: str, me: str, on_message: OnMessage, *, host: str | None = None, port: int = 0,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, token: str, me: str, on_message: OnMessage | None = None, *, host: str | None = None,
+                 port: int = 0, clock: Callable[[], float] = time.time) -> None:
         self.token, self.me, self.on_message, self.clock = token.encode(), me, on_message, clock
+        self._backlog: list[tuple[str, dict]] = []   # what arrived before a handler was attached
         self.host, self.port = host, port
         self.instance = os.urandom(6).hex()
         self._peers: dict[str, PeerState] = {}
@@ -184,10 +184,26 @@ class LinkHub:
             writer.close()
 
     def _deliver(self, task: str, msg: dict) -> None:
+        """On the loop thread only, so messages reach the handler in the order they came."""
+        if self.on_message is None:
+            self._backlog.append((task, msg))
+            return
         try:
             self.on_message(task, msg)
         except Exception:
             pass
+
+    def attach(self, on_message: OnMessage) -> None:
+        """Hand every message, those that came before first, to ``on_message`` (on the link's thread)."""
+        def attach_now() -> None:
+            self.on_message = on_message
+            backlog, self._backlog = self._backlog, []
+            for task, msg in backlog:
+                self._deliver(task, msg)
+        if self._lt is None:
+            self.on_message = on_message
+        else:
+            self._lt.call(attach_now)
 
     async def _heartbeat(self) -> None:
         while True:
