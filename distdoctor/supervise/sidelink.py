@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -77,6 +78,44 @@ class _LoopThread:
             self.loop.close()
 
 
+def _listening_socket(host: str | None, port: int) -> socket.socket:
+    """One socket on every interface (IPv6 dual-stack where there is IPv6), so port 0 means one port.
+
+    ``asyncio.start_server(host=None, port=0)`` would bind IPv4 and IPv6 separately, each on its own
+    ephemeral port, and the port we advertise could be the one the peers' IPv4 connection does not reach.
+    """
+    if host:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, _, _, _, addr = infos[0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    elif socket.has_ipv6:
+        try:
+            sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            addr = ("::", port)
+        except OSError:
+            sock, addr = socket.socket(socket.AF_INET, socket.SOCK_STREAM), ("0.0.0.0", port)
+    else:
+        sock, addr = socket.socket(socket.AF_INET, socket.SOCK_STREAM), ("0.0.0.0", port)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+        except OSError:
+            if sock.family != socket.AF_INET6 or host:
+                raise
+            sock.close()   # IPv6 present but unusable (disabled on the interfaces): IPv4 alone
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("0.0.0.0", port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def _frame(msg: dict) -> bytes:
     return encode(Kind.LINK, msg)
 
@@ -125,7 +164,8 @@ class LinkHub:
         """Bind (all interfaces unless ``host``) and serve; returns the port."""
         self._lt = _LoopThread("dd-link-hub")
         try:
-            self._server = self._lt.run(asyncio.start_server(self._serve, self.host, self.port), 10.0)
+            sock = _listening_socket(self.host, self.port)
+            self._server = self._lt.run(asyncio.start_server(self._serve, sock=sock), 10.0)
         except Exception:
             self._lt.stop()
             raise
@@ -142,6 +182,7 @@ class LinkHub:
                                            HANDSHAKE_TIMEOUT_S, magic=LINK_MAGIC)
         addr = writer.get_extra_info("peername")
         ip = addr[0] if isinstance(addr, tuple) and addr else ""
+        ip = ip[7:] if ip.startswith("::ffff:") else ip   # an IPv4 peer on the dual-stack socket
         if peer is None or why is not None:
             if why:
                 with self._lock:
