@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# A MultiWorkerMirroredStrategy job under Slurm, checked before it trains.
+# A MultiWorkerMirroredStrategy job under Slurm, supervised by distdoctor.
 #
 #   sbatch deploy/sbatch.sh
 #
 # One task per node. Every task builds the cluster from the SLURM_* variables exactly as
-# TensorFlow's SlurmClusterResolver does (nodes sorted by name, ports 8888 upward), so no TF_CONFIG
-# is needed. Step 1 is the distdoctor mesh check on all tasks at once; step 2 runs training under
-# `distdoctor run --node` (the supervisor for one task of a multi-host job; see docs/check.md).
+# TensorFlow's SlurmClusterResolver does (nodes sorted by name, ports 8888 upward), and
+# `run --node` hands the task the matching TF_CONFIG, so MultiWorkerMirroredStrategy() needs no
+# resolver argument. Each task's supervisor runs the mesh check first (the task is not started
+# when it finds errors), then supervises the training; worker 0's supervisor writes the
+# cluster-wide diagnosis and every task prints it at the end (docs/node.md).
 #SBATCH --job-name=mnist-mwms
 #SBATCH --nodes=2
 #SBATCH --ntasks-per-node=1
@@ -18,13 +20,14 @@ set -euo pipefail
 # The job's shared secret: reaches every srun task through the environment.
 export DISTDOCTOR_TOKEN="${DISTDOCTOR_TOKEN:-$(python3 -c 'import secrets; print(secrets.token_hex(16))')}"
 export TF_USE_LEGACY_KERAS=1          # tf-keras under MultiWorkerMirroredStrategy (rule DD401)
-CKPT="${CKPT:-$HOME/ckpt/$SLURM_JOB_ID}"
-mkdir -p "$CKPT"
+export CKPT="${CKPT:-$HOME/ckpt/$SLURM_JOB_ID}"
+mkdir -p "$CKPT/distdoctor"
 
-# 1. Preflight on every task at once: config, host, environment, and the mesh between the nodes.
-#    Any task exiting 1 fails the step, and `set -e` stops the job here, before training.
-srun --kill-on-bad-exit=1 distdoctor check --mesh --timeout 120 --checkpoint-dir "$CKPT"
+# Optional: test the cluster alone first (config, hosts, environment, the mesh, throughput).
+# srun --kill-on-bad-exit=1 distdoctor check --mesh --bandwidth --timeout 120 --checkpoint-dir "$CKPT"
 
-# 2. Training, one supervisor per task.
-srun --kill-on-bad-exit=1 distdoctor run --node -- \
-    python train.py --batch-size 64 --checkpoint-dir "$CKPT"
+# Training, one supervisor per task; each task's bundle goes to $CKPT/distdoctor/<rank>.
+# No --kill-on-bad-exit: when a task fails, worker 0's supervisor stops the others itself, after
+# they had --failure-grace seconds to report what they saw, and sends them the verdict first.
+srun bash -c 'exec distdoctor run --node --mesh-timeout 120 \
+    --out "$CKPT/distdoctor/$SLURM_PROCID" -- python train.py --batch-size 64 --checkpoint-dir "$CKPT"'
