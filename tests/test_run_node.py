@@ -141,3 +141,27 @@ def test_host_cut_off_the_network_is_a_lost_supervisor(lab):
     assert rc["category"] == "peer_unresponsive"
     assert rc["at"] is not None and cut_at - 3 <= rc["at"] <= cut_at + 3, (rc["at"], cut_at)
     assert "heartbeat" in rc["summary"] or "heartbeat" in " ".join(rc["evidence"])
+
+
+@pytest.mark.parametrize("lab", [2], indirect=True)
+def test_stalled_worker_on_another_host_is_a_hang_with_its_stack(lab):
+    """Worker 1 deadlocks in a callback on its own host: the collector declares the hang from the
+    mirrored samples, gets worker 1's stack from its node, and both tasks are stopped."""
+    args = ["--steps", "30", "--epochs", "3", "--fault", "stall", "--fault-task", "worker:1", "--fault-step", "8"]
+    nodes = [Node(lab, i, "stall", args, ["--hang-timeout", "8"]) for i in range(2)]
+    try:
+        rcs = [n.wait(200) for n in nodes]
+    finally:
+        for n in nodes:
+            n.kill()
+    collector, member = nodes
+    diag = collector.diagnosis()
+    rc = diag["root_cause"]
+    assert diag["status"] == "hung", json.dumps(diag["findings"], indent=1)[:3000]
+    assert rc["category"] == "hang_stalled_worker" and rc["culprit"] == "worker:1", rc
+    stack = diag["tasks"]["worker:1"]["stack"]
+    assert "inject" in stack and "trainer.py" in stack, stack[:2000]
+    # both tasks were stopped by their own supervisors (SIGTERM, then SIGKILL after --grace: a task
+    # blocked in a collective may not get to act on SIGTERM); the scheduler sees that status
+    assert set(rcs) <= {128 + signal.SIGTERM, 128 + signal.SIGKILL}, (rcs, collector.stderr, member.stderr)
+    assert member.diagnosis()["status"] == "hung"
