@@ -92,6 +92,10 @@ class TaskProcess:
     def alive(self) -> bool:
         return self.returncode is None
 
+    def wait_output(self, timeout: float) -> None:
+        """Wait (bounded) until the reader has seen the end of the task's output."""
+        self._reader.join(timeout)
+
     def drain(self, timeout: float = 5.0) -> None:
         """Wait until every line the task wrote is in the log."""
         self._reader.join(timeout)

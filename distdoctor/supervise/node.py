@@ -193,7 +193,7 @@ class NodeSupervisor(Supervisor):
         track = self.tracks.get(self.me)
         if track is not None and track.exit_handled and not self._exit_sent and self.client is not None:
             self._exit_sent = True
-            track.proc._reader.join(2.0)   # every line before the exit
+            track.proc.wait_output(2.0)   # every line before the exit
             p = track.proc
             self._tell({"t": "exit", "ended_at": p.ended_at or now, "rc": p.returncode,
                         "killed": p.killed_by_supervisor, "oom": track.oom.__dict__ if track.oom else None})
@@ -256,7 +256,7 @@ class NodeSupervisor(Supervisor):
         if t == "line":
             ts = _shift(msg.get("ts"), off) or time.time()
             track.proc.write_line(ts, str(msg.get("text", "")))
-            self._on_line_of(track, ts, str(msg.get("text", "")))
+            self._parse_line(track, ts, str(msg.get("text", "")))   # a remote line: parsed, not echoed
         elif t == "agent":
             try:
                 d = dict(msg["s"])
@@ -266,7 +266,10 @@ class NodeSupervisor(Supervisor):
             except (KeyError, TypeError, ValueError):
                 return
             if sample.task == task:
-                super()._on_agent(sample)
+                first = track.agent is None
+                track.on_agent(sample)
+                if first:
+                    self._event(sample.ts, task, "agent", f"agent reporting from pid {sample.pid}")
         elif t == "proc":
             try:
                 s = probe.ProcSample(**{**msg["s"], "ts": _shift(msg["s"]["ts"], off)})
@@ -291,16 +294,6 @@ class NodeSupervisor(Supervisor):
             ev = self._stack_events.get(task)
             if ev is not None:
                 ev.set()
-
-    def _on_line_of(self, track: TaskTrack, ts: float, line: str) -> None:
-        """A remote line: parsed into the mirrored track (and the job's events), not echoed."""
-        from ..diagnose.events import EventKind
-        for e in track.on_line(ts, line):
-            if e.kind == EventKind.CLUSTER_CONNECTED:
-                self._event(ts, track.task, "connected", e.text)
-            elif e.kind in (EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR, EventKind.OOM_GPU,
-                            EventKind.CHECK_FAILED, EventKind.PORT_IN_USE, EventKind.NAN_LOSS):
-                self._event(ts, track.task, "fault", e.text)
 
     def _offset(self, task: str) -> float:
         if self.hub is None:

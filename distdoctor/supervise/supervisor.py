@@ -23,7 +23,6 @@ import json
 import os
 import shlex
 import signal
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -109,14 +108,20 @@ class Supervisor:
     def _on_line(self, task: str, ts: float, line: str, echo: bool = True) -> None:
         track = self.tracks.get(task)
         if track is not None:
-            for e in track.on_line(ts, line):
-                if e.kind == EventKind.CLUSTER_CONNECTED:
-                    self._event(ts, task, "connected", e.text)
-                elif e.kind in (EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR,
-                                EventKind.OOM_GPU, EventKind.CHECK_FAILED, EventKind.PORT_IN_USE, EventKind.NAN_LOSS):
-                    self._event(ts, task, "fault", e.text)
+            self._parse_line(track, ts, line)
         if echo:
             self._echo(f"[{task}] {line}")
+
+    _FAULT_KINDS = (EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR, EventKind.OOM_GPU,
+                    EventKind.CHECK_FAILED, EventKind.PORT_IN_USE, EventKind.NAN_LOSS)
+
+    def _parse_line(self, track: TaskTrack, ts: float, line: str) -> None:
+        """Feed one line to the task's parser; connections and faults also go to events.jsonl."""
+        for e in track.on_line(ts, line):
+            if e.kind == EventKind.CLUSTER_CONNECTED:
+                self._event(ts, track.task, "connected", e.text)
+            elif e.kind in self._FAULT_KINDS:
+                self._event(ts, track.task, "fault", e.text)
 
     # -- launch ---------------------------------------------------------
     def _env(self, task: str) -> dict[str, str]:
