@@ -122,7 +122,7 @@ def load_in_browser(html_path: str, screenshot_name: str | None = None, width: i
     html_path = os.path.abspath(html_path)
     os.makedirs(SCREENSHOT_DIR, exist_ok=True)
     name = screenshot_name or os.path.splitext(os.path.basename(html_path))[0]
-    shot = os.path.join(SCREENSHOT_DIR, f"{name}.png")
+    shot = os.path.join(SCREENSHOT_DIR, name if name.endswith(".png") else f"{name}.png")
     with tempfile.TemporaryDirectory(prefix="dd-chromium-") as profile:
         cmd = [exe, *_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
                f"--screenshot={shot}", "--dump-dom", "file://" + html_path]

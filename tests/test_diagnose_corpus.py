@@ -10,6 +10,7 @@ and ``"xfail"`` (a known gap, with the reason).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,28 @@ def test_corpus_case(case, exp):
     assert set(exp.get("also", ())) <= cats
     if rc and rc.get("culprit") is None and d["status"] != "succeeded":
         assert rc.get("candidates"), "an undecided root cause must list its candidates"
+        if rc.get("code") == "DD150":   # ... and say what would tell them apart
+            assert "stack dump of each candidate" in rc["summary"], rc["summary"]
+
+
+# The schema `distdoctor run` writes (docs/schema.md): diagnose gives the same keys.
+SCHEMA_KEYS = {"schema_version", "command", "status", "root_cause", "findings", "detected_at", "tasks", "notes"}
+TASK_KEYS = {"exit_code", "signal", "state", "last_progress_at", "stack"}
+FINDING_KEYS = {"code", "category", "culprit", "severity", "summary", "evidence", "remedy", "at"}
+EVIDENCE = re.compile(r"^\[(?:[a-z_]+:\d+|job) (?:\d\d:\d\d:\d\d\.\d{3}|--:--:--\.---)\] ")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_same_schema_and_every_evidence_line_names_task_and_time(case):
+    d = json.loads(json.dumps(diagnose_paths([str(CORPUS / case)], jobs=1, detected_at=0.0)[0].to_json()))
+    assert set(d) == SCHEMA_KEYS and d["command"] == "diagnose" and d["schema_version"] == 1
+    assert d["status"] in ("succeeded", "failed", "hung")
+    for task, rep in d["tasks"].items():
+        assert TASK_KEYS <= set(rep), (task, sorted(rep))
+    for f in d["findings"] + ([d["root_cause"]] if d["root_cause"] else []):
+        assert FINDING_KEYS <= set(f), sorted(f)
+        for line in f["evidence"]:
+            assert EVIDENCE.match(line), line
 
 
 def test_plain_report_leads_with_the_root_cause():

@@ -21,7 +21,8 @@ from distdoctor.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
-REAL = [ln for case in ("sigkill-raw-logs", "segfault", "port-in-use", "peer-never-starts", "nan-loss")
+REAL = [ln for case in ("sigkill-raw-logs", "segfault", "port-in-use", "peer-never-starts", "nan-loss", "port-in-use-raw",
+                        "peer-never-starts-raw", "stall-tf-info", "tf-config-mismatch-raw", "nccl-cuda-error")
         for f in sorted((CORPUS / case).glob("*.log")) for ln in f.read_bytes().splitlines()]
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -109,7 +110,16 @@ def test_cli_verdicts_json_and_html(tmp_path):
     import json
     d = json.loads(p.stdout)
     assert d["command"] == "diagnose" and d["root_cause"]["culprit"] == "worker:1"
-    assert (tmp_path / "r.html").read_text().lstrip().startswith("<!DOCTYPE html>")
+    # --html writes the incident report page (what `distdoctor report` writes), not a copy of the terminal
+    html = (tmp_path / "r.html").read_text()
+    assert html.lstrip().lower().startswith("<!doctype html>")
+    assert 'data-status="failed"' in html and 'data-culprit="worker:1"' in html
+    assert 'data-task="worker:0"' in html and 'data-task="worker:1"' in html and 'id="timeline"' in html
+    p = _cli(str(CORPUS / "sigkill-raw-logs"), "--html", str(tmp_path / "no-such-dir" / "x" / "r.html"))
+    assert p.returncode == 1 and (tmp_path / "no-such-dir" / "x" / "r.html").is_file()
+    p = _cli(str(CORPUS / "sigkill-raw-logs"), "--html", "/proc/forbidden.html")
+    err = p.stderr.decode()
+    assert p.returncode == 2 and err.count("\n") == 1 and "Traceback" not in err and b"FAILED" in p.stdout.upper()
     p = _cli(str(CORPUS / "healthy"))
     assert p.returncode == 0 and b"SUCCEEDED" in p.stdout.upper()
     combined = (CORPUS / "sigkill-combined-console" / "console.txt").read_bytes()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from distdoctor.diagnose.events import EventKind
+from distdoctor.diagnose.events import EventKind, unresolved_waits
 from distdoctor.diagnose.logparse import (MAX_LINE, TaskLogParser, TaskScanner, classify, clean_line, split_timestamp,
                                           step_time_of)
 
@@ -46,6 +46,23 @@ CLASSIFIED = [
     ("2021-03-04 12:00:00.123456: E tensorflow/core/framework/op_kernel.cc:1 something odd", EventKind.TF_ERROR),
     ("WARNING:tensorflow:Your input ran out of data; interrupting training.", EventKind.TF_ERROR),
     ("hello world", None),
+    # NCCL and CUDA failures (formats of NCCL 2.x and TF's cuda_driver.cc; no GPU here to record them on)
+    ("gpu-node-2:2612:2720 [0] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer 10.0.0.1<45678>", EventKind.NCCL_ERROR),
+    ("E0000 00:00:1795286227.0 2423 nccl_manager.cc:0] NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)", EventKind.NCCL_ERROR),
+    ("gpu-node-2:2612:2720 [0] NCCL INFO Channel 00/02 :    0   1", None),
+    ("E0000 00:00:1795286227.001340    2423 cuda_driver.cc:1000] failed to synchronize the stop event: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered", EventKind.CUDA_ERROR),
+    ("2021-03-04 12:00:00.123456: E tensorflow/stream_executor/cuda/cuda_event.cc:29] Error polling for event status: failed to query event: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure", EventKind.CUDA_ERROR),
+    # TF 2.21 with its INFO lines on (TF_CPP_MIN_LOG_LEVEL=0, Python logging at INFO), recorded:
+    ("I0000 00:00:1795292762.054981    6189 coordination_service_agent.cc:245] Coordination agent has successfully connected.", EventKind.CLUSTER_CONNECTED),
+    ("INFO:tensorflow:Enabled multi-worker collective ops with available devices: ['/job:worker/replica:0/task:0/device:CPU:0', '/job:worker/replica:0/task:1/device:CPU:0']", EventKind.CLUSTER_CONNECTED),
+    ("INFO:tensorflow:MultiWorkerMirroredStrategy with cluster_spec = {'worker': ['localhost:43335', 'localhost:53945']}, task_type = 'worker', task_id = 0, num_workers = 2, local_devices = ('/job:worker/task:0/device:CPU:0',), communication = CommunicationImplementation.AUTO", EventKind.CLUSTER_CONNECTED),
+    ("I0000 00:00:1795292761.879310    6321 coordination_service.h:529] /job:worker/replica:0/task:1 has connected to coordination service. Incarnation: 11380902754301459668", EventKind.PEER_CONNECTED),
+    ("I0000 00:00:1795292762.053928    6320 coordination_service.cc:502] Waiting for 0/2 tasks to connect.", EventKind.PEER_CONNECTED),
+    ("I0000 00:00:1795292761.879379    6321 coordination_service.cc:502] Waiting for 1/2 tasks to connect.", EventKind.WAITING_FOR_TASKS),
+    ("I0000 00:00:1795292761.834415    6189 coordination_service.cc:221] Initializing CoordinationService", None),
+    ("I0000 00:00:1795292762.055373    6320 coordination_service.cc:1472] Barrier(WaitForAllTasks::9858473600322637637::0) has passed with status: OK", None),
+    ("INFO:tensorflow:Check health not enabled.", None),
+    ('TF_CONFIG={"cluster": {"worker": ["host-a:2222", "host-b:2222"]}, "task": {"type": "worker", "index": 1}}', EventKind.CLUSTER_SPEC),
 ]
 
 
@@ -221,3 +238,91 @@ def test_a_flood_of_one_message_is_counted_not_parsed():
     assert got.lines_skipped == 5000 - TaskScanner.MAX_REPEATS
     assert got.events[-1].kind == EventKind.PY_EXCEPTION and got.events[-1].line_no == 5004
     assert got.last_ts == pytest.approx(1795286218 + 4999.5)
+
+
+# -- joining the cluster -------------------------------------------------------------
+
+# worker:0 of a real TF 2.21 run with INFO lines on (TF_CPP_MIN_LOG_LEVEL=0, Python logging at INFO), launched
+# by hand; worker:0 hosts the coordination service, and here worker:1 registered first.
+LEADER_WITH_PY_INFO = """\
+I0000 00:00:1795292761.834415    6189 coordination_service.cc:221] Initializing CoordinationService
+I0000 00:00:1795292761.860393    6189 grpc_server_lib.cc:467] Started server with target: grpc://localhost:43335
+I0000 00:00:1795292761.879310    6321 coordination_service.h:529] /job:worker/replica:0/task:1 has connected to coordination service. Incarnation: 11380902754301459668
+I0000 00:00:1795292761.879379    6321 coordination_service.cc:502] Waiting for 1/2 tasks to connect.
+I0000 00:00:1795292761.879389    6321 coordination_service.cc:505] Example stragglers:
+/job:worker/replica:0/task:0
+I0000 00:00:1795292762.053837    6320 coordination_service.h:529] /job:worker/replica:0/task:0 has connected to coordination service. Incarnation: 2159121782597480358
+I0000 00:00:1795292762.053928    6320 coordination_service.cc:502] Waiting for 0/2 tasks to connect.
+I0000 00:00:1795292762.054981    6189 coordination_service_agent.cc:245] Coordination agent has successfully connected.
+I0000 00:00:1795292762.055373    6320 coordination_service.cc:1472] Barrier(WaitForAllTasks::9858473600322637637::0) has passed with status: OK
+INFO:tensorflow:Enabled multi-worker collective ops with available devices: ['/job:worker/replica:0/task:0/device:CPU:0', '/job:worker/replica:0/task:1/device:CPU:0']
+INFO:tensorflow:Using MirroredStrategy with devices ('/job:worker/task:0/device:CPU:0',)
+INFO:tensorflow:Check health not enabled.
+INFO:tensorflow:MultiWorkerMirroredStrategy with cluster_spec = {'worker': ['localhost:43335', 'localhost:53945']}, task_type = 'worker', task_id = 0, num_workers = 2, local_devices = ('/job:worker/task:0/device:CPU:0',), communication = CommunicationImplementation.AUTO
+Epoch 1/1
+3/3 - 1s - loss: 1.2848 - 600ms/epoch - 200ms/step
+"""
+
+
+def _line_events(text: str, task: str):
+    p = TaskLogParser(task)
+    evs = [e for n, line in enumerate(text.splitlines(), start=1) for e in p.feed(n, line)]
+    return evs + p.close()
+
+
+def test_the_coordination_leaders_lines_say_who_joined():
+    for evs in (_line_events(LEADER_WITH_PY_INFO, "worker:0"), list(_scan(LEADER_WITH_PY_INFO.encode(), 97).events)):
+        joins = [e for e in evs if e.kind == EventKind.CLUSTER_CONNECTED]
+        # The first line that says this task joined is its own coordination agent's; the Python INFO lines follow.
+        assert "Coordination agent has successfully connected" in joins[0].text
+        assert joins[0].ts == pytest.approx(1795292762.054981)
+        assert ["Enabled multi-worker" in e.text or "cluster_spec" in e.text for e in joins[1:]] == [True, True]
+        # The leader registering a task (itself too) is no join of this task: it names the one that joined.
+        assert [e.peer for e in evs if e.kind == EventKind.PEER_CONNECTED] == ["worker:1", "worker:0", None]
+        # The start-up wait was answered: no straggler.
+        assert any(e.kind == EventKind.WAITING_FOR_TASKS for e in evs) and unresolved_waits(evs) == []
+
+
+@pytest.mark.parametrize("task, log", [("worker:0", "worker-0.log"), ("worker:1", "worker-1.log")])
+def test_every_task_of_a_recorded_run_joins_once(task, log):
+    # `distdoctor run` with TF_CPP_MIN_LOG_LEVEL=0, tests/workers/trainer.py; worker:0 is the coordination leader.
+    data = (CORPUS / "healthy-tf-info" / "logs" / log).read_bytes()
+    for evs in (_line_events(data.decode(), task), list(_scan(data, 1000, task).events), list(_scan(data, 1 << 20, task).events)):
+        joins = [e for e in evs if e.kind == EventKind.CLUSTER_CONNECTED]
+        assert len(joins) == 1 and joins[0].text.endswith("coordination_service_agent.cc:245] Coordination agent has successfully connected.")
+        assert joins[0].task == task and joins[0].ts is not None
+        peers = [e.peer for e in evs if e.kind == EventKind.PEER_CONNECTED]
+        assert peers == (["worker:0", "worker:1", None] if task == "worker:0" else [])
+        assert unresolved_waits(evs) == []
+
+
+def test_a_startup_straggler_that_connected_is_not_a_straggler():
+    # Real: worker:0 names worker:1 as a straggler 16 ms before it connects; worker:1 later stalls.
+    evs = _line_events((CORPUS / "stall-tf-info" / "worker-0.log").read_text(), "worker:0")
+    assert [e.peer for e in evs if e.kind == EventKind.WAITING_FOR_TASKS][-1] == "worker:1"
+    assert unresolved_waits(evs) == []
+    # A peer that never starts is waited for until the end (hand-made from the same lines).
+    evs = _line_events((CORPUS / "peer-never-starts" / "worker-0.log").read_text(), "worker:0")
+    assert {e.peer for e in unresolved_waits(evs)} >= {"worker:1"}
+    # ... unless its own log shows that it joined.
+    assert not [e for e in unresolved_waits(evs, frozenset({"worker:1"})) if e.peer]
+
+
+def test_tf_21_default_log_level_prints_no_join_line():
+    # With TF_CPP_MIN_LOG_LEVEL=1 (what tests/workers/trainer.py, examples/ and most guides set) TF 2.21 prints
+    # nothing when a task joins: the recorded runs then have no connect event, and none is invented.
+    evs = _line_events((CORPUS / "healthy" / "worker-0.log").read_text(), "worker:0")
+    assert not [e for e in evs if e.kind in (EventKind.CLUSTER_CONNECTED, EventKind.PEER_CONNECTED, EventKind.SERVER_STARTED)]
+
+
+def test_non_utf8_bytes_do_not_hide_evidence():
+    # A latin-1 path in a traceback and stray invalid bytes: the lines are still read, with U+FFFD for what is not UTF-8.
+    data = (b"Epoch 1/2\n10/10 - 1s - loss: 0.5 - 1s/epoch - 100ms/step\nEpoch 2/2\n\xff\xfe garbage \xc3\n"
+            b"Traceback (most recent call last):\n  File \"/home/j\xf6rg/train.py\", line 3, in <module>\n"
+            b"ValueError: bad value \xe9\n")
+    for chunk in (7, 1 << 20):
+        got = _scan(data, chunk)
+        exc = [e for e in got.events if e.kind == EventKind.PY_EXCEPTION]
+        assert exc and exc[0].text.startswith("ValueError: bad value") and "\ufffd" in exc[0].text
+        assert "j\ufffdrg/train.py" in exc[0].frames[0] and exc[0].line_no == 7
+        assert got.steps == 10 and not got.binary

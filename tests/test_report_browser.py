@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.browser,
     ("stall", 4, "hung", 4),
     ("oom", 4, "failed", 4),
     ("stall", 64, "hung", 2),          # the culprit, and 63 identical peers in one lane
+    ("stall", 256, "hung", 2),         # the largest job: still two lanes, and it opens in under 2 s
 ])
 def test_report_opens_in_chromium(tmp_path, scenario, n, status, lanes):
     html = write_report(make_bundle(str(tmp_path / "bundle"), n, scenario))

@@ -100,6 +100,11 @@ def test_stall_page(tmp_path):
     assert culprit.outcome == peer.outcome == Outcome.STOPPED
     # the step-time series climbs during the stall; job markers for stall, hang and the root cause
     assert culprit.metrics.step_time.peak() > 15
+    # CPU over time: during the stall the culprit spins one core in Python, its peers sleep in the collective
+    stalled_at = culprit.spans[-1].start
+    late = lambda lane: [v for t, v in lane.metrics.cpu.points if t > stalled_at + 2]
+    assert late(culprit) and min(late(culprit)) > 80 and late(peer) and max(late(peer)) < 20
+    assert max(v for _, v in peer.metrics.cpu.points) > 120      # busy (1.6 cores) while training
     assert {m.kind for m in page.markers} == {Mark.STALL, Mark.HANG, Mark.FAULT}
     # stacks and log tails: the culprit's first, and the facts of the end
     assert "slow_input_fn" in culprit.facts.stack
@@ -308,3 +313,72 @@ def test_long_runs_are_thinned_but_keep_state_changes(tmp_path):
     assert MAX_SAMPLES <= len(data.samples) <= 2 * MAX_SAMPLES + 2
     assert data.samples[-1].ts == T0 + n - 1
     assert any(s.state == "stopped" for s in data.samples)
+
+
+# -- recorded runs: cluster connect ---------------------------------------------------
+
+CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
+
+
+def _connects(page):
+    return {lane.key: [m for m in lane.marks if m.kind == Mark.CONNECTED] for lane in page.lanes}
+
+
+def _logs_page(case: str, *parts: str):
+    from distdoctor.diagnose.command import diagnose_paths
+    from distdoctor.report.bundle import bundle_from_observation
+    path = os.path.join(CORPUS, case, *parts)
+    diag, obs = diagnose_paths([path], jobs=1)
+    return build_page(bundle_from_observation(diag.to_json(), obs, path))
+
+
+def test_recorded_healthy_run_has_one_connect_mark_per_task():
+    # Real `distdoctor run` bundle of TF 2.21 with its INFO lines on (TF_CPP_MIN_LOG_LEVEL=0). Its events.jsonl
+    # holds three "connected" events for worker:0 (the coordination leader also logs worker:1 registering).
+    bundle_page = build_page(load_bundle(os.path.join(CORPUS, "healthy-tf-info")))
+    logs_page = _logs_page("healthy-tf-info", "logs")
+    for page in (bundle_page, logs_page):
+        assert page.verdict.status == "succeeded"
+        connects = _connects(page)
+        assert sorted(connects) == ["worker:0", "worker:1"]
+        for task, marks in connects.items():
+            assert len(marks) == 1, (task, marks)
+            m = marks[0]
+            assert m.label == "joined the cluster"
+            assert m.line.endswith("coordination_service_agent.cc:245] Coordination agent has successfully connected.")
+        lane = {lane.key: lane for lane in page.lanes}
+        # worker:0 joined at 20:27:40.800, worker:1 at 20:27:40.818 (their agents' lines)
+        assert connects["worker:0"][0].ts == pytest.approx(1795292860.80, abs=0.01)
+        assert connects["worker:1"][0].ts == pytest.approx(1795292860.818, abs=0.01)
+        for l in lane.values():
+            kinds = [m.kind for m in l.marks]
+            assert kinds.index(Mark.START) < kinds.index(Mark.CONNECTED) < kinds.index(Mark.FIRST_STEP)
+            assert Phase.CONNECTED in {s.phase for s in l.spans}
+            # the start-up "Waiting for 1/2 tasks to connect" was answered: no symptom on a healthy lane
+            assert not [m for m in l.marks if m.kind == Mark.SYMPTOM]
+
+
+def test_recorded_stall_shows_connects_and_no_startup_straggler():
+    page = _logs_page("stall-tf-info")
+    assert page.verdict.status == "hung" and set(page.verdict.culprits) == {"worker:0", "worker:1"}
+    for task, marks in _connects(page).items():
+        assert len(marks) == 1 and "Coordination agent has successfully connected" in marks[0].line
+    assert not [m for lane in page.lanes for m in lane.marks if m.label == "waiting for peers"]
+
+
+def test_default_tf_log_level_has_no_connect_line_and_none_is_invented():
+    # TF_CPP_MIN_LOG_LEVEL=1 (set by the recorded workers): TF 2.21 prints nothing when a task joins.
+    page = _logs_page("healthy")
+    assert all(marks == [] for marks in _connects(page).values())
+
+
+def test_report_command_on_recorded_logs_and_open(tmp_path, monkeypatch, capsys):
+    import webbrowser
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", lambda url, *a, **k: opened.append(url) or True)
+    out = tmp_path / "r.html"
+    assert main(["report", os.path.join(CORPUS, "sigkill-raw-logs"), "--html", str(out), "--open"]) == 0
+    html = out.read_text()
+    assert 'data-status="failed"' in html and 'data-culprit="worker:1"' in html
+    assert opened == ["file://" + str(out)]
+    assert "culprit worker:1" in capsys.readouterr().out

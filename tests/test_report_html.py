@@ -56,3 +56,13 @@ def test_256_tasks_stay_small(tmp_path):
     assert 'data-label="worker:0,2-255 (255 tasks, identical)"' in html
     assert len(html) < 400_000
     assert html.count("<") < 6000          # elements (and text markup) stay few: fast to open
+
+
+def test_culprit_expanded_first_with_stack_and_log_tail(tmp_path):
+    html = html_of(tmp_path, 3, "stall")
+    details = re.findall(r'<details class="task[^"]*"[^>]*>', html)
+    assert len(details) == 3
+    assert 'data-task="worker:1"' in details[0] and details[0].endswith(" open>")     # the culprit: first, expanded
+    assert all(not d.endswith(" open>") for d in details[1:])
+    culprit = html[html.index(details[0]):html.index(details[1])]
+    assert "<h4>Stack</h4>" in culprit and "slow_input_fn" in culprit and "<h4>Log (" in culprit

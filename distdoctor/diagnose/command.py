@@ -32,7 +32,8 @@ def register_cli(sub) -> None:
     p.add_argument("--json", action="store_true", help="print only the diagnosis JSON")
     p.add_argument("--task-map", action="append", metavar="NAME=job:index,...",
                    help="which task wrote a file or prefix the name does not tell (repeatable)")
-    p.add_argument("--html", metavar="FILE", help="also write the report as HTML")
+    p.add_argument("--html", metavar="FILE", help="also write the HTML incident report (what `distdoctor report` "
+                                                  "writes: verdict, timeline per task, log tails) to FILE")
     p.add_argument("--jobs", type=int, default=None, metavar="N", help="processes reading logs (default: up to 2)")
     p.set_defaults(func=_run)
 
@@ -63,15 +64,32 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise InputError("--jobs must be at least 1")
     task_map = parse_task_map(args.task_map)
-    diag, _ = diagnose_paths(args.paths, task_map, jobs=args.jobs)
+    diag, job = diagnose_paths(args.paths, task_map, jobs=args.jobs)
     data = diag.to_json()
     if args.json:
         print(json.dumps(data, indent=2))
     else:
-        _render(data, html=args.html)
-    if args.json and args.html:
-        _render(data, html=args.html, quiet=True)
+        _render(data, html=None)
+    if args.html:
+        sys.stdout.flush()
+        _write_html(diag, job, args.html, args.paths)
     return diag.exit_code
+
+
+def _write_html(diag: Diagnosis, job: JobObservation, out: str, paths: list[str]) -> None:
+    """The HTML incident report of these logs; the terminal rendering as HTML where the report package is absent."""
+    try:
+        from ..report.command import write_logs_report
+    except ImportError:
+        _render(diag.to_json(), html=out, quiet=True)
+        return
+    if paths == ["-"]:
+        source = "standard input"
+    elif len(paths) == 1:
+        source = paths[0]
+    else:
+        source = ", ".join(paths[:4]) + (f" and {len(paths) - 4} more" if len(paths) > 4 else "")
+    write_logs_report(diag, job, out, source=source)
 
 
 def _render(data: dict, *, html: str | None, quiet: bool = False) -> None:

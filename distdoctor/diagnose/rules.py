@@ -174,8 +174,11 @@ def _oom(rule: Rule, job: JobObservation):
         if not ((killed and proved) or log_only):
             continue
         ev = [_exit_evidence(t, f"process {t.pid} ended by SIGKILL")] if killed else []
-        ev += [Evidence(task=t.task, ts=t.ended_at, text=w, role="cause") for w in why]
-        yield rule.finding(culprit=t.task, at=t.ended_at or (t.events[-1].ts if t.events else None), evidence=ev,
+        line_ts = {e.text: e.ts for e in _of(t, EventKind.OOM_KILLER)}   # a log's OOM line keeps its own time
+        ev += [Evidence(task=t.task, ts=t.ended_at if t.ended_at is not None else line_ts.get(w), text=w, role="cause")
+               for w in why]
+        first_oom = next((e.ts for e in _of(t, EventKind.OOM_KILLER) if e.ts is not None), None)
+        yield rule.finding(culprit=t.task, at=t.ended_at or first_oom or (t.events[-1].ts if t.events else None), evidence=ev,
                            summary=f"{t.task} was killed by the out-of-memory killer" +
                                    (f" (limit {t.oom.limit_bytes >> 20} MiB)" if t.oom and t.oom.limit_bytes else ""))
 
