@@ -126,3 +126,41 @@ def test_a_task_that_finished_training_is_not_blamed_for_shutdown_noise():
     w1 = obs("worker:1", exit_code=None, ended_at=None, events=done)
     d = run(w0, w1, source="logs")
     assert not any(f["code"] == "DD107" for f in d["findings"])
+
+
+def _connect_failure(task, ts, addr, line_no=10, peer="worker:1"):
+    first = LogEvent(task=task, ts=ts, kind=EventKind.PEER_SYMPTOM, line_no=line_no,
+                     text=f"E0000 00:00:{ts:.6f} 1 ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: failed to "
+                          f"connect to all addresses; last error: UNKNOWN: ipv4:{addr}: Failed to connect to remote "
+                          "host: Connection refused")
+    named = LogEvent(task=task, ts=ts, kind=EventKind.PEER_SYMPTOM, line_no=line_no + 1, peer=peer,
+                     text=f"Additional GRPC error information from remote target /job:worker/replica:0/task:"
+                          f"{peer.split(':')[1]} while calling /tensorflow.WorkerService/RecvBuf:")
+    return (first, named)
+
+
+def _heard(task, ts):
+    return (symptom(task, ts, "E0000 ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: Collective ops is "
+                              "aborted by: failed to connect to all addresses"),)
+
+
+def test_one_task_that_cannot_reach_a_live_peer_is_the_odd_config():
+    w0 = obs("worker:0", exit_code=None, ended_at=None, events=_heard("worker:0", T + 10.1))
+    w1 = obs("worker:1", exit_code=None, ended_at=None, events=_heard("worker:1", T + 10.1))
+    w2 = obs("worker:2", exit_code=None, ended_at=None, events=_connect_failure("worker:2", T + 10, "10.0.0.2:46511"))
+    d = run(w0, w1, w2, source="logs")
+    rc = d["root_cause"]
+    assert (rc["code"], rc["category"], rc["culprit"]) == ("DD158", "config_mismatch_across_workers", "worker:2")
+    assert "10.0.0.2:46511" in rc["summary"] and "DD107" not in [f["code"] for f in d["findings"]]
+
+
+def test_a_peer_nobody_reaches_or_that_never_heard_the_abort_is_not_a_config_mismatch():
+    # two tasks fail first-hand to the same address: the peer is unreachable, not one config odd
+    w0 = obs("worker:0", exit_code=None, ended_at=None, events=_connect_failure("worker:0", T + 10, "10.0.0.2:2222"))
+    w1 = obs("worker:1", exit_code=None, ended_at=None, events=_heard("worker:1", T + 10.1))
+    w2 = obs("worker:2", exit_code=None, ended_at=None, events=_connect_failure("worker:2", T + 10, "10.0.0.2:2222"))
+    assert "DD158" not in [f["code"] for f in run(w0, w1, w2, source="logs")["findings"]]
+    # the peer's log never received the abort (it was gone): not this rule either
+    w1_silent = obs("worker:1", exit_code=None, ended_at=None)
+    w0_ok = obs("worker:0", exit_code=None, ended_at=None, events=_heard("worker:0", T + 10.1))
+    assert "DD158" not in [f["code"] for f in run(w0_ok, w1_silent, w2, source="logs")["findings"]]

@@ -30,7 +30,7 @@ from .rules import CHECKS, chief_succeeded, signal_name
 __all__ = ["diagnose", "collect_findings", "pick_root_cause", "PRIORITY", "SAME_MOMENT_S"]
 
 SAME_MOMENT_S = 2.0
-PRIORITY = ["DD103", "DD102", "DD105", "DD110", "DD209", "DD203", "DD104", "DD108", "DD101", "DD112", "DD201", "DD204", "DD202",
+PRIORITY = ["DD103", "DD102", "DD105", "DD110", "DD158", "DD209", "DD203", "DD104", "DD108", "DD101", "DD112", "DD201", "DD204", "DD202",
             "DD120", "DD111", "DD107", "DD106", "DD206"]
 
 _UNATTRIBUTED = register(Rule(

@@ -331,3 +331,61 @@ def _slow_callback(rule: Rule, job: JobObservation):
         yield rule.finding(culprit=task, at=e.ts, severity=Severity.WARNING, evidence=[_ev(e)],
                            summary=f"{task}'s `{m.group(1)}` callback takes {float(m.group(3)):.3f} s against a "
                                    f"{float(m.group(2)):.3f} s step; every step of the job waited for it")
+
+
+_CONNECT_FAILED = "failed to connect to all addresses"
+_PROPAGATED = "Collective ops is aborted by"
+_GRPC_ADDRESS = re.compile(r"ipv[46]:\[?([0-9A-Fa-f.:]+?)\]?:(\d+)\b|dns:([\w.-]+):(\d+)")
+
+
+def first_hand_connect_failures(t: TaskObservation) -> list[tuple[LogEvent, str | None, str | None]]:
+    """(event, peer, address) for each time this task itself failed to connect to a peer.
+
+    A propagated abort (``Collective ops is aborted by: ...``) repeats another task's error; the
+    first-hand one is the E-level line that says ``failed to connect to all addresses`` without
+    it. The peer is named by the ``Additional GRPC error information from remote target
+    /job:worker/replica:0/task:1`` line that follows it.
+    """
+    out = []
+    evs = [e for e in t.events if e.kind == EventKind.PEER_SYMPTOM]
+    for i, e in enumerate(evs):
+        if _CONNECT_FAILED not in e.text or _PROPAGATED in e.text or not e.text[:1] in "EWF":
+            continue
+        peer = next((n.peer for n in evs[i + 1:i + 3] if n.peer and n.line_no <= e.line_no + 2), None)
+        m = _GRPC_ADDRESS.search(e.text)
+        addr = (f"{m.group(1)}:{m.group(2)}" if m.group(1) else f"{m.group(3)}:{m.group(4)}") if m else None
+        out.append((e, peer, addr))
+    return out
+
+
+def heard_the_abort(t: TaskObservation) -> bool:
+    """The task's log shows it alive when the job failed: it received another task's abort."""
+    return any(e.kind == EventKind.PEER_SYMPTOM and _PROPAGATED in e.text for e in t.events)
+
+
+@_rule(code="DD158", name="cannot-reach-a-live-peer", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS,
+       title="One task cannot connect to a peer that the others reach",
+       detects="A task fails first-hand with `failed to connect to all addresses ... Connection refused` to a peer, while that peer's own log shows it alive and every other task got the error only as a propagated `Collective ops is aborted by`.",
+       why="TensorFlow aborts the collective on every task, so each log shows the same error and the peer named in it looks lost; but only the task that could not connect has a different idea of where the peer is -- usually its own TF_CONFIG lists another address for it.",
+       evidence="The first-hand connect failure with the address it tried, and the peer's own log receiving the abort.",
+       remedy="Compare that task's TF_CONFIG with the others' (`distdoctor check --mesh` on every task names the odd one); if the configs agree, the path from that host to the peer is blocked.")
+def _cannot_reach_live_peer(rule: Rule, job: JobObservation):
+    failures = {t.task: first_hand_connect_failures(t) for t in job.ordered()}
+    for t in job.ordered():
+        for e, peer, addr in failures[t.task][:1]:
+            target = job.tasks.get(peer) if peer else None
+            if target is None or peer == t.task or not heard_the_abort(target):
+                continue
+            if target.signal is not None:
+                continue   # it died: a crash rule speaks
+            others = [o for o in job.ordered() if o.task not in (t.task, peer)]
+            if any(p == peer and a == addr for o in others for _, p, a in failures[o.task]):
+                continue   # the others cannot reach it at that address either: the peer is unreachable
+            at = f" at {addr}" if addr else ""
+            abort = next(x for x in target.events if x.kind == EventKind.PEER_SYMPTOM and _PROPAGATED in x.text)
+            yield rule.finding(
+                culprit=t.task, at=e.ts, severity=Severity.ERROR,
+                summary=f"{t.task} could not connect to {peer}{at}, yet {peer} was alive and the other tasks reached "
+                        f"it: {t.task}'s TF_CONFIG likely lists another address for {peer} (or the path from "
+                        f"{t.task} to {peer} is blocked)",
+                evidence=[_ev(e), Evidence(task=peer, ts=abort.ts, text=abort.text, role="context")])

@@ -259,6 +259,8 @@ def _peer_reported(rule: Rule, job: JobObservation):
             continue  # its own record explains it; other rules speak
         if completed(target):
             continue  # it finished training; peers' complaints at shutdown are noise
+        if any(e.kind == EventKind.PEER_SYMPTOM and "Collective ops is aborted by" in e.text for e in target.events):
+            continue  # its own log received the abort: it was alive when the job failed (DD158 may say who could not reach it)
         if job.source == "run" and target.exit_code is None and target.state not in ("stopped", "disk-sleep", "unknown"):
             continue
         evs = sorted(evs, key=lambda e: e.ts or 0)
