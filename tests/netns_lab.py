@@ -9,6 +9,7 @@ and ``iptables``; parametrize indirectly with the number of hosts (default 3).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -20,7 +21,7 @@ import pytest
 PORT = 2222
 
 
-def _why_not() -> str | None:
+def why_not() -> str | None:
     if os.geteuid() != 0:
         return "network namespaces need root"
     for tool in ("ip", "iptables"):
@@ -44,12 +45,9 @@ class Lab:
         return {"worker": [f"{a}:{PORT}" for a in self.addresses]}
 
 
-@pytest.fixture
-def lab(request):
-    reason = _why_not()
-    if reason:
-        pytest.skip(reason)
-    n = getattr(request, "param", 3)
+@contextlib.contextmanager
+def make_lab(n: int):
+    """Build the namespaces (see the module doc); remove them on the way out, whatever happened."""
     tag = secrets.token_hex(3)
     net = 10 + secrets.randbelow(240)
     bridge = f"dd-{tag}-br"
@@ -75,3 +73,12 @@ def lab(request):
     finally:
         for ns in reversed(created):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def lab(request):
+    reason = why_not()
+    if reason:
+        pytest.skip(reason)
+    with make_lab(getattr(request, "param", 3)) as built:
+        yield built
