@@ -120,6 +120,7 @@ def test_host_cut_off_the_network_is_a_lost_supervisor(lab):
             except OSError:
                 return False
             return any(json.loads(r)["task"] == "worker:1" and (json.loads(r)["calls"] or 0) >= 5 for r in rows)
+            # calls: TF function calls counted by the task's agent on its own host, mirrored to the collector
 
         _wait_for(member_trains, 150, "worker:1 training, as seen by the collector")
         cut_at = time.time()

@@ -113,7 +113,11 @@ def _start_agent():
             return False
         Context = getattr(ctx_mod, "Context", None)
         orig = getattr(Context, "call_function", None)
-        if orig is None or getattr(orig, "_distdoctor", False):
+        if orig is None:
+            # the module is in sys.modules while it is still being imported (Context not defined yet),
+            # or this TensorFlow has no call_function: try again at the next sample
+            return False
+        if getattr(orig, "_distdoctor", False):
             return True
 
         def call_function(self, name, *args, **kwargs):
