@@ -106,11 +106,42 @@ def _epoch_starts(lines: list[tuple[float, str]]) -> list[float]:
     return [ts for ts, l in lines if re.match(r"^Epoch \d+/\d+", l)]
 
 
-def step_times(supervise: bool, epochs: int, steps: int) -> list[float]:
+class _AgentSink:
+    """A datagram socket that reads and drops the bootstrap agent's samples (the agent alone, no supervisor)."""
+
+    def __init__(self) -> None:
+        import socket
+        self.dir = tempfile.mkdtemp(prefix="dd-bench-")
+        self.path = os.path.join(self.dir, "agent.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(0.2)
+        self.stop = False
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        while not self.stop:
+            try:
+                self.sock.recv(65536)
+            except OSError:
+                continue
+
+    def close(self) -> None:
+        self.stop = True
+        self.thread.join(1)
+        self.sock.close()
+        os.unlink(self.path)
+        os.rmdir(self.dir)
+
+
+def step_times(supervise: bool, epochs: int, steps: int, agent_only: bool = False) -> list[float]:
     """Milliseconds per step of worker 0, per epoch (epoch 1, which traces the graph, left out).
 
     Measured from the wall-clock arrival of consecutive ``Epoch N/M`` lines, so
     both launches are timed the same way (Keras rounds its own epoch times).
+    ``agent_only``: a bare launch with the bootstrap agent in each task (its samples
+    read and dropped here), to tell the agent's cost from the supervisor's.
     """
     script = [PY, str(ROOT / "examples" / "train_mwms.py"), "--epochs", str(epochs), "--steps", str(steps)]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -122,8 +153,13 @@ def step_times(supervise: bool, epochs: int, steps: int) -> list[float]:
             lines = [split_timestamp(l.rstrip("\n")) for l in open(Path(d) / "b" / "logs" / "worker-0.log")]
     else:
         cl = build_local_cluster(2)
-        procs = [subprocess.Popen(script, env=dict(env, TF_CONFIG=cl.tf_config(t)), stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True) for t in cl.tasks]
+        sink = None
+        if agent_only:
+            from distdoctor.supervise.supervisor import BOOTSTRAP_DIR
+            sink = _AgentSink()
+            env = dict(env, PYTHONPATH=BOOTSTRAP_DIR, DISTDOCTOR_SOCK=sink.path, DISTDOCTOR_SAMPLE_S="0.5")
+        procs = [subprocess.Popen(script, env=dict(env, TF_CONFIG=cl.tf_config(t), DISTDOCTOR_TASK=t),
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for t in cl.tasks]
         lines = []
 
         def drain(p, keep):
@@ -137,6 +173,8 @@ def step_times(supervise: bool, epochs: int, steps: int) -> list[float]:
             p.wait()
         for t in ts:
             t.join()
+        if sink is not None:
+            sink.close()
     starts = _epoch_starts(lines)
     return [(b - a) * 1000 / steps for a, b in zip(starts[1:], starts[2:])]
 
@@ -148,6 +186,7 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=60.0, help="seconds to wait for bare TF to say something")
     ap.add_argument("--skip-faults", action="store_true")
     ap.add_argument("--skip-overhead", action="store_true")
+    ap.add_argument("--agent-arm", action="store_true", help="also time a bare launch with the bootstrap agent alone")
     a = ap.parse_args()
     if not a.skip_faults:
         print("| fault | TF alone: first word after the fault | names the task? | distdoctor verdict after the fault | category/culprit right? |")
@@ -159,16 +198,21 @@ def main() -> None:
             print(f"| {fault} | {said} | {'yes' if b['names_task'] else 'no'} | "
                   f"{s['verdict_after']:.2f} s | {'yes' if s['right'] else 'NO'} ({s['category']}, {s['culprit']}) |", flush=True)
     if not a.skip_overhead:
-        bare_ms, dd_ms = [], []
-        for i in range(a.repeats):
+        bare_ms, agent_ms, dd_ms = [], [], []
+        for i in range(a.repeats):  # interleaved, so drifts of the machine hit every arm alike
             bare_ms.append(statistics.median(step_times(False, 6, 300)))
+            if a.agent_arm:
+                agent_ms.append(statistics.median(step_times(False, 6, 300, agent_only=True)))
             dd_ms.append(statistics.median(step_times(True, 6, 300)))
-        mb, md = statistics.median(bare_ms), statistics.median(dd_ms)
+        mb = statistics.median(bare_ms)
         print()
         print("| launch | median ms/step (runs) | ratio |")
         print("|---|---|---|")
         print(f"| bare (TF_CONFIG by hand) | {mb:.1f} ({', '.join(f'{x:.1f}' for x in bare_ms)}) | 1.00 |")
-        print(f"| distdoctor run | {md:.1f} ({', '.join(f'{x:.1f}' for x in dd_ms)}) | {md / mb:.3f} |")
+        for name, ms in (("bare + the bootstrap agent only", agent_ms), ("distdoctor run", dd_ms)):
+            if ms:
+                m = statistics.median(ms)
+                print(f"| {name} | {m:.1f} ({', '.join(f'{x:.1f}' for x in ms)}) | {m / mb:.3f} |")
 
 
 if __name__ == "__main__":
