@@ -67,6 +67,16 @@ class Node:
         return json.loads((self.out / name).read_text())
 
 
+def run_nodes(lab: Lab, name: str, trainer_args: list[str], dd_args: list[str] = ()) -> tuple[list[Node], list[int]]:
+    """One ``run --node`` per host, each to its end; (nodes, exit statuses). Nothing is left running."""
+    nodes = [Node(lab, i, name, trainer_args, dd_args) for i in range(len(lab.hosts))]
+    try:
+        return nodes, [n.wait(200) for n in nodes]
+    finally:
+        for n in nodes:
+            n.kill()
+
+
 def _wait_for(pred, timeout: float, what: str) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -79,13 +89,7 @@ def _wait_for(pred, timeout: float, what: str) -> None:
 @pytest.mark.parametrize("lab", [2], indirect=True)
 def test_killed_worker_is_diagnosed_at_the_collector(lab):
     args = ["--steps", "30", "--epochs", "3", "--fault", "sigkill", "--fault-task", "worker:1", "--fault-step", "12"]
-    nodes = [Node(lab, i, "sigkill", args) for i in range(2)]
-    try:
-        rcs = [n.wait(200) for n in nodes]
-    finally:
-        for n in nodes:
-            n.kill()
-    collector, member = nodes
+    (collector, member), rcs = run_nodes(lab, "sigkill", args)
     # the node exit status is the task's own: the scheduler sees what it would see without distdoctor
     assert rcs[1] == 128 + signal.SIGKILL, member.stderr
     assert rcs[0] != 0, collector.stderr
@@ -148,13 +152,7 @@ def test_stalled_worker_on_another_host_is_a_hang_with_its_stack(lab):
     """Worker 1 deadlocks in a callback on its own host: the collector declares the hang from the
     mirrored samples, gets worker 1's stack from its node, and both tasks are stopped."""
     args = ["--steps", "30", "--epochs", "3", "--fault", "stall", "--fault-task", "worker:1", "--fault-step", "8"]
-    nodes = [Node(lab, i, "stall", args, ["--hang-timeout", "8"]) for i in range(2)]
-    try:
-        rcs = [n.wait(200) for n in nodes]
-    finally:
-        for n in nodes:
-            n.kill()
-    collector, member = nodes
+    (collector, member), rcs = run_nodes(lab, "stall", args, ["--hang-timeout", "8"])
     diag = collector.diagnosis()
     rc = diag["root_cause"]
     assert diag["status"] == "hung", json.dumps(diag["findings"], indent=1)[:3000]

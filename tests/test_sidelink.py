@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from distdoctor.supervise.node import collector_of, node_exit_status
+from distdoctor.supervise.node import collector_of
+from distdoctor.supervise.nodecommand import node_exit_status
 from distdoctor.supervise.sidelink import LinkClient, LinkHub
 from mesh_helpers import ROOT, clean_env, free_ports, tf_config
 

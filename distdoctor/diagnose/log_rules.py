@@ -29,7 +29,7 @@ from ..catalogue import Rule, register
 from ..model import Category, Evidence, Finding, Severity, format_clock
 from .events import EventKind, LogEvent, unresolved_waits
 from .observations import HangVerdict, JobObservation, TaskObservation
-from .rules import completed, evidence_of, events_of, rule_registrar
+from .rules import PROPAGATED_ABORT, completed, evidence_of, events_of, heard_the_abort, rule_registrar
 
 __all__ = ["CHECKS", "judge_silence", "ended_with_error", "completed", "TERMINAL_KINDS", "CAUSE_KINDS", "HANG_CODES"]
 
@@ -334,7 +334,6 @@ def _slow_callback(rule: Rule, job: JobObservation):
 
 
 _CONNECT_FAILED = "failed to connect to all addresses"
-_PROPAGATED = "Collective ops is aborted by"
 _GRPC_ADDRESS = re.compile(r"ipv[46]:\[?([0-9A-Fa-f.:]+?)\]?:(\d+)\b|dns:([\w.-]+):(\d+)")
 
 
@@ -349,18 +348,13 @@ def first_hand_connect_failures(t: TaskObservation) -> list[tuple[LogEvent, str 
     out = []
     evs = [e for e in t.events if e.kind == EventKind.PEER_SYMPTOM]
     for i, e in enumerate(evs):
-        if _CONNECT_FAILED not in e.text or _PROPAGATED in e.text or not e.text[:1] in "EWF":
+        if _CONNECT_FAILED not in e.text or PROPAGATED_ABORT in e.text or e.text[:1] not in ("E", "W", "F"):
             continue
         peer = next((n.peer for n in evs[i + 1:i + 3] if n.peer and n.line_no <= e.line_no + 2), None)
         m = _GRPC_ADDRESS.search(e.text)
         addr = (f"{m.group(1)}:{m.group(2)}" if m.group(1) else f"{m.group(3)}:{m.group(4)}") if m else None
         out.append((e, peer, addr))
     return out
-
-
-def heard_the_abort(t: TaskObservation) -> bool:
-    """The task's log shows it alive when the job failed: it received another task's abort."""
-    return any(e.kind == EventKind.PEER_SYMPTOM and _PROPAGATED in e.text for e in t.events)
 
 
 @_rule(code="DD158", name="cannot-reach-a-live-peer", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS,
@@ -382,7 +376,7 @@ def _cannot_reach_live_peer(rule: Rule, job: JobObservation):
             if any(p == peer and a == addr for o in others for _, p, a in failures[o.task]):
                 continue   # the others cannot reach it at that address either: the peer is unreachable
             at = f" at {addr}" if addr else ""
-            abort = next(x for x in target.events if x.kind == EventKind.PEER_SYMPTOM and _PROPAGATED in x.text)
+            abort = next(x for x in target.events if x.kind == EventKind.PEER_SYMPTOM and PROPAGATED_ABORT in x.text)
             yield rule.finding(
                 culprit=t.task, at=e.ts, severity=Severity.ERROR,
                 summary=f"{t.task} could not connect to {peer}{at}, yet {peer} was alive and the other tasks reached "

@@ -17,7 +17,7 @@ from .events import EventKind, LogEvent
 from .observations import JobObservation, TaskObservation
 
 __all__ = ["CHECKS", "signal_name", "NATIVE_CRASH_SIGNALS", "rule_registrar", "evidence_of", "events_of",
-           "completed", "chief_succeeded"]
+           "completed", "chief_succeeded", "heard_the_abort", "PROPAGATED_ABORT"]
 
 NATIVE_CRASH_SIGNALS = {_signal.SIGSEGV, _signal.SIGABRT, _signal.SIGBUS, _signal.SIGFPE, _signal.SIGILL}
 CHECKS: list[tuple[Rule, Callable[[JobObservation], list[Finding]]]] = []
@@ -83,6 +83,14 @@ def chief_succeeded(job: JobObservation) -> bool:
     if chief.exit_code is not None:
         return chief.exit_code == 0
     return job.source == "logs" and completed(chief) and not _of(chief, EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL)
+
+
+PROPAGATED_ABORT = "Collective ops is aborted by"
+
+
+def heard_the_abort(t: TaskObservation) -> bool:
+    """The task's log shows it alive when the job failed: it received another task's abort."""
+    return any(e.kind == EventKind.PEER_SYMPTOM and PROPAGATED_ABORT in e.text for e in t.events)
 
 
 def _died_of_own_failure(t: TaskObservation) -> bool:
@@ -259,7 +267,7 @@ def _peer_reported(rule: Rule, job: JobObservation):
             continue  # its own record explains it; other rules speak
         if completed(target):
             continue  # it finished training; peers' complaints at shutdown are noise
-        if any(e.kind == EventKind.PEER_SYMPTOM and "Collective ops is aborted by" in e.text for e in target.events):
+        if heard_the_abort(target):
             continue  # its own log received the abort: it was alive when the job failed (DD158 may say who could not reach it)
         if job.source == "run" and target.exit_code is None and target.state not in ("stopped", "disk-sleep", "unknown"):
             continue
@@ -320,7 +328,8 @@ def _supervisor_lost(rule: Rule, job: JobObservation):
     for t in job.ordered():
         if t.supervisor_lost_at is None or t.exit_code is not None:
             continue
-        others_ok = all(o.exit_code == 0 for o in job.tasks.values() if o.task != t.task)
+        others = [o for o in job.tasks.values() if o.task != t.task]
+        others_ok = bool(others) and all(o.exit_code == 0 for o in others)
         on = f" on {t.host}" if t.host else ""
         yield rule.finding(
             culprit=t.task, at=t.supervisor_lost_at, severity=Severity.WARNING if others_ok else Severity.ERROR,

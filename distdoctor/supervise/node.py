@@ -29,7 +29,6 @@ stopped the task before it started, 2 for usage errors.
 """
 from __future__ import annotations
 
-import json
 import os
 import queue
 import signal
@@ -39,9 +38,9 @@ import time
 from dataclasses import dataclass
 
 from ..diagnose.observations import OomEvidence
-from ..errors import UsageError
 from . import probe
 from .channel import AgentSample
+from .launch import timestamp_prefix
 from .supervisor import RunConfig, Supervisor
 from .tracking import TaskTrack
 
@@ -80,8 +79,6 @@ class RemoteProcess:
     """A task run by another node's supervisor, seen through its messages (the shape of :class:`.launch.TaskProcess`)."""
 
     def __init__(self, task: str, pid: int, started_at: float, argv: list[str], log_path: str, send) -> None:
-        from .launch import timestamp_prefix
-        self._prefix = timestamp_prefix
         self.task, self.pid, self.pgid, self.argv, self.log_path = task, pid, pid, argv, log_path
         self.started_at = started_at
         self.ended_at: float | None = None
@@ -100,7 +97,7 @@ class RemoteProcess:
         with self._log_lock:
             if self._log is not None:
                 try:
-                    self._log.write(f"{self._prefix(ts)} {line}\n")
+                    self._log.write(f"{timestamp_prefix(ts)} {line}\n")
                 except (OSError, ValueError):
                     pass
 
@@ -134,6 +131,13 @@ class RemoteProcess:
             return
         self._send({"t": "stop", "grace": grace})
         self._exited.wait(grace + 5.0)
+
+
+def _oom_from(d: dict | None) -> OomEvidence | None:
+    """The memory-cgroup evidence a node sent (its JSON form), or None."""
+    if not d:
+        return None
+    return OomEvidence(**{**d, "kernel_lines": tuple(d.get("kernel_lines") or ())})
 
 
 def _shift(value, offset: float):
@@ -236,6 +240,8 @@ class NodeSupervisor(Supervisor):
         t = msg.get("t")
         off = self._offset(task)
         if t == "start":
+            if task in self._remote:   # a restarted node supervisor: its first task's record stands
+                return
             job, _, idx = task.partition(":")
             path = os.path.join(self.cfg.out_dir, "logs", f"{job}-{idx}.log")
             proc = RemoteProcess(task, int(msg.get("pid") or 0), _shift(msg.get("started_at"), off) or time.time(),
@@ -243,9 +249,6 @@ class NodeSupervisor(Supervisor):
                                  lambda m, task=task: self.hub.send(task, m))
             track = TaskTrack(task, proc)
             track.host = str(msg.get("host") or "") or None
-            old = self._remote.get(task)
-            if old is not None:   # a restarted node supervisor: the old task is over
-                return
             self._remote[task] = track
             self._pending.put(track)
             self._event(proc.started_at, task, "start", f"pid {proc.pid} on {track.host}: {' '.join(proc.argv)}")
@@ -273,19 +276,17 @@ class NodeSupervisor(Supervisor):
         elif t == "proc":
             try:
                 s = probe.ProcSample(**{**msg["s"], "ts": _shift(msg["s"]["ts"], off)})
-                oom = OomEvidence(**{**msg["oom"], "kernel_lines": tuple(msg["oom"].get("kernel_lines") or ())}) \
-                    if msg.get("oom") else None
+                oom = _oom_from(msg.get("oom"))
                 limit = int(msg.get("limit") or 0) or probe.host_memory_limit()
             except (KeyError, TypeError, ValueError):
                 return
             if track.proc.alive:
                 self._apply_sample(track, s, oom, limit, _shift(msg.get("ts"), off) or time.time())
         elif t == "exit":
-            if msg.get("oom"):
-                try:
-                    track.oom = OomEvidence(**{**msg["oom"], "kernel_lines": tuple(msg["oom"].get("kernel_lines") or ())})
-                except TypeError:
-                    pass
+            try:
+                track.oom = _oom_from(msg.get("oom")) or track.oom
+            except (TypeError, ValueError):
+                pass
             rc = msg.get("rc")
             track.proc.on_exit(_shift(msg.get("ended_at"), off) or time.time(), int(rc) if rc is not None else 1,
                                bool(msg.get("killed")))
@@ -296,16 +297,13 @@ class NodeSupervisor(Supervisor):
                 ev.set()
 
     def _offset(self, task: str) -> float:
-        if self.hub is None:
-            return 0.0
-        st = self.hub.peers().get(task)
-        return st.offset_s if st is not None and st.offset_s is not None else 0.0
+        return self.hub.offset(task) if self.hub is not None else 0.0
 
     def _apply_sample(self, track, s, oom, limit, now) -> None:
         super()._apply_sample(track, s, oom, limit, now)
         if track.task == self.me:
             self._tell({"t": "proc", "ts": now, "s": s.__dict__, "limit": limit,
-                    "oom": oom.__dict__ if oom is not None else None})
+                        "oom": oom.__dict__ if oom is not None else None})
 
     # -- loop hooks --------------------------------------------------------------------------
     def _tick(self, now: float) -> None:
@@ -417,28 +415,3 @@ class NodeSupervisor(Supervisor):
             if time.time() - heard > self.peer_timeout:
                 return None
         return None
-
-
-def node_exit_status(rc: int | None) -> int:
-    """What the node supervisor exits with: its task's status, as a shell would report it."""
-    if rc is None:
-        return 1
-    if rc < 0:
-        return 128 + (-rc)
-    return rc
-
-
-def write_json(path: str, data: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=2)
-    os.replace(tmp, path)
-
-
-def check_token(environ) -> str:
-    token = environ.get("DISTDOCTOR_TOKEN", "")
-    if not token:
-        raise UsageError("run --node needs the job's shared secret in DISTDOCTOR_TOKEN (the same value on every "
-                         "task, e.g. from a Kubernetes Secret or `export DISTDOCTOR_TOKEN=$(openssl rand -hex 16)` "
-                         "before sbatch)")
-    return token

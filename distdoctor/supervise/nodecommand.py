@@ -23,7 +23,25 @@ import time
 
 from ..errors import UsageError
 
-__all__ = ["run_node"]
+__all__ = ["run_node", "node_exit_status", "check_token"]
+
+
+def node_exit_status(rc: int | None) -> int:
+    """What the node supervisor exits with: its task's status, as a shell would report it."""
+    if rc is None:
+        return 1
+    if rc < 0:
+        return 128 + (-rc)
+    return rc
+
+
+def check_token(environ) -> str:
+    token = environ.get("DISTDOCTOR_TOKEN", "")
+    if not token:
+        raise UsageError("run --node needs the job's shared secret in DISTDOCTOR_TOKEN (the same value on every "
+                         "task, e.g. from a Kubernetes Secret or `export DISTDOCTOR_TOKEN=$(openssl rand -hex 16)` "
+                         "before sbatch)")
+    return token
 
 
 def _spec_and_doc(args, environ):
@@ -42,7 +60,7 @@ def _spec_and_doc(args, environ):
     return doc, spec
 
 
-def _preflight_diagnosis(report, out: str, task: str):
+def _preflight_diagnosis(report, task: str):
     """The preflight's findings as a diagnosis: the task was not started."""
     from ..model import Diagnosis, Severity, Status
     errors = [f for f in report.findings if f.severity is Severity.ERROR]
@@ -53,11 +71,12 @@ def _preflight_diagnosis(report, out: str, task: str):
 
 
 def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
+    from ..model import Severity
     from ..preflight.check import CheckOptions, run_check
     from ..preflight.rules import infer_strategy
-    from .node import NodeCluster, NodeSupervisor, check_token, collector_of, node_exit_status, write_json
+    from .node import NodeCluster, NodeSupervisor, collector_of
     from .sidelink import LinkClient, LinkHub
-    from .supervisor import RunConfig
+    from .supervisor import RunConfig, write_json
 
     environ = os.environ
     token = check_token(environ)
@@ -87,12 +106,12 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         write_json(os.path.join(out, "check.json"), report.to_json())
         if report.errors:
             _print_check(report, human)
-            wrong = [f for f in report.findings if f.code == "DD505" and f.severity.value == "error"]
+            wrong = [f for f in report.findings if f.code == "DD505" and f.severity is Severity.ERROR]
             if wrong:  # not a fault of the cluster: the job was started with two secrets
-                write_json(os.path.join(out, "diagnosis.json"), _preflight_diagnosis(report, out, me).to_json())
+                write_json(os.path.join(out, "diagnosis.json"), _preflight_diagnosis(report, me).to_json())
                 raise UsageError(f"token mismatch: {wrong[0].summary}; give every task the same DISTDOCTOR_TOKEN")
             if args.preflight == "enforce":
-                diag = _preflight_diagnosis(report, out, me)
+                diag = _preflight_diagnosis(report, me)
                 write_json(os.path.join(out, "diagnosis.json"), diag.to_json())
                 say(f"the preflight found {report.errors} error(s); {me} was not started (bundle: {out})")
                 return 1

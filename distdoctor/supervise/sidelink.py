@@ -173,6 +173,12 @@ class LinkHub:
         self._lt.spawn(self._heartbeat())
         return self.port
 
+    def offset(self, task: str) -> float:
+        """That node's clock minus ours (0 while unknown): subtract it from the node's timestamps."""
+        with self._lock:
+            st = self._peers.get(task)
+            return st.offset_s if st is not None and st.offset_s is not None else 0.0
+
     def peers(self) -> dict[str, PeerState]:
         with self._lock:
             return {k: PeerState(**v.__dict__) for k, v in self._peers.items()}

@@ -40,11 +40,19 @@ from .detect import JobSnapshot, assess
 from .launch import TaskProcess
 from .tracking import TaskTrack
 
-__all__ = ["RunConfig", "Supervisor", "BOOTSTRAP_DIR"]
+__all__ = ["RunConfig", "Supervisor", "BOOTSTRAP_DIR", "write_json"]
 
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bootstrap")
 TICK_S = 0.25
 STARTUP_FAIL_S = 3.0
+
+
+def write_json(path: str, data: dict) -> None:
+    """Write ``data`` so that a reader never sees half a file."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(data, fh, indent=2)
+    os.replace(tmp, path)
 
 
 @dataclass
@@ -389,11 +397,7 @@ class Supervisor:
         job = self.observation()
         detected = self.detected_at or time.time()
         diag = diagnose(job, detected_at=detected, command="run")
-        path = os.path.join(self.cfg.out_dir, "diagnosis.json")
-        tmp = path + ".tmp"
-        with open(tmp, "w") as fh:
-            json.dump(diag.to_json(), fh, indent=2)
-        os.replace(tmp, path)
+        write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), diag.to_json())
         return diag, job
 
     def _finish(self) -> tuple[Diagnosis, JobObservation]:
