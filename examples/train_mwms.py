@@ -11,7 +11,6 @@ import argparse
 import os
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402

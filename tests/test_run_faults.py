@@ -213,3 +213,18 @@ def test_real_run_reports_open_in_chromium(run_name, status):
     html = bundle / "report.html"
     assert html.exists(), "distdoctor run wrote no report.html into its bundle"
     check_report_in_browser(str(html), status, ["worker:0", "worker:1"], screenshot_name=f"real-{run_name}.png")
+
+
+def test_bundled_example_succeeds_and_every_task_joins_the_cluster():
+    """The README's main job: succeeds, and at TF's default log level each task's join is an event on its lane."""
+    from conftest import PY, ROOT
+    r = dd_run("example", ["--workers", "2"], [PY, str(ROOT / "examples" / "train_mwms.py"), "--epochs", "2"])
+    assert r.rc == 0 and r.diag["status"] == "succeeded", r.stderr[-2000:]
+    events = [json.loads(line) for line in (r.bundle / "events.jsonl").read_text().splitlines()]
+    joined = sorted(e["task"] for e in events if e["kind"] == "connected")
+    assert joined == ["worker:0", "worker:1"], events
+    from distdoctor.report.bundle import load_bundle
+    from distdoctor.report.data import Mark, build_page
+    page = build_page(load_bundle(str(r.bundle)))
+    marks = {lane.key: [m.kind for m in lane.marks if m.kind == Mark.CONNECTED] for lane in page.lanes}
+    assert marks == {"worker:0": [Mark.CONNECTED], "worker:1": [Mark.CONNECTED]}, marks
