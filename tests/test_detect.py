@@ -116,3 +116,22 @@ def test_lone_coordinator_waiting_on_servers_is_not_a_mismatch():
     chief = task("chief:0")
     servers = [task("worker:0", serving=True, in_call=None), task("ps:0", serving=True, in_call=None)]
     assert assess(job(chief, *servers), T0 + 500).status == "ok"
+
+
+def test_a_silent_agent_is_not_taken_as_waiting_in_a_collective():
+    """Both workers finished training; worker:0 then blocks in TensorFlow's shutdown holding the GIL, so
+    its agent's last sample (mid-step, "in a TF function") goes stale: not a peer_exited hang."""
+    done = task("worker:1", alive=False, exit_code=0)
+    now = T0 + 5 + 25
+    stale = task("worker:0", agent_ts=T0 + 5)
+    assert assess(job(stale, done), now).status == "ok"
+    fresh = task("worker:0", agent_ts=now - 0.4)
+    a = assess(job(fresh, done), now)
+    assert a.status == "hung" and a.verdict.kind == "peer_exited"
+
+
+def test_a_silent_agent_can_still_be_the_culprit_others_wait_for():
+    w0 = task("worker:0", agent_ts=T0 + 15)
+    w1 = task("worker:1", in_call=None, in_tf_code=False, location="ext.py:3 in spin", agent_ts=T0 + 5)
+    a = assess(job(w0, w1), T0 + 5 + 10.5)
+    assert a.status == "hung" and a.verdict.culprits == ("worker:1",) and "agent has been silent" in a.reason

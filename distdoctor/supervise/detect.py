@@ -29,6 +29,7 @@ FROZEN_AFTER_S = 3.0   # SIGSTOP is unambiguous; TF calls a frozen peer "crashed
 MIN_STALL_S = 10.0     # below this, scheduling noise on a loaded 2-core host looks like a stall
 MAX_STALL_S = 20.0     # keeps "stall declared within 30 s" with default settings
 IDLE_CPU = 0.15        # cores: a task waiting in a collective uses almost none
+AGENT_STALE_S = 5.0    # an agent silent this long (10 samples) no longer tells what its task is doing
 BUSY_FACTOR = 4.0      # a culprit that burns CPU gets 4x longer: it may be slow, not stuck
 
 
@@ -51,6 +52,7 @@ class TaskSnapshot:
     last_progress_at: float | None
     cpu_rate: float | None           # cores used over the recent window
     started_at: float
+    agent_ts: float | None = None    # when the agent last reported (None: not known, trusted as fresh)
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,16 @@ def stall_threshold(step_intervals: tuple[float, ...], hang_timeout: float | Non
     return min(MAX_STALL_S, max(MIN_STALL_S, 10 * med, 3 * worst))
 
 
-def _waiting(t: TaskSnapshot) -> bool:
-    return t.alive and (t.in_call is not None or (t.in_tf_code and not t.serving))
+def _fresh(t: TaskSnapshot, now: float) -> bool:
+    """Whether the agent's view of the task is current. It samples every 0.5 s from its own thread,
+    which runs while the main thread waits in TensorFlow; when it falls silent the process holds
+    the GIL somewhere (TensorFlow's shutdown at exit, a C extension), and its last sample -- maybe
+    mid-step, "in a TF function" -- no longer says what the task is doing."""
+    return t.agent_ts is None or now - t.agent_ts <= AGENT_STALE_S
+
+
+def _waiting(t: TaskSnapshot, now: float) -> bool:
+    return t.alive and _fresh(t, now) and (t.in_call is not None or (t.in_tf_code and not t.serving))
 
 
 def _idle(t: TaskSnapshot) -> bool:
@@ -130,12 +140,12 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
     finished = [t for t in job.tasks if not t.alive and t.exit_code == 0 and t.has_agent and not t.serving]
     if len(training) + len(finished) < 2 or not training or stalled_for < threshold / 2:
         return Assessment("ok", threshold, stalled_for)
-    waiting = [t for t in training if _waiting(t)]
+    waiting = [t for t in training if _waiting(t, now)]
     if not waiting or not all(_idle(w) for w in waiting):
         return Assessment("ok", threshold, stalled_for)
     first_call = all(t.calls == 0 for t in training)
     need = threshold if not first_call else max(threshold, 3 * MAX_STALL_S)
-    others = [t for t in training if not _waiting(t)]
+    others = [t for t in training if not _waiting(t, now)]
     exited_early = [t for t in job.tasks if not t.alive and t.exit_code == 0]
 
     if others:
@@ -144,6 +154,9 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
         factor = 1.0 if idle else BUSY_FACTOR
         names = ", ".join(t.task for t in culprits)
         where = culprits[0].location or "Python code"
+        if not _fresh(culprits[0], now):
+            where += (f" (its agent has been silent for {now - culprits[0].agent_ts:.0f} s: the process holds "
+                      "Python's GIL somewhere)")
         reason = (f"{len(waiting)} task(s) wait in a TensorFlow collective while {names} is "
                   f"{'idle' if idle else 'busy'} outside TensorFlow at {where}")
         if stalled_for >= need * factor:
