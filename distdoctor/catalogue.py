@@ -66,17 +66,12 @@ def all_rules() -> list[Rule]:
 
 
 def _load_all() -> None:
-    # Import the modules that register rules, so the table is complete.
+    # Import the modules that register rules, so the table is complete. They are all part of the package:
+    # a failing import is a bug to surface, not to hide.
     import importlib
-    for mod in ("distdoctor.diagnose.rules", "distdoctor.diagnose.engine", "distdoctor.diagnose.log_rules"):
-        try:
-            importlib.import_module(mod)
-        except ImportError:
-            pass
-    try:
-        from .preflight import rules as _p  # noqa: F401
-    except ImportError:  # preflight rules are optional while being built
-        pass
+    for mod in ("distdoctor.diagnose.rules", "distdoctor.diagnose.engine", "distdoctor.diagnose.log_rules",
+                "distdoctor.diagnose.logs.kb", "distdoctor.diagnose.logs.verdict", "distdoctor.preflight.rules"):
+        importlib.import_module(mod)
 
 
 def render_markdown() -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 __all__ = [
     "Category", "Severity", "Status", "Evidence", "Finding", "TaskReport", "Diagnosis",
-    "format_clock", "SCHEMA_VERSION",
+    "format_clock", "format_iso", "SCHEMA_VERSION", "Alternative",
 ]
 
 SCHEMA_VERSION = 1
@@ -83,6 +83,14 @@ class Status(str, enum.Enum):
     FAILED = "failed"
     HUNG = "hung"
     RUNNING = "running"  # only in live snapshots, never in a final diagnosis
+    UNKNOWN = "unknown"  # ``diagnose`` of logs that show no failure and no end: nothing to blame
+
+
+def format_iso(ts: float | None) -> str | None:
+    """UTC date and time with milliseconds and the zone (evidence in JSON carries its date)."""
+    if ts is None:
+        return None
+    return _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(ts)) + f".{int((ts % 1) * 1000):03d}Z"
 
 
 def format_clock(ts: float | None) -> str:
@@ -105,6 +113,11 @@ class Evidence:
     ts: float | None
     text: str
     role: str = "cause"
+    where: str | None = None       # file:line the text was read from, when it came from a log
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": self.task, "ts": self.ts, "at": format_iso(self.ts), "where": self.where,
+                "text": self.text, "role": self.role}
 
     def render(self) -> str:
         where = self.task or "job"
@@ -126,6 +139,8 @@ class Finding:
     remedy: str = ""
     at: float | None = None  # when the problem began, for the root-cause policy
     candidates: tuple[str, ...] = ()  # when the culprit can't be decided
+    confidence: str | None = None     # high / medium / low (``diagnose`` over logs it did not write)
+    alternatives: tuple["Alternative", ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -138,9 +153,26 @@ class Finding:
             "remedy": self.remedy,
             "at": self.at,
         }
+        out["evidence_detail"] = [e.to_json() for e in self.evidence]
         if self.candidates:
             out["candidates"] = list(self.candidates)
+        if self.confidence:
+            out["confidence"] = self.confidence
+        if self.alternatives:
+            out["alternatives"] = [a.to_json() for a in self.alternatives]
         return out
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another reading of the same evidence, ranked below the root cause."""
+
+    category: Category
+    culprit: str | None
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"category": self.category.value, "culprit": self.culprit, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -198,4 +230,4 @@ class Diagnosis:
 
     @property
     def exit_code(self) -> int:
-        return {Status.SUCCEEDED: 0, Status.FAILED: 1, Status.HUNG: 3}.get(self.status, 1)
+        return {Status.SUCCEEDED: 0, Status.UNKNOWN: 0, Status.FAILED: 1, Status.HUNG: 3}.get(self.status, 1)

@@ -41,10 +41,26 @@ def register_cli(sub) -> None:
 def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, jobs: int | None = None,
                    detected_at: float | None = None) -> tuple[Diagnosis, JobObservation]:
     """Read the logs under ``paths`` and diagnose them. Raises :class:`InputError` for unusable input."""
+    now = time.time() if detected_at is None else detected_at
     try:
-        job = observe_logs(list(paths), task_map, jobs=jobs)
         from .engine import diagnose
-        diag = diagnose(job, detected_at=time.time() if detected_at is None else detected_at, command="diagnose")
+        from .from_logs import observation_from_scans
+        from .logs.reason import reason
+        from .logs.verdict import combine
+        from .logsource import discover, scan_all
+        disc = discover(list(paths), task_map)
+        scans, notes, hits, facts = scan_all(disc, jobs=jobs)
+        if not facts or all(f.bytes == 0 for f in facts):
+            problems = [n for n in notes if "vanished" in n or "could not" in n or "stopped early" in n]
+            raise InputError(problems[-1] if problems else "every log is empty: nothing to diagnose")
+        verdict = reason(hits, facts)
+        structural = None
+        try:
+            job = observation_from_scans(scans, notes=list(disc.notes) + notes)
+            structural = diagnose(job, detected_at=now, command="diagnose")
+        except InputError:   # no task could be named, or no TF lines: the signature reading stands alone
+            job = JobObservation(tasks={}, source="logs", notes=tuple(list(disc.notes) + notes))
+        diag = combine(verdict, structural, detected_at=now, notes=tuple(job.notes))
     except DistDoctorError:
         raise
     except RecursionError as exc:  # pathological input nesting: still one line, never a traceback

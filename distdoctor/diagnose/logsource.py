@@ -28,7 +28,7 @@ from ..errors import InputError
 from .logparse import TaskScan, TaskScanner
 
 __all__ = ["LogSource", "Discovery", "discover", "parse_task_map", "task_from_name", "scan_sources",
-           "CHUNK", "detect_prefix_style", "split_combined"]
+           "CHUNK", "detect_prefix_style", "split_combined", "scan_all"]
 
 CHUNK = 4 << 20                 # bytes read at a time
 PARALLEL_MIN_BYTES = 48 << 20   # below this a process pool costs more than it saves
@@ -96,6 +96,11 @@ def _stem(name: str) -> str:
 
 def task_from_name(name: str) -> str | None:
     """The task a file or prefix name stands for (``myjob-worker-1.log`` -> ``worker:1``), or None."""
+    from .logs.demux import task_from_filename
+    return task_from_filename(name)
+
+
+def _legacy_task_from_name(name: str) -> str | None:
     stem = _stem(name)
     m = _TASK_SPEC.match(stem)
     if m:
@@ -289,8 +294,9 @@ def discover(paths: Sequence[str], task_map: dict[str, str] | None = None) -> Di
             style = _sniff_style(path, task_map)
             if style:
                 sources.append(LogSource(path=path, name=name, combined=True, size=size))
-            else:
+            else:   # read anyway: the writer may be told by the content, or stays unknown
                 unmapped.append(name)
+                sources.append(LogSource(path=path, name=name, size=size))
             continue
         sources.append(LogSource(path=path, name=name, task=task, size=size))
     if stdin:
@@ -300,10 +306,8 @@ def discover(paths: Sequence[str], task_map: dict[str, str] | None = None) -> Di
             sources.append(LogSource(path="-", name="<stdin>", combined=True))
     if unmapped:
         hint = ", ".join(f"{u}=worker:N" for u in unmapped[:3])
-        msg = (f"could not tell which task wrote {_names(unmapped)}; name them with --task-map {hint}")
-        if not sources:
-            raise InputError(msg)
-        notes.append(msg + " (ignored)")
+        notes.append(f"the names of {_names(unmapped)} do not say which task wrote them; read from their content "
+                     f"(name them with --task-map {hint} if you know)")
     if not sources:
         raise InputError("no logs found in " + ", ".join(paths))
     return Discovery(sources=tuple(sources), unmapped=tuple(unmapped), skipped=tuple(skipped), bundle=bundle,
@@ -342,6 +346,8 @@ def _year_of(path: str) -> int:
 class _FileResult:
     scans: tuple[TaskScan, ...]
     notes: tuple[str, ...] = ()
+    hits: tuple = ()                 # signature hits (diagnose.logs.scan.Hit)
+    facts: object | None = None      # diagnose.logs.scan.StreamFacts
 
 
 def _read_chunks(fh: BinaryIO) -> Iterable[bytes]:
@@ -360,8 +366,11 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     """Scan one source (a per-task file or a combined stream). Never raises for I/O trouble."""
     notes: list[str] = []
     year = _year_of(src.path) if src.path != "-" else time.gmtime().tm_year
+    from .logs.scan import Scanner
     scanners: dict[str, TaskScanner] = {}
-    single = None if src.combined else TaskScanner(src.task, path=src.path, year=year)
+    single = None if (src.combined or src.task is None) else TaskScanner(src.task, path=src.path, year=year)
+    legacy = src.combined or src.task is not None
+    sig = Scanner(src.name, src.task, year=year)
     state: dict = {}
     style = None
     pending = b""
@@ -373,18 +382,19 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
         return _FileResult((), (f"{src.name} could not be opened: {exc.strerror or exc}",))
     try:
         for data in _read_chunks(fh):
+            sig.feed(data)
+            if not legacy:
+                continue
             if single is not None:
                 single.feed(data)
                 if single.binary:
-                    break
+                    legacy = False
                 continue
             if style is None:
                 style = detect_prefix_style(data, task_map)
-                if style is None:
-                    how = "--task-map=-=worker:N" if src.path == "-" else f"--task-map {os.path.basename(src.name)}=worker:N"
-                    notes.append(f"{src.name}: lines carry no task prefix ([worker:1] ..., worker-1 | ..., 1: ...); "
-                                 f"name its task with {how}")
-                    break
+                if style is None:   # no task prefixes: the signature scanner reads it alone
+                    legacy = False
+                    continue
             data = pending + data if pending else data
             end = data.rfind(b"\n")
             if end < 0:
@@ -403,15 +413,16 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
                 pass
     if pending and style is not None:
         _route(split_combined(pending, style, task_map, state), scanners, src, year)
-    if single is None and not scanners and style is None and not notes:
+    hits, facts = sig.close()
+    if facts.bytes == 0 and not notes:
         notes.append(f"{src.name} is empty: nothing was read")
     if state.get("unknown"):
         labels = sorted(state["unknown"])
         notes.append(f"{src.name}: lines from {_names(labels)} could not be tied to a task; "
                      f"name them with --task-map {labels[0]}=worker:N")
     if single is not None:
-        return _FileResult((single.close(),), tuple(notes))
-    return _FileResult(tuple(sc.close() for sc in scanners.values()), tuple(notes))
+        return _FileResult((single.close(),), tuple(notes), tuple(hits), facts)
+    return _FileResult(tuple(sc.close() for sc in scanners.values()), tuple(notes), tuple(hits), facts)
 
 
 def _route(parts: dict[str, list[bytes]], scanners: dict[str, TaskScanner], src: LogSource, year: int) -> None:
@@ -428,6 +439,12 @@ def _scan_job(args: tuple[LogSource, dict[str, str]]) -> _FileResult:
 
 def scan_sources(disc: Discovery, jobs: int | None = None) -> tuple[list[TaskScan], list[str]]:
     """Scan every source (in a pool of ``jobs`` processes when worth it); return the scans and notes."""
+    scans, notes, _, _ = scan_all(disc, jobs)
+    return scans, notes
+
+
+def scan_all(disc: Discovery, jobs: int | None = None) -> tuple[list[TaskScan], list[str], list, list]:
+    """Scan every source once: the task scans, notes, signature hits and per-stream facts."""
     sources = list(disc.sources)
     if jobs is None:
         jobs = min(2, os.cpu_count() or 1)
@@ -448,8 +465,13 @@ def scan_sources(disc: Discovery, jobs: int | None = None) -> tuple[list[TaskSca
     results += [_scan_file(s, disc.task_map) for s in sources if s.path == "-"]
     scans: list[TaskScan] = []
     notes: list[str] = []
+    hits: list = []
+    facts: list = []
     for r in results:
         scans.extend(r.scans)
         notes.extend(r.notes)
-    return scans, notes
+        hits.extend(r.hits)
+        if r.facts is not None:
+            facts.append(r.facts)
+    return scans, notes, hits, facts
 

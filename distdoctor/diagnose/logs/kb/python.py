@@ -1,0 +1,69 @@
+"""Python exceptions and generic lines."""
+from __future__ import annotations
+
+from ....model import Category as C
+from ..signature import Role as R, add
+
+_EXC = r"^(?:[\w.]*\.)?(?P<exc>[A-Z]\w*(?:Error|Exception|Exit|Failure|Interrupt))(?::\s*(?P<msg>.*))?\s*$"
+
+add("DD860", "python-exception", C.USER_CODE_ERROR, R.CAUSE, ("Error", "Exception"),
+    "A Python exception ended the task", regex=_EXC, rank=35,
+    remedy="Fix the error the traceback ends with (its last frame in your code is where to look); it happens on every "
+    "attempt, so a restart will not help.", source="CPython traceback format",
+    fixture="RuntimeError: check_rank and exit epoch=1 batch=0 start_rank=0 rank=0")
+add("DD861", "python-traceback", C.USER_CODE_ERROR, R.CONTEXT, ("Traceback (most recent call last)",),
+    "A Python traceback begins", rank=5, remedy="Read the exception at the traceback's end.", source="CPython traceback format",
+    fixture="Traceback (most recent call last):")
+add("DD862", "python-import", C.VERSION_MISMATCH, R.CAUSE,
+    ("ModuleNotFoundError", "ImportError", "undefined symbol", "No module named", "cannot import name",
+     "version `GLIBC", "was compiled against", "compiled using NumPy 1.x cannot be run in"),
+    "A module or shared library does not load: the environment differs from what the code needs",
+    regex=r"ModuleNotFoundError|ImportError|undefined symbol|No module named|cannot import name|version `GLIBC|was compiled against|compiled using NumPy",
+    rank=60, remedy="Install the same packages (TensorFlow, tf-keras, extensions such as Horovod) in every task's "
+    "environment; rebuild extensions against the installed TensorFlow.", source="CPython import system / the dynamic loader",
+    fixture="ImportError: /usr/lib/python3/dist-packages/horovod/tensorflow/mpi_lib.so: undefined symbol: _ZN10tensorflow8OpKernel")
+add("DD863", "python-memoryerror", C.OOM_HOST, R.CAUSE, ("MemoryError", "std::bad_alloc"),
+    "The process could not allocate host memory", regex=r"^(?:\w+\.)*MemoryError\b|std::bad_alloc", rank=75,
+    remedy="Lower the batch size, shuffle/prefetch buffers and caches, or give the task more memory.",
+    source="CPython MemoryError / libstdc++", fixture="MemoryError: Unable to allocate 7.45 GiB for an array")
+add("DD864", "python-network", C.NETWORK_UNREACHABLE, R.CAUSE,
+    ("URLError", "ConnectionRefusedError", "socket.gaierror", "gaierror", "ConnectionResetError", "urlopen error",
+     "NewConnectionError", "Max retries exceeded with url"),
+    "A network call from the task's own code failed", rank=50,
+    regex=r"URLError|ConnectionRefusedError|gaierror|urlopen error|NewConnectionError|Max retries exceeded",
+    remedy="The task cannot reach an outside address (a dataset download, a storage or metadata endpoint): check DNS, "
+    "proxies, egress rules and sidecars; pre-stage data where possible.", source="CPython urllib / socket / requests",
+    fixture="urllib.error.URLError: <urlopen error [Errno 111] Connection refused>")
+add("DD865", "tf-cancelled-aborted", C.PEER_CRASHED, R.SYMPTOM, ("CancelledError", "AbortedError", "Cancelled: [_Derived_]"),
+    "An operation was cancelled or aborted because of an error elsewhere",
+    regex=r"(?:CancelledError|AbortedError|Cancelled: \[_Derived_\])", rank=10,
+    remedy="A consequence: look for the first error on any task.", source="TensorFlow errors_impl.py",
+    fixture="tensorflow.python.framework.errors_impl.CancelledError: [_Derived_]Cancelled")
+add("DD866", "python-keyboard-interrupt", C.PREEMPTION, R.CAUSE, ("KeyboardInterrupt",),
+    "The task was interrupted (SIGINT)", regex=r"^KeyboardInterrupt\s*$", rank=30,
+    remedy="Someone or something sent SIGINT (Ctrl-C, a launcher stopping the job).", source="CPython",
+    fixture="KeyboardInterrupt")
+add("DD867", "python-permission", C.CONFIG_TF_CONFIG, R.CAUSE, ("PermissionError", "PermissionDeniedError", "Permission denied"),
+    "The task may not read or write a path it needs", regex=r"PermissionError|PermissionDeniedError|Permission denied", rank=45,
+    remedy="Give the task's user access to the path (model_dir, data, /dev/shm), or use another path.",
+    source="CPython PermissionError / TensorFlow PermissionDeniedError",
+    fixture="tensorflow.python.framework.errors_impl.PermissionDeniedError: /mnt/ckpt; Permission denied")
+add("DD868", "tf-not-found-path", C.USER_CODE_ERROR, R.CAUSE, ("NotFoundError", "No such file or directory"),
+    "A file the task needs does not exist on its node", regex=r"NotFoundError|No such file or directory", rank=45,
+    remedy="The path must exist on every node (a shared file system or object store), not only where you tested.",
+    source="TensorFlow NotFoundError / POSIX ENOENT", fixture="tensorflow.python.framework.errors_impl.NotFoundError: /data/train-00000; No such file or directory")
+
+# -- context facts other rules read ------------------------------------------------------------------------------
+add("DD870", "training-finished", C.OTHER, R.CONTEXT,
+    ("Loss for final step", "Training finished", "Finished training", "training finished", "Training completed",
+     "Training complete"),
+    "A task reports it finished training", rank=0, remedy="Nothing to do.", source="Estimator / Keras / common scripts",
+    fixture="INFO:tensorflow:Loss for final step: 3.3031716.")
+add("DD871", "checkpoint-save", C.OTHER, R.CONTEXT,
+    ("saving model to", "Saving checkpoints for", "Saving checkpoint", "Saving model", "saving checkpoint"),
+    "A task saves a checkpoint", rank=0, remedy="Nothing to do.", source="Keras ModelCheckpoint / Estimator CheckpointSaverHook",
+    fixture="Epoch 00001: val_loss improved from inf to 10.37603, saving model to models/weights-01-10.38.hdf5")
+add("DD872", "cluster-config-printed", C.CONFIG_TF_CONFIG, R.CONTEXT, ("TF_CONFIG", "cluster_spec", "ClusterSpec"),
+    "A task prints its cluster configuration", rank=0, remedy="Nothing by itself; rules check it.",
+    source="TensorFlow distribute_coordinator.py / user scripts",
+    fixture="INFO:tensorflow:TF_CONFIG environment variable: {'cluster': {'ps': ['ps-0:2222'], 'worker': ['worker-0:2222']}, 'task': {'index': 1, 'type': 'ps'}}")

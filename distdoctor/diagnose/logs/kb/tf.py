@@ -1,0 +1,252 @@
+"""TensorFlow's own runtime (1.x and 2.x): coordination service, collectives, sessions, servers, Keras."""
+from __future__ import annotations
+
+from ....model import Category as C
+from ..signature import Role as R, add
+
+_TASK = r"/job:(?P<job>[A-Za-z_]+)(?:/replica:\d+)?/task:(?P<index>\d+)"
+SRC = "TensorFlow source"
+
+_RESTART = "Restart the job from its last checkpoint once the failed task's own cause (listed first) is fixed."
+_PEER = ("This task only reports that a peer failed. Look at the named peer's own log (and its exit status, "
+         "`dmesg` for the OOM killer, the scheduler's events) for the first error.")
+
+# -- coordination service (TF 2.x) ---------------------------------------------------------------------------
+add("DD600", "tf-heartbeat-lost", C.PEER_CRASHED, R.SYMPTOM, ("stopped sending heartbeats", "heartbeat timeout"),
+    "The coordination service lost a task's heartbeats",
+    names=_TASK, rank=40, expect="worker:1", remedy=_PEER, source=SRC + " coordination_service.cc",
+    fixture="UNAVAILABLE: The following tasks are unhealthy (stopped sending heartbeats):\n/job:worker/replica:0/task:1")
+add("DD601", "tf-tasks-crashed", C.PEER_CRASHED, R.SYMPTOM, ("The tasks have crashed",),
+    "The coordination service reports that tasks crashed", names=_TASK, rank=45, expect="worker:1", remedy=_PEER,
+    source=SRC + " coordination_service_agent.cc",
+    fixture="UNAVAILABLE: The tasks have crashed. Check the task logs for an earlier error to debug further. /job:worker/replica:0/task:1")
+add("DD602", "tf-collective-aborted", C.PEER_CRASHED, R.SYMPTOM, ("Collective ops is aborted by",),
+    "A collective was aborted because of an error elsewhere", names=_TASK, rank=35, remedy=_PEER,
+    source=SRC + " collective_ops_utils / base_collective_executor.cc",
+    fixture="Collective ops is aborted by: The following tasks are unhealthy (stopped sending heartbeats): /job:worker/replica:0/task:1",
+    expect="worker:1")
+add("DD603", "tf-ring-abort", C.PEER_CRASHED, R.SYMPTOM, ("Aborting RingReduce", "Aborting RingGather"),
+    "A ring all-reduce was aborted", names=_TASK, rank=30, remedy=_PEER, source=SRC + " ring_alg.cc",
+    fixture="E0000 00:00:1795293256.862381   17317 ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: recvmsg:Connection reset by peer")
+add("DD604", "tf-start-abort", C.PEER_CRASHED, R.SYMPTOM, ("BaseCollectiveExecutor::StartAbort",),
+    "The collective executor is aborting", rank=25, remedy=_PEER, source=SRC + " base_collective_executor.cc",
+    fixture="W tensorflow/core/common_runtime/base_collective_executor.cc:216] BaseCollectiveExecutor::StartAbort Cancelled: [_Derived_]Cancelled")
+add("DD605", "tf-coordination-error-polled", C.PEER_CRASHED, R.SYMPTOM,
+    ("Polled an error from coordination service", "coordination service encountered an error",
+     "Coordination service has stopped", "Shutdown barrier in coordination service has failed"),
+    "The coordination service reported an error from another task", names=_TASK, rank=30, remedy=_PEER,
+    source=SRC + " coordination_service_agent.cc",
+    fixture="E1121 18:03:04.120000 2910 coordination_service_agent.cc:332] Polled an error from coordination service (this can be an error from this or another task).")
+add("DD606", "tf-recv-cancelled", C.PEER_CRASHED, R.SYMPTOM, ("RecvTensor cancelled", "RecvBuf cancelled"),
+    "A tensor transfer from a peer was cancelled", names=_TASK, rank=25, remedy=_PEER, source=SRC + " rpc_rendezvous_mgr.cc",
+    fixture="CancelledError: RecvTensor cancelled for 0;/job:worker/replica:0/task:1/device:CPU:0")
+add("DD607", "tf-waiting-for-tasks", C.NETWORK_UNREACHABLE, R.WAIT, ("Waiting for", "tasks to connect"),
+    "The coordination service waits for tasks that never joined", regex=r"Waiting for [1-9]\d*/\d+ tasks to connect",
+    rank=40, remedy="Start the missing task (see 'Example stragglers'), or fix its address in TF_CONFIG; check that its "
+    "pod/step is scheduled and its port is reachable.", source=SRC + " coordination_service.cc",
+    fixture="I0000 00:00:1795280668.471203 2910 coordination_service.cc:651] Waiting for 1/2 tasks to connect.")
+add("DD608", "tf-example-stragglers", C.NETWORK_UNREACHABLE, R.WAIT, ("Example stragglers",),
+    "The coordination service names a task that never joined", names=_TASK, rank=45, expect="worker:2",
+    remedy="Start the missing task, or fix its address in TF_CONFIG; check its pod/step and port.",
+    source=SRC + " coordination_service.cc", fixture="Example stragglers:\n/job:worker/replica:0/task:2")
+add("DD609", "tf-create-session-waiting", C.PEER_UNRESPONSIVE, R.WAIT, ("createsession still waiting",),
+    "A session waits for a task that does not answer", ignore_case=True, names=_TASK, rank=50, expect="worker:0",
+    remedy="The named task is not serving: it exited, never started, or its address in the cluster spec is wrong or "
+    "blocked. Check that task's pod/log and the port between them.", source=SRC + " master.cc",
+    fixture="CreateSession still waiting for response from worker: /job:worker/replica:0/task:0")
+add("DD610", "tf-unexpected-task", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
+    ("Unexpected task registered", "that is not in the cluster", "connects to a wrong cluster",
+     "Duplicate task registration", "with a different incarnation"),
+    "Tasks disagree about the cluster", names=_TASK, rank=75,
+    remedy="Give every task the same cluster in TF_CONFIG (same jobs, same addresses, same order); only `task` differs.",
+    source=SRC + " coordination_service.cc",
+    fixture="INVALID_ARGUMENT: Unexpected task registered with task_name=/job:worker/replica:0/task:3")
+add("DD611", "tf-collective-shape-mismatch", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE,
+    ("Inconsistent output shapes", "Shape mismatch in the collective instance", "mismatch in the collective instance"),
+    "Tasks contributed tensors of different shapes to one collective", rank=80,
+    remedy="Every worker must run the same collectives with the same shapes: pad variable-length features, use dense "
+    "gradients, and give every worker the same steps_per_epoch.", source=SRC + " collective_param_resolver / ring_alg.cc",
+    fixture="Aborting RingReduce with Internal: Inconsistent output shapes, got [4], but expected is [2].")
+add("DD612", "tf-collective-timeout", C.HANG_STALLED_WORKER, R.WAIT,
+    ("Collective has timed out", "Barrier timed out", "barrier timed out", "DEADLINE_EXCEEDED: Barrier"),
+    "A collective or barrier timed out waiting for a task", names=_TASK, rank=50,
+    remedy="One task did not reach the collective: look at the named task's stack (py-spy dump) and input pipeline.",
+    source=SRC + " collective_ops / coordination barrier",
+    fixture="DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PreemptionSyncManager. Timed out task names:\n/job:worker/replica:0/task:1")
+add("DD613", "tf-end-of-sequence-in-collective", C.USER_CODE_ERROR, R.CAUSE, ("End of sequence",),
+    "A worker's input pipeline ended inside a collective step", regex=r"(?:Aborting Ring|StartAbort|OutOfRange|Out of range).*End of sequence",
+    rank=60, remedy="The dataset yields fewer batches than steps_per_epoch x epochs asks for: add .repeat(), lower "
+    "steps_per_epoch, or shard so that every worker has the same number of batches.", source=SRC + " ring_alg.cc / iterator ops",
+    fixture="E tensorflow/core/common_runtime/ring_alg.cc:279] Aborting RingReduce with Out of range: [_Derived_]End of sequence")
+add("DD614", "tf-input-ran-out", C.DATA_SHARDING_IMBALANCE, R.CAUSE, ("Your input ran out of data",),
+    "A worker's input ran out before its steps did", rank=55,
+    remedy="Make every worker's input long enough for steps_per_epoch x epochs (.repeat()), or let Keras infer the steps; "
+    "with per-worker data, give each worker the same number of batches.", source="Keras training loop (tf_keras/src/engine/training.py)",
+    fixture="WARNING:tensorflow:Your input ran out of data; interrupting training. Make sure that your dataset or generator can generate at least `steps_per_epoch * epochs` batches (in this case, 1000 batches).")
+add("DD615", "tf-server-bind-failed", C.PORT_IN_USE, R.CAUSE,
+    ("Failed to add port to server", "No address added out of total", "Could not start gRPC server", "Address already in use",
+     "Only one usage of each socket address"),
+    "The task could not bind its gRPC port", rank=85,
+    remedy="Another process holds the port (`ss -ltnp | grep PORT`): stop it, or give the task a free port in TF_CONFIG.",
+    source=SRC + " grpc_server_lib.cc / gRPC server_chttp2.cc",
+    fixture="UNKNOWN: Could not start gRPC server")
+add("DD616", "tf-invalid-tf-config", C.CONFIG_TF_CONFIG, R.CAUSE,
+    ("TF_CONFIG", "cluster_spec", "ClusterSpec"),
+    "TensorFlow rejected the cluster configuration",
+    regex=r"(?:Invalid|invalid|not found in|is not a valid|must (?:be|have)|Missing|missing|Unknown task type|is out of range|"
+          r"Could not parse|JSONDecodeError|Expecting value).{0,80}(?:TF_CONFIG|cluster_spec|ClusterSpec|task type|task_type)|"
+          r"(?:TF_CONFIG|ClusterSpec|cluster_spec).{0,80}(?:is invalid|not found|must|Expecting|could not|missing)",
+    rank=80, remedy="Fix TF_CONFIG: valid JSON with `cluster` (every task's host:port) and `task` (this task's type and "
+    "index, present in the cluster); `distdoctor check --static` validates it.", source=SRC + " cluster_resolver / multi_worker_util.py",
+    fixture="ValueError: Task type 'worker' is not found in cluster_spec {'chief': ['localhost:2222']}")
+add("DD617", "tf-task-not-in-cluster", C.CONFIG_TF_CONFIG, R.CAUSE,
+    ("not found in cluster", "is not in cluster", "not found in the cluster", "index is out of range", "task_id is out of range",
+     "Task index", "Invalid task_id"),
+    "The task's own type or index is not in its cluster spec",
+    regex=r"(?i)(?:task[ _](?:type|index|id)|job)\b.{0,60}(?:not found in|is not in|out of range|invalid)|(?:not found in|not in) (?:the )?cluster",
+    rank=80, remedy="The task's `task.type`/`task.index` must name an entry of `cluster` in its TF_CONFIG (an evaluator "
+    "needs its own entry where the strategy expects one).", source=SRC + " multi_worker_util.py",
+    fixture="ValueError: Task type 'evaluator' is not found in cluster_spec.")
+add("DD618", "tf-lame-workers", C.PREEMPTION, R.CAUSE, ("lame workers found",),
+    "TPUEstimator's shutdown hook found the TPU worker lost (preempted)", names=_TASK, rank=60, expect="worker:0",
+    remedy="The TPU (or its host) went away, most often a preemption of a preemptible TPU: restart from the last checkpoint "
+    "(TPUEstimator resumes), or use non-preemptible capacity.", source=SRC + " session_support.py (ShutdownHook)",
+    fixture="INFO:tensorflow:ShutdownHook: lame workers found: HeartbeatManager(/job:worker/replica:0/task:0/device:CPU:0)")
+add("DD619", "tf-preemption-notice", C.PREEMPTION, R.CAUSE,
+    ("Member /job:", "received termination notice", "termination notice", "PreemptionCheckpointHandler: We",
+     "Received preemption", "preemption signal", "Preemption notice"),
+    "TensorFlow's preemption handler received a termination notice",
+    regex=r"(?i)(?:termination notice|preemption (?:signal|notice)|received preemption)", names=_TASK, rank=70,
+    remedy="The task was preempted: restart from the checkpoint the preemption handler saved (BackupAndRestore / "
+    "PreemptionCheckpointHandler resume automatically).", source=SRC + " failure_handling.py / preemption_notifier",
+    fixture="INFO:tensorflow:Member /job:worker/replica:0/task:1 has received termination notice.", expect="worker:1")
+add("DD620", "tf-uninitialized-variables-wait", C.USER_CODE_ERROR, R.CAUSE,
+    ("Variables not initialized",),
+    "Non-chief tasks wait for variables that the chief never initializes", rank=55,
+    remedy="Variables that only some tasks create (per-worker state) must go into LOCAL_VARIABLES or be initialized by "
+    "every task's local_init_op; otherwise the non-chief tasks wait forever for the chief to initialize them.",
+    source=SRC + " session_manager.py",
+    fixture="INFO:tensorflow:Waiting for model to be ready.  Ready_for_local_init_op:  Variables not initialized: beta1_power, beta2_power, ready: None")
+add("DD621", "tf-cannot-colocate", C.OTHER, R.CAUSE,
+    ("Cannot colocate nodes", "Cannot merge devices with incompatible jobs", "Cannot assign a device for operation"),
+    "TensorFlow cannot place the graph's ops on the cluster's devices", rank=65,
+    remedy="An op and the variable it reads must be placeable together: pin the op's device or let the strategy place "
+    "variables (replica_device_setter / ParameterServerStrategy), and check device names against the cluster.",
+    source=SRC + " colocation_graph.cc / placer.cc",
+    fixture="InvalidArgumentError (see above for traceback): Cannot colocate nodes 'a/embeddings' and 'b/Shape': Cannot merge devices with incompatible jobs: '/job:ps/task:0' and '/job:worker/task:0'")
+add("DD622", "tf-restore-shape-mismatch", C.OTHER, R.CAUSE,
+    ("Assign requires shapes of both tensors to match", "Shape mismatch in tuple component", "doesn't match the shape in checkpoint",
+     "not found in checkpoint"),
+    "The checkpoint does not fit the graph being restored", rank=65,
+    remedy="The checkpoint was written by a different graph or cluster size (e.g. a different number of workers for "
+    "SyncReplicas' per-worker variables): restore into the same configuration, or start a fresh model directory.",
+    source=SRC + " saver.py / assign_op.h",
+    fixture="InvalidArgumentError: Assign requires shapes of both tensors to match. lhs shape= [4] rhs shape= [3] [[Node: save/Assign_103 = Assign[]]]")
+add("DD623", "tf-nan-check", C.NUMERICAL_DIVERGENCE, R.CAUSE,
+    ("Tensor had NaN values", "Tensor had Inf values", "NaN loss during training", "Model diverged with loss = NaN",
+     "CheckNumerics"),
+    "Training diverged: a tensor became NaN/Inf", regex=r"NaN values|Inf values|NaN loss|diverged with loss|CheckNumerics.*(?:NaN|Inf)",
+    rank=80, remedy="Lower the learning rate (scale it with the global batch carefully), clip gradients, check the input "
+    "for NaN, and use a larger per-replica batch for batch norm.", source=SRC + " check_numerics_op.cc / basic_session_run_hooks.py",
+    fixture="InvalidArgumentError: Gradient for resnet101/batch_normalization_10/gamma:0 is NaN : Tensor had NaN values")
+add("DD624", "tf-session-create-retry", C.CONFIG_TF_CONFIG, R.SYMPTOM,
+    ("An error was raised while a session was being created",),
+    "Session creation failed and is being retried", rank=20,
+    remedy="The task cannot open its session with the cluster as configured: most often an address in the cluster spec "
+    "(TF_CONFIG) is wrong or a listed task was never started; otherwise a peer is down. Check every task's address.", source=SRC + " monitored_session.py",
+    fixture="INFO:tensorflow:An error was raised while a session was being created. This may be due to a preemption of a connected worker or parameter server. A new session will be created.")
+add("DD625", "tf-ps-lost-ps-strategy", C.PEER_CRASHED, R.SYMPTOM,
+    ("is unavailable; will retry", "Worker /job:", "PS task", "failed to connect to ps", "The worker is unavailable"),
+    "ParameterServerStrategy's coordinator lost a worker or parameter server",
+    regex=r"(?:Worker|worker|PS task|ps) " + _TASK + r".{0,80}(?:unavailable|failed|lost)", rank=35, expect="worker:1",
+    remedy=_PEER, source=SRC + " cluster_coordinator.py",
+    fixture="WARNING:tensorflow:Worker /job:worker/replica:0/task:1 has been temporarily unavailable: failed to connect")
+add("DD626", "tf-collective-param-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
+    ("Mismatched ALLREDUCE", "Mismatched ALLGATHER", "Mismatched BROADCAST", "Mismatched data types", "Mismatched allreduce",
+     "Mismatched CPU/GPU", "group_size mismatch", "different group_key", "Expected group_size"),
+    "Tasks started one collective with different parameters (device, dtype, group)", rank=75,
+    remedy="Every task must run the same collective on the same kind of device with the same dtype: check that each "
+    "node sees its GPUs (`nvidia-smi`, CUDA_VISIBLE_DEVICES) and runs the same code.", source=SRC + " collective_param_resolver / Horovod operations.cc",
+    fixture="FailedPreconditionError: Mismatched ALLREDUCE CPU/GPU device selection: One rank specified device CPU, but another rank specified device GPU.")
+add("DD627", "tf-unknown-device", C.CONFIG_TF_CONFIG, R.CAUSE,
+    ("unknown device", "Unknown device", "is not available in this cluster", "no devices matching"),
+    "A task refers to a device the cluster does not have", names=_TASK, rank=60,
+    remedy="The cluster seen by this task lacks the named task/device: check TF_CONFIG (loopback or wrong address for a "
+    "remote peer, a missing job).", source=SRC + " device_mgr / collective_param_resolver_distributed.cc",
+    fixture="INVALID_ARGUMENT: Unable to find the relevant tensor remote_handle: unknown device /job:worker/replica:0/task:1")
+add("DD628", "tf-keras3-mwms", C.VERSION_MISMATCH, R.CAUSE,
+    ("Keras 3 is not supported", "MultiWorkerMirroredStrategy is not supported with Keras 3", "use tf_keras",
+     "TF_USE_LEGACY_KERAS"),
+    "Keras 3 is used where only tf-keras (Keras 2) works", regex=r"not supported.*Keras 3|Keras 3.*not supported|TF_USE_LEGACY_KERAS.*(?:set|=)",
+    rank=60, remedy="Install tf-keras matching TensorFlow and set TF_USE_LEGACY_KERAS=1 on every task.",
+    source="TensorFlow 2.16+ release notes / keras distribution errors",
+    fixture="ValueError: MultiWorkerMirroredStrategy is not supported with Keras 3. Please set TF_USE_LEGACY_KERAS=1 and use tf_keras.")
+add("DD629", "tf-estimator-needs-chief", C.CONFIG_TF_CONFIG, R.CAUSE,
+    ("If \"cluster\" is set in TF_CONFIG, it must have one \"chief\" node", "must have one \"chief\" node",
+     "must have one \"chief\"", "If `TF_CONFIG` has", "chief node is required"),
+    "The Estimator needs a chief task in the cluster", rank=80,
+    remedy="Add a chief (or master) replica to the job: Estimator's train_and_evaluate needs exactly one.",
+    source=SRC + " estimator/run_config.py",
+    fixture="ValueError: If \"cluster\" is set in TF_CONFIG, it must have one \"chief\" node.")
+add("DD630", "tf-graph-devices-unset", C.USER_CODE_ERROR, R.CAUSE,
+    ("all Variables must have their device set",),
+    "Between-graph replication needs every variable placed on a parameter server", rank=65,
+    remedy="Build the graph under tf.train.replica_device_setter (or set a device for every variable) before the Supervisor.",
+    source=SRC + " training/supervisor.py",
+    fixture="ValueError: When using replicas, all Variables must have their device set: name: \"global_step\"")
+add("DD631", "tf-skip-training-max-steps", C.USER_CODE_ERROR, R.CAUSE,
+    ("Skipping training since max_steps has already saved",),
+    "The Estimator skipped training: the checkpoint already reached max_steps", rank=45,
+    remedy="The model directory holds a checkpoint at max_steps already: raise max_steps or use a fresh model_dir "
+    "(feeders waiting for this task will otherwise wait forever).", source=SRC + " estimator.py",
+    fixture="INFO:tensorflow:Skipping training since max_steps has already saved.")
+add("DD632", "tf-grpc-unavailable-oserror", C.PEER_CRASHED, R.SYMPTOM, ("UnavailableError", "UNAVAILABLE:"),
+    "A remote call failed: the peer is unavailable", names=_TASK, rank=15, remedy=_PEER,
+    source=SRC + " errors_impl.py / grpc_util.h", fixture="tensorflow.python.framework.errors_impl.UnavailableError: OS Error")
+add("DD633", "tf-from-remote-task", C.PEER_CRASHED, R.SYMPTOM, ("From /job:",),
+    "An error raised on another task", regex=r"From " + _TASK, names=_TASK, rank=10, expect="worker:0", remedy=_PEER,
+    source=SRC + " (errors carry the task where they were raised)",
+    fixture="tensorflow.python.framework.errors_impl.InvalidArgumentError: From /job:worker/replica:0/task:0:")
+add("DD634", "tf-oom-tensor-gpu", C.OOM_GPU, R.CAUSE, ("OOM when allocating",),
+    "A tensor allocation ran out of accelerator memory", regex=r"OOM when allocating.*(?:GPU|gpu|TPU|device:XLA)", rank=85,
+    remedy="Lower the per-replica batch size, enable memory growth (tf.config.experimental.set_memory_growth), and make "
+    "sure no other process (a parameter server, another job) holds the same GPU.",
+    source=SRC + " bfc_allocator.cc / op_kernel.cc",
+    fixture="ResourceExhaustedError: OOM when allocating tensor with shape[256,1024,1024] and type float on /job:worker/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
+add("DD635", "tf-oom-tensor-host", C.OOM_HOST, R.CAUSE, ("OOM when allocating", "ResourceExhaustedError"),
+    "A tensor allocation ran out of host memory", rank=70,
+    remedy="Lower the batch size or the input pipeline's buffers (shuffle, prefetch, cache), or give the task more memory.",
+    source=SRC + " cpu_allocator / op_kernel.cc",
+    fixture="ResourceExhaustedError: OOM when allocating tensor with shape[1000000,1000] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu")
+add("DD636", "tf-allocator-warning", C.OOM_HOST, R.CONTEXT, ("exceeds 10% of free system memory", "Allocator (GPU_0_bfc) ran out of memory trying"),
+    "An allocation warning: memory is tight", rank=10,
+    remedy="Memory is close to its limit: lower the batch size or buffers before the OOM killer acts.",
+    source=SRC + " cpu_allocator_impl.cc", fixture="W tensorflow/core/framework/cpu_allocator_impl.cc:80] Allocation of 400000000 exceeds 10% of free system memory.")
+add("DD637", "tf-gcs-retry", C.RESOURCE_EXHAUSTION, R.CONTEXT, ("will be automatically retried",),
+    "A cloud-storage operation failed and is being retried", rank=10,
+    remedy="A retried storage call is normal; many of them, or 429/410 answers, mean the bucket's rate limits are hit "
+    "(e.g. every worker writing the same checkpoint object): write checkpoints from the chief only.",
+    source=SRC + " platform/cloud/retrying_utils.cc",
+    fixture="I tensorflow/core/platform/cloud/retrying_utils.cc:77] The operation failed and will be automatically retried in 1.49778 seconds (attempt 1 out of 10)")
+add("DD638", "tf-checkpoint-rate-limited", C.RESOURCE_EXHAUSTION, R.CAUSE,
+    ("\"code\": 429", "rateLimitExceeded", "usageLimits", "The total number of changes to the object"),
+    "Cloud storage refused writes: rate limit exceeded", rank=55,
+    remedy="Too many writes to one object (several workers saving the same checkpoint): save from the chief only, or "
+    "slow the checkpoint rate.", source="Google Cloud Storage JSON API errors as TensorFlow's GCS filesystem logs them",
+    fixture="\"message\": \"The total number of changes to the object gs://b/model.ckpt-8000_temp exceeds the rate limit.\"")
+add("DD639", "tf-keras-slow-callback", C.STRAGGLER_SLOW_WORKER, R.CONTEXT, ("is slow compared to the batch time",),
+    "Keras callbacks take longer than the training step", rank=20,
+    remedy="A callback on this task slows every synchronous step: make it cheaper or run it less often.",
+    source="Keras callbacks.py",
+    fixture="WARNING:tensorflow:Callback method `on_train_batch_end` is slow compared to the batch time (batch time: 0.0010s vs `on_train_batch_end` time: 0.5011s). Check your callbacks.")
+add("DD640", "tf-nan-progress", C.NUMERICAL_DIVERGENCE, R.CONTEXT, ("loss: nan", "loss = nan", "loss: inf", "loss = inf"),
+    "The reported training loss is NaN/Inf", regex=r"\bloss(?::| =) (?:nan|-?inf)\b", rank=30,
+    remedy="Lower the learning rate, clip gradients, check the input for NaN. (A finite val_loss beside it points at a "
+    "metric-reporting problem instead.)", source="Keras progress bar / Estimator logging hook",
+    fixture="469/469 - 28s 45ms/step - loss: nan - accuracy: 0.10")
+add("DD641", "tf-cluster-joined", C.OTHER, R.CONTEXT,
+    ("connected to coordination service", "Coordination agent has successfully connected", "Enabled multi-worker collective ops",
+     "MultiWorkerMirroredStrategy with cluster_spec", "Waiting for 0/"),
+    "Tasks joined the cluster (a start-up wait was answered)", rank=0, remedy="Nothing to do.",
+    source=SRC + " coordination_service.cc / collective_all_reduce_strategy.py",
+    fixture="I0000 00:00:1795280668.487521 2910 coordination_service.cc:631] /job:worker/replica:0/task:1 has connected to coordination service. Incarnation: 123")

@@ -1,0 +1,397 @@
+"""Reason over signature hits like an expert reading a pasted log.
+
+The policy (tested in tests/test_reason.py and over the real-world corpus):
+
+1. **Causes outrank symptoms.** A ``cause`` line is the failure; ``symptom``
+   lines (connection reset, heartbeats, aborted collectives) are what healthy
+   tasks print because of it and become its consequence evidence. A generic
+   crash or exception line that is itself a symptom (its text matches one), or
+   that follows a symptom on the same task within a few lines, died of the
+   cascade and is demoted to a symptom.
+2. **Among causes** the most specific signature wins (its ``rank``: the kernel's
+   OOM verdict over the exception it caused); equal ranks go to the first line.
+3. **The culprit** is the task the cause line names (``srun: error: task 4``,
+   ``The replica master 0``), else the task that wrote it, else a task named by
+   a line next to it; for a mismatch between tasks, the odd one out (the one
+   task whose GPU failed to initialise). Symptoms point at the task they name.
+4. **A hang needs positive evidence of waiting** (``wait`` lines); a fragment
+   that merely ends is not a hang. A lone stall *warning* is not a failure.
+5. **No evidence of a cause**: category ``other``, low confidence, the lines
+   looked at, and which log would settle it. Alarming but harmless lines
+   (``benign``) are not evidence.
+
+Pure: hits and per-stream facts in, a :class:`Verdict` out.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ...model import Category, Status
+from .scan import Hit, StreamFacts
+from .signature import Role
+
+__all__ = ["Verdict", "Alternative", "reason"]
+
+CASCADE_WINDOW = 8            # lines: a crash this close after a symptom on the same task died of the cascade
+SPECIFIC_RANK = 70            # causes at or above this rank are never demoted
+_MISMATCH = (Category.CONFIG_MISMATCH_ACROSS_WORKERS, Category.VERSION_MISMATCH)
+_FINITE_VAL = re.compile(r"val_loss: (?!nan|inf)[\d.]")
+
+
+@dataclass(frozen=True)
+class Alternative:
+    category: Category
+    culprit: str | None
+    why: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    category: Category
+    culprit: str | None
+    confidence: str                      # high, medium, low
+    code: str | None                     # the signature (or reasoning rule) that decided
+    summary: str
+    remedy: str
+    root: Hit | None
+    consequences: tuple[Hit, ...] = ()
+    context: tuple[Hit, ...] = ()
+    alternatives: tuple[Alternative, ...] = ()
+    candidates: tuple[str, ...] = ()
+    looked_at: tuple[str, ...] = ()
+    settle: str | None = None
+
+
+@dataclass
+class _Job:
+    hits: list[Hit]
+    facts: dict[str, StreamFacts]
+    order: dict[int, int] = field(default_factory=dict)
+
+    def of(self, *names: str, role: Role | None = None) -> list[Hit]:
+        return [h for h in self.hits if (not names or h.sig.name in names) and (role is None or h.sig.role == role)]
+
+
+def _key(job: _Job, h: Hit) -> tuple:
+    return (h.ts if h.ts is not None else float("inf"), job.order.get(id(h), 0))
+
+
+def _task_of(h: Hit) -> str | None:
+    if h.sig.role == Role.CAUSE:
+        return h.named or h.writer
+    return h.named
+
+
+def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
+    job = _Job(hits=[h for h in hits if h.sig.role != Role.BENIGN], facts={f.name: f for f in facts})
+    for i, h in enumerate(hits):
+        job.order[id(h)] = i
+    benign = [h for h in hits if h.sig.role == Role.BENIGN]
+    carried = _carry_from_task(job)
+    causes, demoted = _causes(job)
+    symptoms = job.of(role=Role.SYMPTOM) + demoted
+    waits = _unanswered(job, job.of(role=Role.WAIT))
+
+    special = _special(job, causes, symptoms, waits)
+    if special is not None:
+        return special
+    if causes:
+        root = max(causes, key=lambda h: (h.sig.rank, -_key(job, h)[0], -job.order.get(id(h), 0)))
+        culprit = carried.get(id(root)) or _task_of(root) or _nearby_task(job, root)
+        culprit = _odd_one_out(job, root, culprit)
+        cons = tuple(sorted((h for h in symptoms if (h.stream, h.line_no) != (root.stream, root.line_no)),
+                            key=lambda h: _key(job, h))[:6])
+        conf = "high" if root.sig.rank >= SPECIFIC_RANK else ("medium" if root.sig.rank >= 45 else "low")
+        alts = _alternatives(job, causes, symptoms, root)
+        return Verdict(status=Status.FAILED, category=root.sig.category, culprit=culprit, confidence=conf,
+                       code=root.sig.code, summary=_summary(root, culprit), remedy=root.sig.remedy, root=root,
+                       consequences=cons, alternatives=alts, looked_at=_looked(job), settle=_settle(culprit, root))
+    if symptoms:
+        root = max(symptoms, key=lambda h: (h.sig.rank, -job.order.get(id(h), 0)))
+        named = Counter(t for t in (_task_of(h) for h in symptoms) if t)
+        culprit = named.most_common(1)[0][0] if named else None
+        cons = tuple(h for h in sorted(symptoms, key=lambda h: _key(job, h)) if h is not root)[:6]
+        return Verdict(status=Status.FAILED, category=root.sig.category, culprit=culprit,
+                       confidence="medium" if culprit else "low", code=root.sig.code,
+                       summary=f"only symptoms of a failure elsewhere: {root.sig.title.lower()}"
+                               + (f"; they point at {culprit}" if culprit else "; no line names the task that failed"),
+                       remedy=root.sig.remedy, root=root, consequences=cons,
+                       alternatives=_alternatives(job, [], symptoms, root), looked_at=_looked(job),
+                       settle=(f"the log of {culprit}, its exit status and the node's `dmesg`" if culprit
+                               else "the logs of every task (the first one to fail printed the cause)"))
+    if waits:
+        strong = [h for h in waits if h.sig.name != "horovod-stall"] or (waits if len(waits) > 1 else [])
+        if strong:
+            root = max(strong, key=lambda h: (h.sig.rank, -job.order.get(id(h), 0)))
+            named = Counter(t for t in (_task_of(h) for h in strong) if t)
+            culprit = named.most_common(1)[0][0] if named else None
+            return Verdict(status=Status.HUNG, category=root.sig.category, culprit=culprit,
+                           confidence="medium" if culprit else "low", code=root.sig.code,
+                           summary=f"tasks wait on each other: {root.sig.title.lower()}"
+                                   + (f"; the task waited for is {culprit}" if culprit else ""),
+                           remedy=root.sig.remedy, root=root, consequences=tuple(strong[1:6]), looked_at=_looked(job),
+                           settle="a stack dump of each task (`py-spy dump`) at the hang")
+    traceback = _cut_traceback(job)
+    if traceback is not None:
+        return traceback
+    nan = _nan(job)
+    if nan is not None:
+        return nan
+    finished = bool(job.of("training-finished"))
+    lines = sum(f.lines for f in facts)
+    note = ("the lines that look alarming are known to be harmless: " + ", ".join(sorted({h.sig.title for h in benign}))
+            if benign else "no line in these logs is evidence of a failure")
+    return Verdict(status=Status.SUCCEEDED if finished else Status.UNKNOWN, category=Category.OTHER, culprit=None,
+                   confidence="low", code=None,
+                   summary=("the job finished training and " if finished else "") + note + f" ({lines} lines read)",
+                   remedy="If the job did fail, the evidence is elsewhere: the log of every task (including ones that "
+                          "printed nothing), each node's `dmesg`, and the scheduler's record (`kubectl describe pod`, "
+                          "`sacct`).",
+                   root=None, looked_at=_looked(job),
+                   settle="every task's full log and the scheduler's events for the job")
+
+
+# -- steps of the policy -------------------------------------------------------------------------------------------
+
+_STARTUP_WAITS = ("tf-waiting-for-tasks", "tf-example-stragglers")
+
+
+def _unanswered(job: _Job, waits: list[Hit]) -> list[Hit]:
+    """A start-up wait for peers that the same log later shows answered (tasks joined) is a normal start."""
+    joined = [h for h in job.of("tf-cluster-joined")]
+    out = []
+    for w in waits:
+        if w.sig.name in _STARTUP_WAITS and any(j.stream == w.stream and j.line_no > w.line_no for j in joined):
+            continue
+        out.append(w)
+    return out
+
+
+def _carry_from_task(job: _Job) -> dict[int, str]:
+    """A cause printed right after ``From /job:X/...:`` happened on X (TensorFlow re-raises remote errors so)."""
+    out: dict[int, str] = {}
+    froms = [h for h in job.hits if h.sig.name == "tf-from-remote-task" and h.named]
+    for c in job.hits:
+        if c.sig.role != Role.CAUSE:
+            continue
+        for f in froms:
+            if f.stream == c.stream and 0 <= c.line_no - f.line_no <= 3:
+                out[id(c)] = f.named
+    return out
+
+
+def _causes(job: _Job) -> tuple[list[Hit], list[Hit]]:
+    symptoms = job.of(role=Role.SYMPTOM)
+    sym_lines = {(h.stream, h.line_no) for h in symptoms}
+    by_writer: dict[tuple[str, str | None], list[int]] = {}
+    for h in symptoms:
+        by_writer.setdefault((h.stream, h.writer), []).append(h.line_no)
+    causes, demoted = [], []
+    for h in job.of(role=Role.CAUSE):
+        if h.sig.rank < SPECIFIC_RANK:
+            if (h.stream, h.line_no) in sym_lines:
+                demoted.append(h)
+                continue
+            near = by_writer.get((h.stream, h.writer), [])
+            if any(0 < h.line_no - n <= CASCADE_WINDOW for n in near):
+                demoted.append(h)
+                continue
+        causes.append(h)
+    return causes, demoted
+
+
+def _nearby_task(job: _Job, root: Hit) -> str | None:
+    """A task named by a line near the root (a scheduler's record of the same container) or by its other hits."""
+    same = [h for h in job.hits if h.sig.code == root.sig.code and _task_of(h)]
+    if same:
+        return _task_of(same[0])
+    near = [h for h in job.hits if h.stream == root.stream and h.named and 0 < h.line_no - root.line_no <= 3]
+    return near[0].named if near else None
+
+
+def _odd_one_out(job: _Job, root: Hit, culprit: str | None) -> str | None:
+    """For a mismatch between tasks, the culprit is the one task that differs, not the one that reported it."""
+    if root.sig.category not in _MISMATCH:
+        return culprit
+    odd = {h.writer for h in job.of("cuda-init-failed") if h.writer}
+    if len(odd) == 1:
+        return next(iter(odd))
+    return culprit
+
+
+def _special(job: _Job, causes: list[Hit], symptoms: list[Hit], waits: list[Hit]) -> Verdict | None:
+    """Readings that need more than one line."""
+    # Horovod initialised alone in several processes: they never formed one job.
+    alone = job.of("horovod-size-one")
+    if len(alone) >= 2 and not causes:
+        root = alone[0]
+        return Verdict(status=Status.FAILED, category=Category.VERSION_MISMATCH, culprit=None, confidence="medium",
+                       code=root.sig.code, summary=f"{len(alone)} processes each initialised Horovod as rank 0 of size 1: "
+                       "they trained alone instead of as one job", remedy=root.sig.remedy, root=root,
+                       consequences=tuple(alone[1:4]), looked_at=_looked(job),
+                       settle="`horovodrun --check-build` and the launcher command on each node")
+    stalls = job.of("horovod-stall")
+    if stalls and not causes:
+        first = min(stalls, key=lambda h: job.order.get(id(h), 0))
+        finished = [h for h in job.of("training-finished") if job.order.get(id(h), 0) < job.order.get(id(first), 0)]
+        if finished:
+            missing = _missing_ranks(job)
+            return Verdict(status=Status.HUNG, category=Category.DATA_SHARDING_IMBALANCE, culprit=None,
+                           candidates=tuple(missing), confidence="medium", code=first.sig.code,
+                           summary="some ranks finished their data and left training while the others wait for them "
+                                   "in a collective" + (f" (missing: {', '.join(missing)})" if missing else ""),
+                           remedy="Give every rank the same number of steps: shard the data evenly, or stop all ranks "
+                                  "at the shortest shard.", root=first, context=tuple(finished[:3]),
+                           looked_at=_looked(job), settle="each rank's step count when the stall began")
+        saves = [h for h in job.of("checkpoint-save") if h.stream == first.stream and 0 < first.line_no - h.line_no <= 5]
+        if saves:
+            culprit = saves[-1].writer or "rank:0"
+            return Verdict(status=Status.HUNG, category=Category.HANG_STALLED_WORKER, culprit=culprit, confidence="low",
+                           code=first.sig.code, summary=f"{culprit} was saving a checkpoint (outside the collective) "
+                           "while the other ranks waited for it", remedy="Saving on one rank stalls the others: save "
+                           "less often, to faster storage, or asynchronously; raise the collective timeouts.",
+                           root=first, context=tuple(saves[-1:]), looked_at=_looked(job),
+                           settle="how long the save took (the checkpoint file's timestamps)")
+        if _missing_ranks(job) and len(stalls) >= 1 and not symptoms:
+            missing = _missing_ranks(job)
+            nums = sorted(int(t.split(":")[1]) for t in missing if t.startswith("rank:"))
+            if len(nums) >= 4 and nums == list(range(nums[0], nums[-1] + 1)):
+                return Verdict(status=Status.HUNG, category=Category.CONFIG_MISMATCH_ACROSS_WORKERS, culprit=None,
+                               candidates=tuple(missing), confidence="low", code=first.sig.code,
+                               summary=f"a contiguous block of ranks ({nums[0]}-{nums[-1]}, a whole node's worth) never "
+                                       "submitted a collective the other ranks did: those nodes run different code or "
+                                       "arguments", remedy="Run identical code, arguments and environment on every node "
+                                       "(one image, one command).", root=first, looked_at=_looked(job),
+                               settle="a diff of the code and command line on each node")
+            return Verdict(status=Status.HUNG, category=Category.HANG_COLLECTIVE_MISMATCH, culprit=None,
+                           candidates=tuple(missing), confidence="low", code=first.sig.code,
+                           summary="ranks submitted different collectives: some never submitted what the others wait "
+                                   f"for (missing: {', '.join(missing[:8])})", remedy=first.sig.remedy, root=first,
+                           looked_at=_looked(job), settle="the code and arguments each rank runs")
+    # TensorFlowOnSpark reservations: two TF tasks placed in one executor process.
+    dup = _tfos_shared_process(job)
+    if dup is not None and not causes:
+        return dup
+    return None
+
+
+_RANKS = re.compile(r"missing ranks: ([\d, ]+)", re.I)
+_RANK_LINE = re.compile(r"^(\d+): \[")
+
+
+def _missing_ranks(job: _Job) -> list[str]:
+    out: list[str] = [h.named for h in job.of("horovod-missing-rank-entry") if h.named]
+    for h in job.of("horovod-missing-ranks"):
+        m = _RANKS.search(h.text)
+        if m:
+            out += [f"rank:{int(x)}" for x in m.group(1).replace(" ", "").split(",") if x.isdigit()]
+        elif h.text.strip().lower().startswith("missing ranks"):
+            out.append("(listed)")
+    return sorted(set(out), key=lambda t: (len(t), t))
+
+
+_TFOS = re.compile(r"'host': '(?P<host>[^']+)', 'ppid': (?P<ppid>\d+), 'job_name': '(?P<job>\w+)'")
+_TFOS_IDX = re.compile(r"'task_index': (?P<index>\d+)")
+
+
+def _tfos_shared_process(job: _Job) -> Verdict | None:
+    """Two TF tasks reserved by one executor process (same host and parent pid) cannot both run."""
+    seen: dict[tuple[str, str], str] = {}
+    for h in job.of("tfos-reservation"):
+        m, mi = _TFOS.search(h.text), _TFOS_IDX.search(h.text)
+        if not (m and mi):
+            continue
+        task = f"{m.group('job').lower()}:{int(mi.group('index'))}"
+        key = (m.group("host"), m.group("ppid"))
+        if key in seen:
+            first = seen[key]
+            return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=first,
+                           candidates=(first, task), confidence="medium", code=h.sig.code,
+                           summary=f"{first} and {task} were reserved in the same executor process (host {key[0]}, "
+                                   f"ppid {key[1]}): one Spark executor cannot host two TensorFlow tasks",
+                           remedy=h.sig.remedy, root=h, looked_at=_looked(job),
+                           settle="the Spark executor count against the TF cluster size")
+        seen[key] = task
+    return None
+
+
+def _cut_traceback(job: _Job) -> Verdict | None:
+    """A traceback whose exception line is missing: judge by what the task printed before it."""
+    tbs = job.of("python-traceback")
+    if not tbs:
+        return None
+    tb = tbs[-1]
+    culprit = tb.writer
+    for spec, own in (c for f in job.facts.values() if f.name == tb.stream for c in f.clusters):
+        who = own or culprit
+        defect = _cluster_defect(spec, who)
+        if defect:
+            return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=who, confidence="low",
+                           code="DD872", summary=f"the task crashed at start-up right after printing its cluster "
+                           f"configuration, which {defect}", remedy="Fix the cluster in TF_CONFIG (the operator's "
+                           "replica specs): the strategy this task runs expects that entry.", root=tb,
+                           looked_at=_looked(job), settle="the exception line at the end of the traceback")
+    return Verdict(status=Status.FAILED, category=Category.USER_CODE_ERROR, culprit=culprit, confidence="low",
+                   code=tb.sig.code, summary="a Python traceback ended the task, but its exception line is not in the "
+                   "log", remedy="Read the exception at the end of the full traceback; its last frame in your code is "
+                   "where to look.", root=tb, looked_at=_looked(job),
+                   settle="the end of the traceback (the exception line)")
+
+
+def _cluster_defect(spec: dict, task: str | None) -> str | None:
+    jobs = {j.lower() for j in spec}
+    if task:
+        job = task.split(":")[0]
+        if job not in jobs and job != "rank":
+            return f"does not list this task's own job ({job})"
+    if "ps" in jobs and not ({"chief", "master"} & jobs):
+        return "has parameter servers but no chief/master task"
+    if jobs and jobs <= {"worker", "evaluator"} and "evaluator" in jobs and len(spec.get("worker", [])) > 1:
+        return "has no chief for a multi-worker Estimator job"
+    return None
+
+
+def _nan(job: _Job) -> Verdict | None:
+    nans = job.of("tf-nan-progress")
+    if not nans:
+        return None
+    real = [h for h in nans if not _FINITE_VAL.search(h.text)]
+    if not real:
+        return None
+    root = real[0]
+    return Verdict(status=Status.FAILED, category=Category.NUMERICAL_DIVERGENCE, culprit=root.writer, confidence="medium",
+                   code=root.sig.code, summary="the training loss became NaN/Inf", remedy=root.sig.remedy, root=root,
+                   consequences=tuple(real[1:4]), looked_at=_looked(job), settle="the loss curve before the first NaN")
+
+
+def _alternatives(job: _Job, causes: list[Hit], symptoms: list[Hit], root: Hit) -> tuple[Alternative, ...]:
+    seen = {(root.sig.category, _task_of(root))}
+    out: list[Alternative] = []
+    for h in sorted(causes, key=lambda h: -h.sig.rank) + sorted(symptoms, key=lambda h: -h.sig.rank):
+        key = (h.sig.category, _task_of(h))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Alternative(h.sig.category, _task_of(h), f"{h.sig.code} {h.sig.title}: {h.text[:160]}"))
+        if len(out) >= 3:
+            break
+    return tuple(out)
+
+
+def _summary(root: Hit, culprit: str | None) -> str:
+    where = f" on {culprit}" if culprit else ""
+    return f"{root.sig.title}{where}: {root.text[:240]}"
+
+
+def _settle(culprit: str | None, root: Hit) -> str | None:
+    if culprit is None:
+        return "the log of the task that printed this line (its writer is not named in the input)"
+    return None
+
+
+def _looked(job: _Job) -> tuple[str, ...]:
+    return tuple(f"{h.stream}:{h.line_no} [{h.sig.code} {h.sig.role.value}] {h.text[:160]}"
+                 for h in sorted(job.hits, key=lambda h: job.order.get(id(h), 0))[:12])

@@ -1,0 +1,292 @@
+"""The fast path: bytes in, signature hits and per-stream facts out.
+
+A literal prefilter (Hyperscan when installed, else one compiled regular
+expression of the escaped literals) runs over big byte chunks and yields the
+offsets of lines that contain some signature's literal; only those lines are
+decoded, demultiplexed and matched against the full patterns. Memory is
+bounded by the chunk size plus the hits kept (capped per signature).
+"""
+from __future__ import annotations
+
+import collections
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..logparse import clean_line, split_timestamp
+from . import kb  # noqa: F401  (registers the knowledge base)
+from .demux import WriterGuess, parse_cluster, split_prefix
+from .signature import SIGNATURES, Role, Signature
+
+__all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine"]
+
+MAX_HITS_PER_SIG = 64      # per stream; a log that repeats one error a million times says it once
+TAIL_LINES = 12
+_CLUES = ("Starting TensorFlow", "task_type", "Created device", "Created TensorFlow device", "Started server with target",
+          "GrpcChannelCache", "local_devices", "Local device", "Horovod initialized", "<stderr>:", "<stdout>:")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One line that matched one signature."""
+
+    sig: Signature
+    stream: str            # the file (or stdin) it came from
+    writer: str | None     # the task that wrote the line, when known
+    named: str | None      # the task the line itself names, when it names one
+    line_no: int
+    ts: float | None
+    text: str
+
+
+@dataclass
+class StreamFacts:
+    """What one input stream showed besides its hits."""
+
+    name: str
+    writer: str | None = None
+    lines: int = 0
+    bytes: int = 0
+    tail: list[str] = field(default_factory=list)
+    writers: set[str] = field(default_factory=set)     # every task a prefix named
+    clusters: list[tuple[dict, str | None]] = field(default_factory=list)
+    guess: WriterGuess = field(default_factory=WriterGuess)
+    dropped: int = 0
+
+
+def _literal_table() -> tuple[list[bytes], list[bool], list[list[Signature]]]:
+    lits: dict[tuple[bytes, bool], list[Signature]] = {}
+    for sig in SIGNATURES:
+        for lit in sig.literals:
+            lits.setdefault((lit.encode(), sig.ignore_case), []).append(sig)
+    for clue in _CLUES:
+        lits.setdefault((clue.encode(), False), [])
+    keys = list(lits)
+    return [k[0] for k in keys], [k[1] for k in keys], [lits[k] for k in keys]
+
+
+class _Prefilter:
+    """Offsets of the literal hits in a buffer, and which literal each one is."""
+
+    def __init__(self) -> None:
+        self.literals, self.caseless, self.sigs = _literal_table()
+        self.engine = "re"
+        self._hs = None
+        try:
+            import hyperscan
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            flags = [(hyperscan.HS_FLAG_CASELESS if c else 0) | hyperscan.HS_FLAG_SINGLEMATCH * 0 for c in self.caseless]
+            db.compile(expressions=[re.escape(x.decode()).encode() for x in self.literals],
+                       ids=list(range(len(self.literals))), flags=flags)
+            self._hs = db
+            self.engine = "hyperscan"
+        except Exception:   # noqa: BLE001 -- no Hyperscan (or no SIMD support): the regex fallback is correct, only slower
+            alts = [b"(?i:" + re.escape(x) + b")" if c else re.escape(x) for x, c in zip(self.literals, self.caseless)]
+            self._rx = re.compile(b"|".join(sorted(alts, key=len, reverse=True)))
+            self._index = {x.lower() if c else x: i for i, (x, c) in enumerate(zip(self.literals, self.caseless))}
+
+    def line_starts(self, buf: bytes) -> dict[int, set[int]]:
+        """{start offset of a line: literal ids found in it}."""
+        out: dict[int, set[int]] = {}
+        if self._hs is not None:
+            found: list[tuple[int, int]] = []
+
+            def on_match(lit_id, start, end, flags, ctx):
+                found.append((end, lit_id))
+            self._hs.scan(buf, match_event_handler=on_match)
+            for end, lit_id in found:
+                ls = buf.rfind(b"\n", 0, end) + 1
+                out.setdefault(ls, set()).add(lit_id)
+            return out
+        for m in self._rx.finditer(buf):
+            ls = buf.rfind(b"\n", 0, m.start()) + 1
+            key = m.group(0)
+            lit_id = self._index.get(key)
+            if lit_id is None:
+                lit_id = self._index.get(key.lower())
+            if lit_id is not None:
+                out.setdefault(ls, set()).add(lit_id)
+        return out
+
+
+_PREFILTER: _Prefilter | None = None
+
+
+def prefilter_engine() -> str:
+    return _get().engine
+
+
+def _get() -> _Prefilter:
+    global _PREFILTER
+    if _PREFILTER is None:
+        _PREFILTER = _Prefilter()
+    return _PREFILTER
+
+
+_TASK_PATH = re.compile(r"/job:(?P<job>[A-Za-z_]+)(?:/replica:\d+)?/task:(?P<index>\d+)")
+
+
+def _named(sig: Signature, text: str, m) -> str | None:
+    for rx_match in ((m if isinstance(m, re.Match) else None),
+                     (sig.names_compiled.search(text) if sig.names_compiled is not None else None)):
+        if rx_match is None:
+            continue
+        gd = rx_match.groupdict()
+        job = gd.get("job") or gd.get("job2")
+        idx = gd.get("index") or gd.get("index2")
+        if job and idx is not None:
+            return f"{job.lower()}:{int(idx)}"
+        rank = gd.get("rank") or gd.get("rank2")
+        if rank is not None:
+            return f"rank:{int(rank)}"
+    if sig.role in (Role.SYMPTOM, Role.WAIT) or sig.names_compiled is not None:
+        mm = _TASK_PATH.search(text)
+        if mm:
+            return f"{mm.group('job').lower()}:{int(mm.group('index'))}"
+    return None
+
+
+class Scanner:
+    """Scan one stream from byte chunks; :meth:`close` gives ``(hits, facts)``."""
+
+    def __init__(self, name: str, writer: str | None = None, *, year: int | None = None) -> None:
+        self.facts = StreamFacts(name=name, writer=writer)
+        self.hits: list[Hit] = []
+        self._pf = _get()
+        self._carry = b""
+        self._line_base = 1
+        self._year = year
+        self._per_sig: collections.Counter[str] = collections.Counter()
+        self._tail: collections.deque[bytes] = collections.deque(maxlen=TAIL_LINES)
+        self._last_writer: str | None = None
+
+    def feed(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        self.facts.bytes += len(chunk)
+        buf = self._carry + chunk if self._carry else chunk
+        end = buf.rfind(b"\n")
+        if end < 0:
+            self._carry = buf[-(1 << 20):]
+            return
+        body, self._carry = buf[:end + 1], buf[end + 1:]
+        self._process(body)
+
+    def close(self) -> tuple[list[Hit], StreamFacts]:
+        if self._carry:
+            self._process(self._carry + b"\n")
+            self._carry = b""
+        f = self.facts
+        f.tail = [clean_line(x.decode("utf-8", "replace")) for x in self._tail]
+        if f.writer is None and not f.writers:
+            f.writer = f.guess.task()
+            if f.writer is not None:
+                self.hits = [h if h.writer is not None else _with_writer(h, f.writer) for h in self.hits]
+        return self.hits, f
+
+    # -- per body ----------------------------------------------------------------------------------------
+    def _process(self, body: bytes) -> None:
+        starts = self._pf.line_starts(body)
+        n_lines = body.count(b"\n")
+        # the last lines of the stream, for "what the log ends with"
+        tail_from = len(body)
+        for _ in range(TAIL_LINES):
+            p = body.rfind(b"\n", 0, tail_from - 1 if tail_from > 0 else 0)
+            if p < 0:
+                tail_from = 0
+                break
+            tail_from = p + 1
+        for ln in body[tail_from:].split(b"\n"):
+            if ln.strip():
+                self._tail.append(ln[:2000])
+        pos_counted, line_no = 0, self._line_base
+        for ls in sorted(starts):
+            line_no += body.count(b"\n", pos_counted, ls)
+            pos_counted = ls
+            le = body.find(b"\n", ls)
+            raw = body[ls:le if le >= 0 else len(body)]
+            self._line(raw, line_no, starts[ls], body, ls)
+        self._line_base += n_lines
+        self.facts.lines += n_lines
+
+    def _writer_before(self, body: bytes, ls: int) -> str | None:
+        end = ls - 1
+        for _ in range(50):
+            if end <= 0:
+                return self._last_writer
+            start = body.rfind(b"\n", 0, end) + 1
+            head = body[start:min(end, start + 120)].decode("utf-8", "replace")
+            w, _, style = split_prefix(head)
+            if style is not None:
+                return w
+            end = start - 1
+        return None
+
+    def _line(self, raw: bytes, line_no: int, lit_ids: set[int], body: bytes, ls: int) -> None:
+        text = clean_line(raw.decode("utf-8", "replace"))
+        unprefixed = text
+        writer, text, style = split_prefix(text)
+        f = self.facts
+        if style is not None:
+            if writer:
+                f.writers.add(writer)
+                self._last_writer = writer
+        elif f.writers or self._last_writer:
+            writer = self._writer_before(body, ls)
+        if writer is None:
+            writer = f.writer
+        ts, text = split_timestamp(text, self._year)
+        text = text.strip()
+        f.guess.see(text)
+        seen: set[str] = set()
+        for lit_id in lit_ids:
+            for sig in self._pf.sigs[lit_id]:
+                if sig.code in seen:
+                    continue
+                seen.add(sig.code)
+                m = sig.match(text)
+                if not m and style == "srun":   # "3: [allreduce...]" is Horovod's list, not an srun label
+                    m = sig.match(unprefixed)
+                if not m:
+                    continue
+                if sig.name == "cluster-config-printed":
+                    spec, own = parse_cluster(text)
+                    if spec:
+                        f.clusters.append((spec, own))
+                if self._per_sig[sig.code] >= MAX_HITS_PER_SIG:
+                    f.dropped += 1
+                    continue
+                self._per_sig[sig.code] += 1
+                named = _named(sig, text, m)
+                if named is None and sig.role in (Role.SYMPTOM, Role.WAIT):
+                    named = _next_line_task(body, ls)   # TF lists the tasks on the lines after the message
+                self.hits.append(Hit(sig=sig, stream=f.name, writer=writer, named=named,
+                                     line_no=line_no, ts=ts, text=text[:2000]))
+
+
+def _next_line_task(body: bytes, ls: int) -> str | None:
+    end = body.find(b"\n", ls)
+    if end < 0:
+        return None
+    nxt = body[end + 1:end + 400]
+    nl = nxt.find(b"\n")
+    line = (nxt if nl < 0 else nxt[:nl]).decode("utf-8", "replace")
+    m = _TASK_PATH.search(line)
+    if m and line.lstrip(" \t\"'[").startswith("/job:") or (m and "<stderr>:/job:" in line):
+        return f"{m.group('job').lower()}:{int(m.group('index'))}"
+    return None
+
+
+def _with_writer(h: Hit, writer: str) -> Hit:
+    return Hit(sig=h.sig, stream=h.stream, writer=writer, named=h.named, line_no=h.line_no, ts=h.ts, text=h.text)
+
+
+def scan_bytes(name: str, data: bytes | Iterable[bytes], writer: str | None = None) -> tuple[list[Hit], StreamFacts]:
+    """Scan a whole stream held in memory (tests, stdin fragments)."""
+    s = Scanner(name, writer)
+    if isinstance(data, (bytes, bytearray)):
+        s.feed(bytes(data))
+    else:
+        for chunk in data:
+            s.feed(chunk)
+    return s.close()

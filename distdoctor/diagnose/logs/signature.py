@@ -1,0 +1,119 @@
+"""One signature = one rule unit of the log knowledge base.
+
+A signature names a message that some layer of a distributed TensorFlow job
+prints (TensorFlow 1.x/2.x, gRPC, NCCL, Horovod/MPI, CUDA, Kubernetes, Slurm,
+YARN, the kernel, Python) and what it means:
+
+* ``role`` -- what the line is evidence *of*:
+
+  - ``cause``: the failure itself, on the task that printed it (or on the task
+    the line names, for launcher/scheduler lines such as ``srun: error: task 4:
+    Out Of Memory``);
+  - ``symptom``: a cascade line that healthy tasks print when another task
+    failed (``Connection reset by peer``, ``stopped sending heartbeats``); it
+    points at the task it names, and is the verdict only when no cause is seen;
+  - ``wait``: positive evidence that a task is waiting on others (``CreateSession
+    still waiting``, a stall inspector) -- the only way a log shows a hang;
+  - ``context``: a fact (a cluster spec, a version, a failed GPU init) that
+    rules use but that is not a failure by itself;
+  - ``benign``: a known alarming-looking line that is harmless.
+
+* ``literals`` -- plain strings of which at least one occurs in every matching
+  line: the scanner's prefilter. ``regex`` (optional) is then run on candidate
+  lines only; its named groups ``job``/``index``, ``rank`` or ``task`` name the
+  task the line is about.
+* ``rank`` -- how specific the evidence is; among causes, higher outranks lower
+  (a kernel OOM kill outranks the generic exception it triggered).
+* ``fixture`` -- a real log line (triggered on this machine, or quoted from the
+  source that prints it, see ``source``) and ``expect`` the task the line names,
+  checked by ``tests/test_signatures.py``.
+
+Signatures register into the one catalogue (``distdoctor rules``) with codes
+DD600-DD899, so ``docs/rules.md`` lists them beside the other rules.
+"""
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+
+from ...catalogue import Rule, register
+from ...model import Category
+
+__all__ = ["Role", "Signature", "SIGNATURES", "add", "by_code"]
+
+
+class Role(str, enum.Enum):
+    CAUSE = "cause"
+    SYMPTOM = "symptom"
+    WAIT = "wait"
+    CONTEXT = "context"
+    BENIGN = "benign"
+
+
+@dataclass(frozen=True)
+class Signature:
+    code: str
+    name: str
+    category: Category
+    role: Role
+    literals: tuple[str, ...]
+    title: str
+    remedy: str
+    fixture: str
+    source: str
+    regex: str | None = None
+    rank: int = 50
+    expect: str | None = None          # the task the fixture names (``worker:1``), if any
+    ignore_case: bool = False
+    names: str | None = None           # a pattern whose groups name the task the line is about
+    compiled: re.Pattern | None = field(default=None, compare=False, repr=False)
+    names_compiled: re.Pattern | None = field(default=None, compare=False, repr=False)
+
+    def match(self, line: str) -> re.Match | None | bool:
+        """The regex match on ``line``, True for a literal-only signature that matches, else None."""
+        hay = line.lower() if self.ignore_case else line
+        if not any(lit in hay for lit in self.literals):
+            return None
+        if self.compiled is None:
+            return True
+        return self.compiled.search(line)
+
+    def rule(self) -> Rule:
+        what = {Role.CAUSE: "the failure itself", Role.SYMPTOM: "a cascade symptom of a failure elsewhere",
+                Role.WAIT: "evidence that tasks wait on each other (a hang)", Role.CONTEXT: "context for other rules",
+                Role.BENIGN: "a harmless line that only looks alarming"}[self.role]
+        return Rule(code=self.code, name=self.name, category=self.category, title=self.title,
+                    detects=f"Log signature ({self.role.value}, {what}): {self.fixture[:160]}",
+                    why=f"Source: {self.source}.",
+                    evidence="A log line containing " + " or ".join(repr(x) for x in self.literals[:3])
+                             + (f" and matching /{self.regex}/" if self.regex else ""),
+                    remedy=self.remedy)
+
+
+SIGNATURES: list[Signature] = []
+_BY_CODE: dict[str, Signature] = {}
+
+
+def add(code: str, name: str, category: Category, role: Role, literals: str | tuple[str, ...], title: str, *,
+        remedy: str, fixture: str, source: str, regex: str | None = None, rank: int = 50,
+        expect: str | None = None, ignore_case: bool = False, names: str | None = None) -> Signature:
+    """Register one signature (and its catalogue rule); a code is registered once."""
+    lits = (literals,) if isinstance(literals, str) else tuple(literals)
+    if ignore_case:
+        lits = tuple(x.lower() for x in lits)
+    if code in _BY_CODE:
+        raise ValueError(f"signature code {code} registered twice")
+    flags = re.IGNORECASE if ignore_case else 0
+    sig = Signature(code=code, name=name, category=category, role=role, literals=lits, title=title, remedy=remedy,
+                    fixture=fixture, source=source, regex=regex, rank=rank, expect=expect, ignore_case=ignore_case,
+                    names=names, compiled=re.compile(regex, flags) if regex else None,
+                    names_compiled=re.compile(names) if names else None)
+    SIGNATURES.append(sig)
+    _BY_CODE[code] = sig
+    register(sig.rule())
+    return sig
+
+
+def by_code(code: str) -> Signature:
+    return _BY_CODE[code]

@@ -1,0 +1,96 @@
+"""Turn the signature reasoning's :class:`~.reason.Verdict` into the shared :class:`~distdoctor.model.Diagnosis`,
+and decide between it and the structural log rules (step counts, exits, silences).
+
+The structural rules (``diagnose.rules``/``log_rules``) know things a line cannot say -- which task stopped
+progressing first, who ran fewer steps -- but need to know which task wrote each log. The signature reasoning
+reads any fragment. Policy: a specific cause line (rank >= ``SPECIFIC_RANK``) wins; otherwise a structural
+finding wins, except "the logs simply stop" (DD150) and "unattributed" (DD100), which only stand when the lines
+show nothing better -- a fragment that merely ends is not a hang.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...catalogue import Rule, register
+from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
+from .reason import Verdict
+from .scan import Hit
+from .signature import Role
+
+__all__ = ["finding_of", "combine", "NO_EVIDENCE"]
+
+NO_EVIDENCE = register(Rule(
+    code="DD890", name="no-failure-evidence", category=Category.OTHER,
+    title="No line in the logs is evidence of a failure",
+    detects="Logs whose lines show no failure (only harmless or informational lines), or no end.",
+    why="Inventing a cause from a log that shows none sends people to the wrong place; saying which log would settle "
+        "it is more useful.",
+    evidence="Every signature hit, none of them a cause, symptom or wait.",
+    remedy="Collect the evidence that is missing: every task's full log, each node's `dmesg`, and the scheduler's "
+           "record (`kubectl describe pod`, `sacct`)."))
+_WEAK_STRUCTURAL = ("DD150", "DD100")
+SPECIFIC_RANK = 70
+
+
+def _ev(h: Hit, role: str) -> Evidence:
+    return Evidence(task=h.writer, ts=h.ts, text=h.text, role=role, where=f"{h.stream}:{h.line_no}")
+
+
+def finding_of(v: Verdict) -> Finding:
+    evidence = []
+    if v.root is not None:
+        evidence.append(_ev(v.root, "cause"))
+    evidence += [_ev(h, "context") for h in v.context]
+    evidence += [_ev(h, "consequence") for h in v.consequences]
+    summary = v.summary
+    if v.settle:
+        summary += f" (what would settle it: {v.settle})"
+    return Finding(code=v.code or NO_EVIDENCE.code, category=v.category,
+                   severity=Severity.ERROR if v.status in (Status.FAILED, Status.HUNG) else Severity.INFO,
+                   culprit=v.culprit, summary=summary, evidence=tuple(evidence), remedy=v.remedy,
+                   at=v.root.ts if v.root is not None else None, candidates=v.candidates,
+                   confidence=v.confidence,
+                   alternatives=tuple(Alternative(a.category, a.culprit, a.why) for a in v.alternatives))
+
+
+def _task_names(f: Finding, structural: Diagnosis) -> Finding:
+    """A launcher's ``task N`` (srun, mpirun: ``rank:N``) is ``worker:N`` in a job whose logs are named by TF task."""
+    tasks = set(structural.tasks)
+    if f.culprit and f.culprit.startswith("rank:") and f.culprit not in tasks:
+        as_worker = "worker:" + f.culprit.split(":", 1)[1]
+        if as_worker in tasks and not any(t.startswith("rank:") for t in tasks):
+            return replace(f, culprit=as_worker)
+    return f
+
+
+def _specific(v: Verdict) -> bool:
+    return v.root is not None and v.root.sig.role == Role.CAUSE and v.root.sig.rank >= SPECIFIC_RANK
+
+
+def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = ()) -> Diagnosis:
+    """One diagnosis from the signature verdict and the structural rules' diagnosis (None when they could not run)."""
+    sig_finding = finding_of(v)
+    if structural is not None:
+        root = structural.root_cause
+        keep_structural = False
+        if root is not None and root.code not in _WEAK_STRUCTURAL:
+            # the structural rules also saw steps and exits: when they agree on the task, their reading is richer
+            keep_structural = not _specific(v) or (root.culprit is not None and root.culprit == v.culprit)
+        elif root is not None:   # DD150/DD100: only when the lines show nothing better
+            keep_structural = v.root is None or v.status == Status.UNKNOWN
+        elif structural.status == Status.SUCCEEDED:   # every task's log ends in success: only a specific cause overturns it
+            keep_structural = v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)
+        if keep_structural:
+            if root is not None and root.confidence is None:
+                root = replace(root, confidence="high" if root.code not in _WEAK_STRUCTURAL else "low")
+            findings = tuple(structural.findings) + ((sig_finding,) if v.root is not None else ())
+            return replace(structural, root_cause=root, findings=findings,
+                           notes=tuple(structural.notes) + tuple(n for n in notes if n not in structural.notes))
+        sig_finding = _task_names(sig_finding, structural)
+        findings = (sig_finding,) + tuple(f for f in structural.findings if f is not structural.root_cause)
+        status = v.status
+        return Diagnosis(status=status, root_cause=sig_finding, findings=findings, detected_at=detected_at,
+                         tasks=structural.tasks, command="diagnose",
+                         notes=tuple(structural.notes) + tuple(n for n in notes if n not in structural.notes))
+    return Diagnosis(status=v.status, root_cause=sig_finding, findings=(sig_finding,), detected_at=detected_at,
+                     tasks={}, command="diagnose", notes=tuple(notes))

@@ -1,0 +1,45 @@
+"""Every signature of the knowledge base is one unit with a fixture: its real log line must match it, name the
+task it names, and reach the category the signature claims when it is the only line read."""
+from __future__ import annotations
+
+import pytest
+
+from distdoctor.catalogue import all_rules
+from distdoctor.diagnose.logs.kb import SIGNATURES
+from distdoctor.diagnose.logs.reason import reason
+from distdoctor.diagnose.logs.scan import scan_bytes
+from distdoctor.diagnose.logs.signature import Role
+from distdoctor.model import Status
+
+IDS = [s.code for s in SIGNATURES]
+
+
+def test_codes_are_unique_in_range_and_catalogued():
+    assert len(IDS) == len(set(IDS))
+    codes = {r.code for r in all_rules()}
+    for s in SIGNATURES:
+        assert 600 <= int(s.code[2:]) <= 899 and s.code in codes
+        assert s.literals and s.fixture and s.source and s.remedy and s.title
+
+
+@pytest.mark.parametrize("sig", SIGNATURES, ids=IDS)
+def test_fixture_is_found_by_the_scanner(sig):
+    hits, _ = scan_bytes("fixture.log", (sig.fixture + "\n").encode())
+    mine = [h for h in hits if h.sig.code == sig.code]
+    assert mine, f"{sig.code}: its own fixture is not found by the prefilter + pattern"
+    if sig.expect:
+        assert any(h.named == sig.expect for h in mine), [h.named for h in mine]
+
+
+@pytest.mark.parametrize("sig", [s for s in SIGNATURES if s.role == Role.CAUSE and s.rank >= 45], ids=lambda s: s.code)
+def test_a_specific_cause_alone_is_the_verdict(sig):
+    hits, facts = scan_bytes("fixture.log", (sig.fixture + "\n").encode())
+    v = reason(hits, [facts])
+    assert v.status == Status.FAILED
+    assert v.category == sig.category, (v.code, v.summary)
+
+
+@pytest.mark.parametrize("sig", [s for s in SIGNATURES if s.role == Role.BENIGN], ids=lambda s: s.code)
+def test_a_benign_line_is_no_failure(sig):
+    hits, facts = scan_bytes("fixture.log", (sig.fixture + "\n").encode())
+    assert reason(hits, [facts]).status in (Status.UNKNOWN, Status.SUCCEEDED)
