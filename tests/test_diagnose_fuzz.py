@@ -82,7 +82,7 @@ def test_diagnose_paths_gives_a_diagnosis_or_one_line_input_error(tmp_path_facto
     except InputError as exc:
         assert "\n" not in str(exc)
         return
-    assert diag.status.value in ("succeeded", "failed", "hung")
+    assert diag.status.value in ("succeeded", "failed", "hung", "unknown")
 
 
 def _cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
@@ -96,12 +96,18 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path):
     (tmp_path / "worker-0.log").write_bytes(os.urandom(200_000))
     (tmp_path / "notes.txt").write_text("just some text\nwithout any job in it\n")
     for args, stdin in ([str(tmp_path / "empty")], None), ([str(tmp_path / "missing")], None), \
-            ([str(tmp_path / "worker-0.log")], None), ([str(tmp_path / "notes.txt"), "--task-map", "notes.txt=worker:0"], None), \
+            ([str(tmp_path / "worker-0.log")], None), \
             ([str(CORPUS / "sigkill-raw-logs"), "--task-map", "oops"], None), (["-"], b""), (["-"], os.urandom(5000)):
         p = _cli(*args, stdin=stdin)
         err = p.stderr.decode()
         assert p.returncode == 2, (args, p.returncode, err)
         assert err.count("\n") == 1 and err.startswith("distdoctor: error: ") and "Traceback" not in err, err
+    # any readable text is diagnosed, never refused: here it shows no failure (exit 0, status unknown, category other)
+    p = _cli(str(tmp_path / "notes.txt"), "--json")
+    assert p.returncode == 0, p.stderr
+    import json
+    d = json.loads(p.stdout)
+    assert d["status"] == "unknown" and d["root_cause"]["category"] == "other" and d["root_cause"]["confidence"] == "low"
 
 
 def test_cli_verdicts_json_and_html(tmp_path):

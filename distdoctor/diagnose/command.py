@@ -53,7 +53,11 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
         if not facts or all(f.bytes == 0 for f in facts):
             problems = [n for n in notes if "vanished" in n or "could not" in n or "stopped early" in n]
             raise InputError(problems[-1] if problems else "every log is empty: nothing to diagnose")
-        verdict = reason(hits, facts)
+        text = [f for f in facts if not f.binary]
+        if not text:
+            raise InputError(f"{facts[0].name}{' and the others' if len(facts) > 1 else ''} hold binary data, not "
+                             "logs: nothing to diagnose")
+        verdict = reason(hits, text)
         structural = None
         try:
             job = observation_from_scans(scans, notes=list(disc.notes) + notes)

@@ -36,6 +36,7 @@ __all__ = ["Verdict", "Alternative", "reason"]
 
 CASCADE_WINDOW = 8            # lines: a crash this close after a symptom on the same task died of the cascade
 SPECIFIC_RANK = 70            # causes at or above this rank are never demoted
+GENERIC_RANK = 45             # below this a cause line is generic (an exception, an exit code): a symptom's text in it wins
 _MISMATCH = (Category.CONFIG_MISMATCH_ACROSS_WORKERS, Category.VERSION_MISMATCH)
 _FINITE_VAL = re.compile(r"val_loss: (?!nan|inf)[\d.]")
 
@@ -192,7 +193,7 @@ def _causes(job: _Job) -> tuple[list[Hit], list[Hit]]:
     causes, demoted = [], []
     for h in job.of(role=Role.CAUSE):
         if h.sig.rank < SPECIFIC_RANK:
-            if (h.stream, h.line_no) in sym_lines:
+            if (h.stream, h.line_no) in sym_lines and h.sig.rank < GENERIC_RANK:
                 demoted.append(h)
                 continue
             near = by_writer.get((h.stream, h.writer), [])

@@ -20,6 +20,8 @@ from .signature import SIGNATURES, Role, Signature
 
 __all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine"]
 
+SNIFF = 64 * 1024
+_TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
 MAX_HITS_PER_SIG = 64      # per stream; a log that repeats one error a million times says it once
 TAIL_LINES = 12
 _CLUES = ("Starting TensorFlow", "task_type", "Created device", "Created TensorFlow device", "Started server with target",
@@ -52,6 +54,7 @@ class StreamFacts:
     clusters: list[tuple[dict, str | None]] = field(default_factory=list)
     guess: WriterGuess = field(default_factory=WriterGuess)
     dropped: int = 0
+    binary: bool = False              # the first bytes are not text: not a log
 
 
 def _literal_table() -> tuple[list[bytes], list[bool], list[list[Signature]]]:
@@ -161,8 +164,15 @@ class Scanner:
         self._last_writer: str | None = None
 
     def feed(self, chunk: bytes) -> None:
-        if not chunk:
+        if not chunk or self.facts.binary:
             return
+        if self.facts.bytes == 0:
+            sample = chunk[:SNIFF]
+            bad = len(sample.translate(None, _TEXTISH)) + sample.decode("utf-8", "replace").count("\ufffd")
+            if bad > 0.1 * len(sample) and bad > 16:
+                self.facts.binary = True
+                self.facts.bytes += len(chunk)
+                return
         self.facts.bytes += len(chunk)
         buf = self._carry + chunk if self._carry else chunk
         end = buf.rfind(b"\n")

@@ -82,7 +82,9 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
             keep_structural = v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)
         if keep_structural:
             if root is not None and root.confidence is None:
-                root = replace(root, confidence="high" if root.code not in _WEAK_STRUCTURAL else "low")
+                conf = "low" if root.code in _WEAK_STRUCTURAL else (
+                    v.confidence if v.root is not None and v.category == root.category else "medium")
+                root = replace(root, confidence=conf)
             findings = tuple(structural.findings) + ((sig_finding,) if v.root is not None else ())
             return replace(structural, root_cause=root, findings=findings,
                            notes=tuple(structural.notes) + tuple(n for n in notes if n not in structural.notes))

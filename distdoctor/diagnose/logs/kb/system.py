@@ -40,7 +40,7 @@ add("DD764", "native-segv", C.SEGFAULT_CORE_DUMP, R.CAUSE,
     fixture="[HOST:12252] Signal: Segmentation fault (11)")
 add("DD765", "native-abort", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("Aborted (core dumped)", "*** Received signal 6", "SIGABRT",
                                                           "terminate called after throwing", "Fatal Python error: Aborted"),
-    "A task aborted (uncaught C++ exception, failed assertion)", rank=55, remedy=_NATIVE,
+    "A task aborted (uncaught C++ exception, failed assertion)", rank=40, remedy=_NATIVE,
     source="glibc / libstdc++ / absl failure signal handler", fixture="terminate called after throwing an instance of 'std::runtime_error'")
 add("DD766", "check-failed", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("Check failed:", "CHECK failed"),
     "A C++ CHECK failed inside TensorFlow (the process aborts)", rank=65,
