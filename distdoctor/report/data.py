@@ -93,6 +93,7 @@ class EvidenceLine:
     clock: str
     text: str
     consequence: bool = False
+    where: str | None = None     # file:line of the log the line was read from
 
 
 @dataclass(frozen=True)
@@ -249,15 +250,30 @@ def parse_evidence(raw: str) -> EvidenceLine:
     return EvidenceLine(task=task, clock=m.group(2), text=m.group(4), consequence=m.group(3) == "consequence")
 
 
+def evidence_lines(obj: dict) -> tuple[EvidenceLine, ...]:
+    """A finding's evidence: the typed ``evidence_detail`` when present, else the rendered strings parsed back."""
+    detail = obj.get("evidence_detail")
+    if isinstance(detail, list) and detail and all(isinstance(d, dict) for d in detail):
+        out = []
+        for d in detail:
+            ts = _num(d.get("ts"))
+            where = d.get("where") if isinstance(d.get("where"), str) else None
+            out.append(EvidenceLine(task=d.get("task") if isinstance(d.get("task"), str) else None,
+                                    clock=format_clock(ts) if ts is not None else (where or ""),
+                                    text=str(d.get("text") or ""), consequence=d.get("role") == "consequence",
+                                    where=where))
+        return tuple(out)
+    return tuple(parse_evidence(str(e)) for e in obj.get("evidence") or [] if isinstance(e, (str, int, float)))
+
+
 def _finding(obj: Any) -> FindingView | None:
     if not isinstance(obj, dict):
         return None
-    ev = obj.get("evidence") or []
     return FindingView(code=str(obj.get("code") or ""), category=str(obj.get("category") or "other"),
                        severity=str(obj.get("severity") or "error"),
                        culprit=obj.get("culprit") if isinstance(obj.get("culprit"), str) else None,
                        summary=str(obj.get("summary") or ""), remedy=str(obj.get("remedy") or ""),
-                       evidence=tuple(parse_evidence(str(e)) for e in ev if isinstance(e, (str, int, float))),
+                       evidence=evidence_lines(obj),
                        at=_num(obj.get("at")),
                        candidates=tuple(str(c) for c in obj.get("candidates") or () if isinstance(c, str)))
 

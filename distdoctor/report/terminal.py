@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..model import format_clock
-from .data import parse_evidence, task_sort_key
+from .data import evidence_lines, task_sort_key
 from .fmt import clean_text, fmt_bytes
 
 __all__ = ["render_diagnosis", "MAX_TASK_ROWS"]
@@ -103,22 +103,29 @@ def _root_cause(root: dict, culprits: tuple[str, ...]) -> Group:
         line.append(", ".join(culprits) if len(culprits) == 1 else "one of " + ", ".join(culprits), style="bold red")
     if isinstance(root.get("at"), (int, float)):
         line.append(f"  began {format_clock(root['at'])}", style="dim")
+    if isinstance(root.get("confidence"), str):
+        line.append(f"  confidence {root['confidence']}", style="dim")
     parts.append(line)
-    evidence = [e for e in root.get("evidence") or () if isinstance(e, str)]
+    evidence = evidence_lines(root)
     if evidence:
         parts.append(Text("Evidence", style="bold"))
         grid = Table.grid(padding=(0, 1))
         grid.add_column(no_wrap=True)
         grid.add_column()
-        for raw in evidence:
-            e = parse_evidence(_s(raw, 500))
+        for e in evidence:
             stamp = Text(f"[{e.task or 'job'} {e.clock}]" if e.clock else "", style="dim" if e.consequence else "bold")
             text = Text()
             if e.consequence:
                 text.append("(consequence) ", style="dim italic")
-            text.append(e.text, style="dim" if e.consequence else "")
+            text.append(_s(e.text, 500), style="dim" if e.consequence else "")
             grid.add_row(stamp, text)
         parts.append(Padding(grid, (0, 0, 0, 2)))
+    alts = [a for a in root.get("alternatives") or () if isinstance(a, dict)]
+    if alts:
+        parts.append(Text("Also possible", style="bold"))
+        for a in alts[:3]:
+            parts.append(Padding(Text(f"{_s(a.get('category'))}" + (f" on {_s(a.get('culprit'))}" if a.get("culprit") else "")
+                                      + f": {_s(a.get('why'), 200)}", style="dim"), (0, 0, 0, 2)))
     if root.get("remedy"):
         parts.append(Text("What to do", style="bold green"))
         parts.append(Padding(Text(_s(root["remedy"])), (0, 0, 0, 2)))

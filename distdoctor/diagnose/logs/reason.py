@@ -86,6 +86,17 @@ def _task_of(h: Hit) -> str | None:
     return h.named
 
 
+def _distinct(root: Hit | None, hits) -> tuple[Hit, ...]:
+    """One hit per line, none on the root's own line (several signatures can match one line)."""
+    seen = {(root.stream, root.line_no)} if root is not None else set()
+    out = []
+    for h in hits:
+        if (h.stream, h.line_no) not in seen:
+            seen.add((h.stream, h.line_no))
+            out.append(h)
+    return tuple(out)
+
+
 def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     job = _Job(hits=[h for h in hits if h.sig.role != Role.BENIGN], facts={f.name: f for f in facts})
     for i, h in enumerate(hits):
@@ -103,8 +114,7 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
         root = max(causes, key=lambda h: (h.sig.rank, -_key(job, h)[0], -job.order.get(id(h), 0)))
         culprit = carried.get(id(root)) or _task_of(root) or _nearby_task(job, root)
         culprit = _odd_one_out(job, root, culprit)
-        cons = tuple(sorted((h for h in symptoms if (h.stream, h.line_no) != (root.stream, root.line_no)),
-                            key=lambda h: _key(job, h))[:6])
+        cons = _distinct(root, sorted(symptoms, key=lambda h: _key(job, h)))[:6]
         conf = "high" if root.sig.rank >= SPECIFIC_RANK else ("medium" if root.sig.rank >= 45 else "low")
         alts = _alternatives(job, causes, symptoms, root)
         return Verdict(status=Status.FAILED, category=root.sig.category, culprit=culprit, confidence=conf,
@@ -114,7 +124,7 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
         root = max(symptoms, key=lambda h: (h.sig.rank, -job.order.get(id(h), 0)))
         named = Counter(t for t in (_task_of(h) for h in symptoms) if t)
         culprit = named.most_common(1)[0][0] if named else None
-        cons = tuple(h for h in sorted(symptoms, key=lambda h: _key(job, h)) if h is not root)[:6]
+        cons = _distinct(root, sorted(symptoms, key=lambda h: _key(job, h)))[:6]
         return Verdict(status=Status.FAILED, category=root.sig.category, culprit=culprit,
                        confidence="medium" if culprit else "low", code=root.sig.code,
                        summary=f"only symptoms of a failure elsewhere: {root.sig.title.lower()}"
@@ -133,7 +143,7 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
                            confidence="medium" if culprit else "low", code=root.sig.code,
                            summary=f"tasks wait on each other: {root.sig.title.lower()}"
                                    + (f"; the task waited for is {culprit}" if culprit else ""),
-                           remedy=root.sig.remedy, root=root, consequences=tuple(strong[1:6]), looked_at=_looked(job),
+                           remedy=root.sig.remedy, root=root, consequences=_distinct(root, strong)[:5], looked_at=_looked(job),
                            settle="a stack dump of each task (`py-spy dump`) at the hang")
     traceback = _cut_traceback(job)
     if traceback is not None:
@@ -372,6 +382,8 @@ def _alternatives(job: _Job, causes: list[Hit], symptoms: list[Hit], root: Hit) 
     seen = {(root.sig.category, _task_of(root))}
     out: list[Alternative] = []
     for h in sorted(causes, key=lambda h: -h.sig.rank) + sorted(symptoms, key=lambda h: -h.sig.rank):
+        if (h.stream, h.line_no) == (root.stream, root.line_no) and h.sig.rank < root.sig.rank:
+            continue
         key = (h.sig.category, _task_of(h))
         if key in seen:
             continue
