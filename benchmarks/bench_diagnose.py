@@ -128,13 +128,32 @@ def _fault_lines(index: int, culprit: int, ts: float) -> str:
     ])
 
 
-def generate(folder: str, tasks: int = 64, mb: int = 16, culprit: int = 37) -> list[str]:
+REAL_SEED = os.path.join(HERE, "data", "real-mwms-worker-0.log.gz")
+
+
+def real_task_log(index: int, size: int, culprit: int) -> bytes:
+    """``size`` bytes of a real run's log (worker 0 of examples/train_mwms.py under `distdoctor run`, TF 2.21 with
+    TF_CPP_MIN_LOG_LEVEL=0 and collective VLOGs: what a person debugging a hang turns on), then the fault."""
+    import gzip
+    seed = gzip.open(REAL_SEED, "rb").read()
+    reps = max(1, size // len(seed))
+    body = seed * reps + seed[: max(0, size - reps * len(seed))].rpartition(b"\n")[0] + b"\n"
+    if index != culprit and culprit >= 0:
+        body += _fault_lines(index, culprit, T0 + 3600).encode()
+    return body
+
+
+def generate(folder: str, tasks: int = 64, mb: int = 16, culprit: int = 37, content: str = "generated") -> list[str]:
     os.makedirs(folder, exist_ok=True)
     paths = []
     for i in range(tasks):
         path = os.path.join(folder, f"bench-worker-{i}.log")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(task_log(i, tasks, mb << 20, culprit))
+        if content == "real":
+            with open(path, "wb") as fh:
+                fh.write(real_task_log(i, mb << 20, culprit))
+        else:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(task_log(i, tasks, mb << 20, culprit))
         paths.append(path)
     return paths
 
@@ -200,13 +219,15 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=16)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--keep", help="generate into (or reuse) this folder and keep it")
+    ap.add_argument("--content", choices=["generated", "real"], default="generated",
+                    help="generated TF/Keras lines, or a real run's log (benchmarks/data) tiled to --mb per task")
     ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/RESULTS-diagnose.md")
     args = ap.parse_args()
     folder = args.keep or tempfile.mkdtemp(prefix="dd-bench-")
     try:
         if not (args.keep and os.path.isdir(folder) and len(os.listdir(folder)) == args.tasks):
             t = time.perf_counter()
-            generate(folder, args.tasks, args.mb)
+            generate(folder, args.tasks, args.mb, content=args.content)
             print(f"generated {args.tasks} x {args.mb} MB in {time.perf_counter() - t:.1f} s into {folder}", file=sys.stderr)
         files = sorted(os.path.join(folder, f) for f in os.listdir(folder))
         total = sum(os.path.getsize(f) for f in files)
@@ -241,7 +262,9 @@ def main() -> int:
         tree = _tree_peak(dd_cmd)
         cpu = os.cpu_count()
         lines = [f"# `distdoctor diagnose` throughput", "",
-                 f"{args.tasks} task logs x {args.mb} MB = {total / 1e9:.2f} GB of generated TF/Keras lines, "
+                 f"{args.tasks} task logs x {args.mb} MB = {total / 1e9:.2f} GB of "
+                 + ("a real run's log (benchmarks/data/real-mwms-worker-0.log.gz, tiled), " if args.content == "real"
+                    else "generated TF/Keras lines, ") +
                  f"fault buried in worker:37; {cpu}-core machine (load average {load:.1f} at the start); "
                  f"median of {args.runs} runs, page cache warm.", "",
                  "| command | median wall s | MB/s | CPU s (user+sys) | peak RSS MB (largest process) | runs (s) |",
@@ -254,12 +277,13 @@ def main() -> int:
                   if tree else ""]
         lines += ["", f"verdict: status={verdict[0]}, category={verdict[1]}, culprit={verdict[2]}" if verdict else "",
                   "", "Command:", "", "```", "python benchmarks/bench_diagnose.py " +
-                  f"--tasks {args.tasks} --mb {args.mb} --runs {args.runs}", " ".join(["distdoctor", "diagnose", "DIR", "--json"]),
+                  f"--tasks {args.tasks} --mb {args.mb} --runs {args.runs} --content {args.content}", " ".join(["distdoctor", "diagnose", "DIR", "--json"]),
                   "```", ""]
         table = "\n".join(lines)
         print(table)
         if not args.no_write:
-            with open(os.path.join(HERE, "RESULTS-diagnose.md"), "w") as fh:
+            name = "RESULTS-diagnose.md" if args.content == "generated" else "RESULTS-diagnose-real.md"
+            with open(os.path.join(HERE, name), "w") as fh:
                 fh.write(table)
         return 0
     finally:

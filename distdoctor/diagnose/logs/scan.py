@@ -197,7 +197,6 @@ class Scanner:
     # -- per body ----------------------------------------------------------------------------------------
     def _process(self, body: bytes) -> None:
         starts = self._pf.line_starts(body)
-        n_lines = body.count(b"\n")
         # the last lines of the stream, for "what the log ends with"
         tail_from = len(body)
         for _ in range(TAIL_LINES):
@@ -216,6 +215,7 @@ class Scanner:
             le = body.find(b"\n", ls)
             raw = body[ls:le if le >= 0 else len(body)]
             self._line(raw, line_no, starts[ls], body, ls)
+        n_lines = (line_no - self._line_base) + body.count(b"\n", pos_counted)
         self._line_base += n_lines
         self.facts.lines += n_lines
 
