@@ -164,3 +164,44 @@ def test_a_peer_nobody_reaches_or_that_never_heard_the_abort_is_not_a_config_mis
     w1_silent = obs("worker:1", exit_code=None, ended_at=None)
     w0_ok = obs("worker:0", exit_code=None, ended_at=None, events=_heard("worker:0", T + 10.1))
     assert "DD158" not in [f["code"] for f in run(w0_ok, w1_silent, w2, source="logs")["findings"]]
+
+
+# -- issue 10 item 7: bugs found by reading ------------------------------------------------------------------------
+
+def test_a_hang_is_explained_only_by_its_own_culprits_exception():
+    """worker:0 printed an exception while worker:1 was the stalled one: the hang is worker:1's, not worker:0's error."""
+    exc = LogEvent(task="worker:0", ts=T + 25, kind=EventKind.PY_EXCEPTION, text="ValueError: bad record",
+                   frames=('File "train.py", line 3, in cb',))
+    h = HangVerdict(kind="stalled_worker", declared_at=T + 31, since=T + 20.5, culprits=("worker:1",), waiting=("worker:0",), reason="r")
+    w0 = obs("worker:0", exit_code=-15, killed_by_supervisor=True, events=(exc,))
+    w1 = obs("worker:1", exit_code=-15, killed_by_supervisor=True)
+    d = run(w0, w1, hang=h)
+    assert d["status"] == "hung" and d["root_cause"]["culprit"] == "worker:1"
+
+
+def test_collective_mismatch_of_two_tasks_names_the_one_behind():
+    h = HangVerdict(kind="collective_mismatch", declared_at=T + 31, since=T + 20, culprits=(), waiting=("worker:0", "worker:1"), reason="r")
+    d = run(obs("worker:0", exit_code=-15, killed_by_supervisor=True, steps=40),
+            obs("worker:1", exit_code=-15, killed_by_supervisor=True, steps=32), hang=h)
+    assert d["root_cause"]["code"] == "DD202" and d["root_cause"]["culprit"] == "worker:1"
+    d = run(obs("worker:0", exit_code=-15, killed_by_supervisor=True, steps=40),
+            obs("worker:1", exit_code=-15, killed_by_supervisor=True, steps=40), hang=h)
+    assert d["root_cause"]["culprit"] is None and set(d["root_cause"]["candidates"]) == {"worker:0", "worker:1"}
+
+
+def test_a_task_stopped_by_the_supervisor_keeps_its_own_earlier_failure():
+    """worker:1 raised first (and lingered); the supervisor stopped it when worker:0 then died of the cascade."""
+    exc = LogEvent(task="worker:1", ts=T + 5, kind=EventKind.PY_EXCEPTION, text="KeyError: 'label'",
+                   frames=('File "train.py", line 9, in parse',))
+    w0 = obs("worker:0", exit_code=1, ended_at=T + 8)
+    w1 = obs("worker:1", exit_code=-15, ended_at=T + 9, killed_by_supervisor=True, events=(exc,))
+    d = run(w0, w1)
+    assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("user_code_error", "worker:1")
+
+
+def test_a_last_line_that_only_says_done_is_not_the_end_of_training():
+    from distdoctor.diagnose.from_logs import _CLOSING
+    for line in ("step 10 done", "batch 4 complete", "upload completed"):
+        assert not _CLOSING.search(line), line
+    for line in ("Training finished.", "final loss 0.12", "INFO:tensorflow:Loss for final step: 3.3"):
+        assert _CLOSING.search(line), line

@@ -89,8 +89,10 @@ def _explain_hang(findings: list[Finding], root: Finding | None, job: JobObserva
     if root is None or root.code not in _HANG_CODES or job.hang is None:
         return root
     since = job.hang.since - SAME_MOMENT_S
+    # only a failure of a task the hang is about (its culprit, or a candidate when it names none) explains it
+    about = {root.culprit} if root.culprit else set(root.candidates or job.hang.culprits or ())
     own = [f for f in findings if f.code in _OWN_FAILURE_CODES and f.severity == Severity.ERROR
-           and (f.at is None or f.at >= since)]
+           and (f.at is None or f.at >= since) and (not about or f.culprit in about)]
     if not own:
         return root
     return sorted(own, key=lambda f: (_rank(f), f.at or 0))[0]

@@ -29,8 +29,11 @@ __all__ = ["observe_logs", "observation_from_scans", "CLOCK_NOTE_S"]
 
 CLOCK_NOTE_S = 600.0   # tasks of one job start within minutes of each other; beyond this, say so
 _TZ_STEP_S = 1800.0    # time zones differ by whole half-hours
-# A last line that closes a run (custom loops print no epochs): "final loss 0.1", "Training finished", "done".
-_CLOSING = re.compile(r"\b(?:final|finished|completed?|done|saved (?:the )?model|training (?:is )?over)\b", re.IGNORECASE)
+# A last line that closes a run (custom loops print no epochs): "final loss 0.1", "Training finished". Only phrases
+# that say *training* ended: a last line with a bare "done" or "complete" ("step 10 done") is not the end of a run.
+_CLOSING = re.compile(r"\b(?:training (?:is )?(?:finished|complete[d]?|done|over)|finished training|"
+                      r"final (?:loss|accuracy|step|metrics?)|loss for final step|saved (?:the )?(?:final )?model)\b",
+                      re.IGNORECASE)
 _TZ_SLACK_S = 120.0
 
 

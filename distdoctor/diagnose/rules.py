@@ -141,6 +141,28 @@ def _killed(rule: Rule, job: JobObservation):
                            evidence=[_exit_evidence(t, f"process {t.pid} ended by {signal_name(t.signal)}")] + _last_lines(t))
 
 
+def stop_cutoff(job: JobObservation, t: TaskObservation) -> float | None:
+    """For a task the supervisor stopped: the moment before which what it printed is its own.
+
+    At a hang, the declaration; after another task's failure, the first such failure (what made the supervisor
+    stop this one). None when neither is known (nothing it printed can then be told apart from the stop).
+    """
+    if job.hang is not None:
+        return job.hang.declared_at
+    ends = [o.ended_at for o in job.tasks.values()
+            if o.task != t.task and o.ended_at is not None and o.exit_code not in (None, 0) and not o.killed_by_supervisor]
+    return min(ends) if ends else None
+
+
+def own_events(job: JobObservation, t: TaskObservation, events: list[LogEvent]) -> list[LogEvent]:
+    """``events`` of ``t`` that are its own failure: all of them, or for a task the supervisor stopped, those
+    printed before the stop's cause (a task stopped after failing on its own keeps that failure)."""
+    if not t.killed_by_supervisor:
+        return events
+    cutoff = stop_cutoff(job, t)
+    return [e for e in events if cutoff is not None and e.ts is not None and e.ts < cutoff]
+
+
 def _last_lines(t: TaskObservation, n: int = 2) -> list[Evidence]:
     evs = [e for e in t.events if e.kind not in (EventKind.PROGRESS, EventKind.EPOCH)]
     return [_ev(e, "context") for e in evs[-n:]]
@@ -201,12 +223,9 @@ def _exception(rule: Rule, job: JobObservation):
         excs = _of(t, EventKind.PY_EXCEPTION)
         if not excs or _of(t, EventKind.COLLECTIVE_MISMATCH):
             continue
-        if t.killed_by_supervisor:
-            # only an exception raised before distdoctor stopped the task is its own
-            cutoff = job.hang.declared_at if job.hang else None
-            excs = [e for e in excs if cutoff is not None and e.ts is not None and e.ts < cutoff]
-            if not excs:
-                continue
+        excs = own_events(job, t, excs)   # only an exception raised before distdoctor stopped the task is its own
+        if not excs:
+            continue
         if t.exit_code == 0:
             continue
         e = excs[-1]
@@ -224,8 +243,8 @@ def _exception(rule: Rule, job: JobObservation):
        remedy="Reduce the per-replica batch size or model size on that device, or enable memory growth (`tf.config.experimental.set_memory_growth`); check that no other process holds the GPU.")
 def _tensor_oom(rule: Rule, job: JobObservation):
     for t in job.ordered():
-        evs = _of(t, EventKind.OOM_TENSOR, EventKind.OOM_GPU)
-        if not evs or t.killed_by_supervisor:
+        evs = own_events(job, t, _of(t, EventKind.OOM_TENSOR, EventKind.OOM_GPU))
+        if not evs:
             continue
         gpu = any(e.kind == EventKind.OOM_GPU or "GPU" in e.text for e in evs)
         yield rule.finding(culprit=t.task, at=evs[0].ts, evidence=[_ev(e) for e in evs[:3]],
@@ -392,6 +411,17 @@ def _mismatch(rule: Rule, job: JobObservation):
     h = job.hang
     if h is None or h.kind != "collective_mismatch":
         return
+    if not h.culprits:
+        # Nobody is outside the collective. The odd one out is the task whose step count differs from all the
+        # others' (it ran another sequence of collectives); otherwise every waiting task is a candidate.
+        waiting = list(h.waiting) or [t.task for t in job.ordered()]
+        steps = {n: job.tasks[n].steps for n in waiting if n in job.tasks and job.tasks[n].steps is not None}
+        odd = [n for n, s in steps.items() if list(steps.values()).count(s) == 1]
+        culprits = tuple(odd) if len(odd) == 1 and len(steps) >= 3 else tuple(waiting)
+        if len(steps) == 2 and len(set(steps.values())) == 2:
+            culprits = (min(steps, key=lambda n: steps[n]),)   # of two, the one behind never reached the collective
+        from dataclasses import replace as _replace
+        h = _replace(h, culprits=culprits)
     yield _hang_finding(rule, job, h)
 
 
