@@ -20,7 +20,7 @@ from typing import Iterable
 
 from .model import Category, Evidence, Finding, Severity
 
-__all__ = ["Rule", "register", "RULES", "get", "all_rules", "render_markdown"]
+__all__ = ["Rule", "register", "RULES", "get", "all_rules", "render_markdown", "codes_with_role", "priority"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,11 @@ class Rule:
     evidence: str
     remedy: str
     lifecycle: str = "stable"  # stable, preview, deprecated, removed
+    # The root-cause policy's view of the rule (diagnose/engine.py): ``rank`` orders findings of the same moment
+    # (lower = more direct evidence; None = ranked after every ranked rule); ``role`` is ``cause``, ``own_failure``
+    # (a failure of the task itself, which explains a hang it is the culprit of) or ``hang``.
+    rank: int | None = None
+    role: str = "cause"
 
     def finding(self, *, culprit: str | None, summary: str, evidence: Iterable[Evidence] = (),
                 severity: Severity = Severity.ERROR, at: float | None = None,
@@ -58,6 +63,15 @@ def register(rule: Rule) -> Rule:
 
 def get(code: str) -> Rule:
     return RULES[code]
+
+
+def priority() -> list[str]:
+    """Codes of the ranked rules, most direct evidence first (the engine's tie-break between same-moment findings)."""
+    return [r.code for r in sorted((r for r in RULES.values() if r.rank is not None), key=lambda r: (r.rank, r.code))]
+
+
+def codes_with_role(role: str) -> frozenset[str]:
+    return frozenset(r.code for r in RULES.values() if r.role == role)
 
 
 def all_rules() -> list[Rule]:

@@ -17,3 +17,15 @@ def test_codes_are_stable_and_documented():
 def test_docs_are_generated_from_the_catalogue():
     doc = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
     assert doc.strip() == render_markdown().strip(), "run: distdoctor rules --markdown > docs/rules.md"
+
+
+def test_rules_carry_their_rank_and_role():
+    """The engine's tie-break order and its hang/own-failure sets come from the rules themselves (no parallel lists)."""
+    from distdoctor.catalogue import all_rules, codes_with_role, priority
+    from distdoctor.diagnose import engine
+    rules = {r.code: r for r in all_rules()}
+    assert engine.PRIORITY == priority()
+    for code in ("DD151", "DD152", "DD153", "DD156"):
+        assert rules[code].rank is not None, code
+    assert codes_with_role("hang") >= {"DD150", "DD151", "DD152", "DD153", "DD201", "DD202", "DD203", "DD204"}
+    assert all(rules[c].rank is not None for c in codes_with_role("hang") | codes_with_role("own_failure"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..catalogue import Rule, register
+from ..catalogue import Rule, codes_with_role, priority, register
 from ..model import Category, Diagnosis, Evidence, Finding, Severity, Status, TaskReport
 from .events import EventKind
 from .observations import JobObservation
@@ -30,8 +30,8 @@ from .rules import CHECKS, chief_succeeded, signal_name
 __all__ = ["diagnose", "collect_findings", "pick_root_cause", "PRIORITY", "SAME_MOMENT_S"]
 
 SAME_MOMENT_S = 2.0
-PRIORITY = ["DD103", "DD102", "DD105", "DD110", "DD158", "DD209", "DD203", "DD104", "DD108", "DD101", "DD112", "DD201", "DD204", "DD202",
-            "DD120", "DD111", "DD107", "DD106", "DD206"]
+# Every rule module is imported above (rules via .rules, log_rules): the registry is complete here.
+PRIORITY = priority()
 
 _UNATTRIBUTED = register(Rule(
     code="DD100", name="unattributed-failure", category=Category.OTHER, title="Tasks failed and the evidence names no cause",
@@ -76,8 +76,8 @@ def pick_root_cause(findings: list[Finding]) -> Finding | None:
     return sorted(errors, key=key)[0]
 
 
-_HANG_CODES = ("DD201", "DD202", "DD203", "DD204") + tuple(log_rules.HANG_CODES)
-_OWN_FAILURE_CODES = ("DD104", "DD102", "DD105", "DD103", "DD209")
+_HANG_CODES = codes_with_role("hang")
+_OWN_FAILURE_CODES = codes_with_role("own_failure")
 
 
 def _explain_hang(findings: list[Finding], root: Finding | None, job: JobObservation) -> Finding | None:

@@ -34,7 +34,7 @@ from .rules import PROPAGATED_ABORT, completed, evidence_of, events_of, heard_th
 __all__ = ["CHECKS", "judge_silence", "ended_with_error", "completed", "TERMINAL_KINDS", "CAUSE_KINDS", "HANG_CODES"]
 
 # Findings of these rules explain a job that hangs (``job.hang`` set): its status stays ``hung``.
-HANG_CODES = ("DD150", "DD151", "DD152", "DD153")
+HANG_CODES = ("DD150", "DD151", "DD152", "DD153")   # the log rules whose rule carries role="hang"
 
 CHECKS: list[tuple[Rule, Callable[[JobObservation], list[Finding]]]] = []
 
@@ -140,7 +140,7 @@ def _task_line(t: TaskObservation, role: str) -> Evidence:
     return Evidence(task=t.task, ts=t.last_output_at, text="log stops: " + ", ".join(parts), role=role)
 
 
-@_rule(code="DD150", name="logs-stop", category=Category.HANG_STALLED_WORKER, title="The logs simply stop",
+@_rule(code="DD150", rank=23, role="hang", name="logs-stop", category=Category.HANG_STALLED_WORKER, title="The logs simply stop",
        detects="Logs in which no task reports an error and not every task finishes: the job stopped making progress and nobody said why.",
        why="A stalled worker makes its peers wait inside the all-reduce forever without printing anything; from the logs the job just goes quiet.",
        evidence="Where each task's log stops, its last progress and step count; tasks that printed nothing; peers named as stragglers.",
@@ -171,7 +171,7 @@ def _logs_stop(rule: Rule, job: JobObservation):
                        category=category)
 
 
-@_rule(code="DD151", name="peer-never-joined", category=Category.NETWORK_UNREACHABLE, title="A peer never joined the cluster",
+@_rule(code="DD151", rank=14, role="hang", name="peer-never-joined", category=Category.NETWORK_UNREACHABLE, title="A peer never joined the cluster",
        detects="The coordination service waits for tasks to connect and names a straggler whose log is missing, empty, or shows it never started its server.",
        why="Every other task blocks at startup until the cluster is complete; the missing task's own log, if any, says nothing.",
        evidence="`Waiting for N/M tasks to connect ... Example stragglers: /job:worker/replica:0/task:1` and the straggler's log.",
@@ -189,7 +189,7 @@ def _never_joined_rule(rule: Rule, job: JobObservation):
                            evidence=[_ev(e, "consequence") for e in evs[:3]])
 
 
-@_rule(code="DD152", name="cluster-mismatch", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS, title="Tasks disagree about the cluster",
+@_rule(code="DD152", rank=15, role="hang", name="cluster-mismatch", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS, title="Tasks disagree about the cluster",
        detects="Tasks that printed different cluster specs (TF_CONFIG, `MultiWorkerMirroredStrategy with cluster_spec = ...`), or coordination-service errors about tasks outside the cluster or registered twice.",
        why="Tasks with different cluster definitions wait for peers that will never come or reject each other at registration.",
        evidence="The cluster spec each task printed; `not in the cluster` / `Duplicate task registration` / `different incarnation` lines.",
@@ -250,7 +250,7 @@ def _claimed_task(text: str) -> str | None:
     return None
 
 
-@_rule(code="DD153", name="wrong-task-index", category=Category.CONFIG_TF_CONFIG, title="A task believes it is another task",
+@_rule(code="DD153", rank=16, role="hang", name="wrong-task-index", category=Category.CONFIG_TF_CONFIG, title="A task believes it is another task",
        detects="A log whose task (from its file name or prefix) printed a TF_CONFIG or cluster spec naming a different task type or index.",
        why="Two processes with the same index fight over one port and one place in the ring; the missing index is waited for forever.",
        evidence="The task/index each log printed, against the task its log belongs to.",
@@ -276,7 +276,7 @@ register(Rule(
     remedy="Use `distdoctor run`, which sees the process state, to tell a frozen task from a dead one."))
 
 
-@_rule(code="DD156", name="unattributed-log-failure", category=Category.PEER_CRASHED, title="Tasks failed on a peer the logs do not show",
+@_rule(code="DD156", rank=21, name="unattributed-log-failure", category=Category.PEER_CRASHED, title="Tasks failed on a peer the logs do not show",
        detects="Task logs that end in errors about a lost peer, where no log shows a cause: the peer they name has no log here, or none is named.",
        why="The culprit's log is usually the one that is missing or silent; the errors at hand are its consequences.",
        evidence="The errors that ended each task's log and the peers they name.",
@@ -357,7 +357,7 @@ def first_hand_connect_failures(t: TaskObservation) -> list[tuple[LogEvent, str 
     return out
 
 
-@_rule(code="DD158", name="cannot-reach-a-live-peer", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS,
+@_rule(code="DD158", rank=4, name="cannot-reach-a-live-peer", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS,
        title="One task cannot connect to a peer that the others reach",
        detects="A task fails first-hand with `failed to connect to all addresses ... Connection refused` to a peer, while that peer's own log shows it alive and every other task got the error only as a propagated `Collective ops is aborted by`.",
        why="TensorFlow aborts the collective on every task, so each log shows the same error and the peer named in it looks lost; but only the task that could not connect has a different idea of where the peer is -- usually its own TF_CONFIG lists another address for it.",

@@ -123,7 +123,7 @@ def _exit_evidence(t: TaskObservation, what: str) -> Evidence:
     return Evidence(task=t.task, ts=t.ended_at, text=what, role="cause")
 
 
-@_rule(code="DD101", name="task-killed", category=Category.PEER_CRASHED, title="A task was killed by a signal",
+@_rule(code="DD101", rank=9, name="task-killed", category=Category.PEER_CRASHED, title="A task was killed by a signal",
        detects="A task that died from SIGKILL (or another signal it did not raise itself) while its peers were running.",
        why="Peers then fail with `Connection reset by peer`, `stopped sending heartbeats` or hang; the dead task's own log usually says nothing.",
        evidence="The task's exit status (signal), its last log lines, the absence of OOM-killer evidence.",
@@ -168,7 +168,7 @@ def _last_lines(t: TaskObservation, n: int = 2) -> list[Evidence]:
     return [_ev(e, "context") for e in evs[-n:]]
 
 
-@_rule(code="DD102", name="native-crash", category=Category.SEGFAULT_CORE_DUMP, title="A task crashed in native code",
+@_rule(code="DD102", rank=1, role="own_failure", name="native-crash", category=Category.SEGFAULT_CORE_DUMP, title="A task crashed in native code",
        detects="A task that died from SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL, or whose log shows a fatal signal, `Check failed` or `core dumped`.",
        why="A native crash in TensorFlow, a custom op or a library (CUDA, NCCL, protobuf) kills the task at once; peers report only a lost connection.",
        evidence="Exit signal, faulthandler's `Fatal Python error` with the Python stack, TensorFlow `Check failed` lines.",
@@ -189,7 +189,7 @@ def _native(rule: Rule, job: JobObservation):
                            summary=f"{t.task} crashed with {what} (a native crash, core dumped where enabled)")
 
 
-@_rule(code="DD103", name="oom-killed", category=Category.OOM_HOST, title="A task was killed for lack of host memory",
+@_rule(code="DD103", rank=0, role="own_failure", name="oom-killed", category=Category.OOM_HOST, title="A task was killed for lack of host memory",
        detects="A task killed by the kernel's OOM killer or its memory cgroup limit.",
        why="The kernel sends SIGKILL; nothing is printed by the task itself and peers blame the network.",
        evidence="The memory cgroup's OOM counters and peak usage, the kernel log, the task's RSS just before death.",
@@ -213,7 +213,7 @@ def _oom(rule: Rule, job: JobObservation):
                                    (f" (limit {t.oom.limit_bytes >> 20} MiB)" if t.oom and t.oom.limit_bytes else ""))
 
 
-@_rule(code="DD104", name="python-exception", category=Category.USER_CODE_ERROR, title="A task raised a Python exception",
+@_rule(code="DD104", rank=7, role="own_failure", name="python-exception", category=Category.USER_CODE_ERROR, title="A task raised a Python exception",
        detects="A task that ended with a Python traceback whose exception is not a symptom of a lost peer.",
        why="The first exception anywhere is usually the cause; peers then fail with `UnavailableError` or hang in a collective.",
        evidence="The exception line and the last frames of its traceback.",
@@ -236,7 +236,7 @@ def _exception(rule: Rule, job: JobObservation):
                            summary=f"{t.task} raised {name}: {e.text.partition(':')[2].strip()[:200]}")
 
 
-@_rule(code="DD105", name="tensor-oom", category=Category.OOM_GPU, title="A task could not allocate a tensor",
+@_rule(code="DD105", rank=2, role="own_failure", name="tensor-oom", category=Category.OOM_GPU, title="A task could not allocate a tensor",
        detects="`ResourceExhaustedError: OOM when allocating tensor`, `CUDA_ERROR_OUT_OF_MEMORY`, `MemoryError`.",
        why="An allocation failure in one task aborts its step; peers then see a broken collective.",
        evidence="The allocation error lines, with the device named in them.",
@@ -252,7 +252,7 @@ def _tensor_oom(rule: Rule, job: JobObservation):
                            summary=f"{t.task} ran out of {'GPU' if gpu else 'host'} memory allocating a tensor")
 
 
-@_rule(code="DD106", name="unexplained-exit", category=Category.OTHER, title="A task exited with an error and no explanation",
+@_rule(code="DD106", rank=20, name="unexplained-exit", category=Category.OTHER, title="A task exited with an error and no explanation",
        detects="A non-zero exit code with no exception, signal or symptom in the task's log.",
        why="Something in the task called `sys.exit(n)` or a wrapper script failed; peers will fail or hang after it.",
        evidence="The exit code and the task's last log lines.",
@@ -269,7 +269,7 @@ def _unexplained(rule: Rule, job: JobObservation):
                            evidence=[_exit_evidence(t, f"exit code {t.exit_code}")] + _last_lines(t, 3))
 
 
-@_rule(code="DD107", name="peer-reported-lost", category=Category.PEER_CRASHED, title="Peers report a task as lost",
+@_rule(code="DD107", rank=19, name="peer-reported-lost", category=Category.PEER_CRASHED, title="Peers report a task as lost",
        detects="Healthy tasks report a specific peer as crashed, unhealthy, unreachable or resetting connections, while that peer's own log explains nothing.",
        why="The task named by its peers is where the failure began, even if its own log is silent (SIGKILL, node loss).",
        evidence="Coordination-service and gRPC lines on the other tasks that name the peer (`/job:worker/replica:0/task:1`).",
@@ -296,7 +296,7 @@ def _peer_reported(rule: Rule, job: JobObservation):
                            evidence=[_ev(e, "consequence") for e in evs[:4]])
 
 
-@_rule(code="DD108", name="terminated", category=Category.PREEMPTION, title="A task was terminated from outside",
+@_rule(code="DD108", rank=8, name="terminated", category=Category.PREEMPTION, title="A task was terminated from outside",
        detects="A task that received SIGTERM (or logged a preemption notice) that distdoctor did not send.",
        why="Schedulers preempt and evict with SIGTERM; the job then fails on every other task.",
        evidence="The exit signal and preemption lines.",
@@ -311,7 +311,7 @@ def _terminated(rule: Rule, job: JobObservation):
                            evidence=[Evidence(task=None, ts=job.ended_at, text=f"distdoctor received {job.interrupted}")])
 
 
-@_rule(code="DD110", name="port-in-use", category=Category.PORT_IN_USE, title="A task's gRPC port was already in use",
+@_rule(code="DD110", rank=3, name="port-in-use", category=Category.PORT_IN_USE, title="A task's gRPC port was already in use",
        detects="`Address already in use` / `Failed to add port to server` when TensorFlow starts its server.",
        why="The task cannot start its server; its peers wait for it to connect.",
        evidence="The bind error in the task's log.",
@@ -324,7 +324,7 @@ def _port(rule: Rule, job: JobObservation):
                                evidence=[_ev(e) for e in evs[:3]])
 
 
-@_rule(code="DD111", name="accelerator-error", category=Category.OTHER, title="NCCL or CUDA reported an error",
+@_rule(code="DD111", rank=18, name="accelerator-error", category=Category.OTHER, title="NCCL or CUDA reported an error",
        detects="NCCL WARN/error lines and CUDA errors (other than out-of-memory).",
        why="A failing collective library or device aborts the step on that task.",
        evidence="The NCCL/CUDA lines.",
@@ -337,7 +337,7 @@ def _accel(rule: Rule, job: JobObservation):
                                evidence=[_ev(e) for e in evs[:3]], severity=Severity.ERROR if t.exit_code else Severity.WARNING)
 
 
-@_rule(code="DD112", name="supervisor-lost", category=Category.PEER_UNRESPONSIVE,
+@_rule(code="DD112", rank=10, name="supervisor-lost", category=Category.PEER_UNRESPONSIVE,
        title="A task's node supervisor stopped answering (host down or network cut)",
        detects="Under `run --node`, the side link to another task's supervisor went silent or closed without a goodbye while its task was running.",
        why="Supervisors send each other a heartbeat every second and their task's exit the moment it happens; silence means that node can no longer be heard: it went down, was cut off, or its supervisor was killed (which also kills its task).",
@@ -359,7 +359,7 @@ def _supervisor_lost(rule: Rule, job: JobObservation):
                                f"{t.task}{on}; then {t.supervisor_lost}")] + _last_lines(t))
 
 
-@_rule(code="DD120", name="resource-exhausted", category=Category.RESOURCE_EXHAUSTION, title="A task ran out of a system resource",
+@_rule(code="DD120", rank=17, name="resource-exhausted", category=Category.RESOURCE_EXHAUSTION, title="A task ran out of a system resource",
        detects="`No space left on device`, `Too many open files`, `Cannot allocate memory`, `Resource temporarily unavailable`.",
        why="Checkpoints, logs and threads fail in ways that look like TensorFlow errors.",
        evidence="The error lines in the task's log.",
@@ -373,7 +373,7 @@ def _resource(rule: Rule, job: JobObservation):
                                evidence=[_ev(e) for e in evs[:3]])
 
 
-@_rule(code="DD201", name="stalled-worker", category=Category.HANG_STALLED_WORKER, title="Peers wait for one stalled worker",
+@_rule(code="DD201", rank=11, role="hang", name="stalled-worker", category=Category.HANG_STALLED_WORKER, title="Peers wait for one stalled worker",
        detects="No task progresses; some wait inside a TensorFlow collective while one task is stuck outside it (its own code, its input pipeline, a callback).",
        why="TensorFlow waits in the all-reduce forever and prints nothing: the job hangs silently.",
        evidence="Every task's stack at the hang (the culprit's first), where each main thread is, and CPU use.",
@@ -402,7 +402,7 @@ def _hang_finding(rule: Rule, job: JobObservation, h, summary: str | None = None
                         summary=summary or (f"the job hung: {h.reason}"), candidates=h.culprits if culprit is None else ())
 
 
-@_rule(code="DD202", name="collective-mismatch", category=Category.HANG_COLLECTIVE_MISMATCH, title="Every task waits in a collective that cannot complete",
+@_rule(code="DD202", rank=13, role="hang", name="collective-mismatch", category=Category.HANG_COLLECTIVE_MISMATCH, title="Every task waits in a collective that cannot complete",
        detects="All tasks are blocked inside TensorFlow collectives, idle, and none is busy elsewhere.",
        why="Tasks that run different collectives (different models, branches, step counts or group sizes) wait for each other forever.",
        evidence="Every task's stack and the TensorFlow function it is inside; the odd one when tasks disagree.",
@@ -425,7 +425,7 @@ def _mismatch(rule: Rule, job: JobObservation):
     yield _hang_finding(rule, job, h)
 
 
-@_rule(code="DD203", name="frozen-task", category=Category.PEER_UNRESPONSIVE, title="A task is frozen",
+@_rule(code="DD203", rank=6, role="hang", name="frozen-task", category=Category.PEER_UNRESPONSIVE, title="A task is frozen",
        detects="A task that is alive but stopped (SIGSTOP, state T) or stuck in uninterruptible sleep (state D, I/O).",
        why="After 10-15 s TensorFlow reports it as 'crashed', which it is not, and leaves the frozen process behind.",
        evidence="The process state from /proc and how long it has been in it.",
@@ -437,7 +437,7 @@ def _frozen(rule: Rule, job: JobObservation):
     yield _hang_finding(rule, job, h, summary=f"the job hung: {h.reason}")
 
 
-@_rule(code="DD204", name="sharding-imbalance", category=Category.DATA_SHARDING_IMBALANCE, title="A task ran out of data before its peers",
+@_rule(code="DD204", rank=12, role="hang", name="sharding-imbalance", category=Category.DATA_SHARDING_IMBALANCE, title="A task ran out of data before its peers",
        detects="A task that ran fewer steps than its peers and finished early, or finished while peers wait in a collective for it.",
        why="Uneven shards (files per worker, `take`, filters) make one worker leave the synchronous loop early; the others hang or stop short.",
        evidence="Step counts per task, exit times.",
@@ -481,7 +481,7 @@ def _straggler(rule: Rule, job: JobObservation):
                                                   role="cause" if k == t.task else "context") for k, v in fr.items()][:6])
 
 
-@_rule(code="DD206", name="nan-loss", category=Category.NUMERICAL_DIVERGENCE, title="The loss became NaN or infinite",
+@_rule(code="DD206", rank=22, name="nan-loss", category=Category.NUMERICAL_DIVERGENCE, title="The loss became NaN or infinite",
        detects="A NaN/inf loss in Keras progress lines or reported through the callback; `TerminateOnNaN`.",
        why="Training continues (or stops) producing garbage; in multi-worker runs one task's bad batch poisons every replica.",
        evidence="The first step where the loss was not finite, per task.",
@@ -545,7 +545,7 @@ def _ps_worker_lost(rule: Rule, job: JobObservation):
 _SHAPES = __import__("re").compile(r"Op at device /job:(\w+)/replica:\d+/task:(\d+)\S* expected shape \[([^\]]*)\] but another member in the group expected shape \[([^\]]*)\]")
 
 
-@_rule(code="DD209", name="collective-shape-mismatch", category=Category.DATA_SHARDING_IMBALANCE,
+@_rule(code="DD209", rank=5, role="own_failure", name="collective-shape-mismatch", category=Category.DATA_SHARDING_IMBALANCE,
        title="Tasks entered different collectives: one left the step loop early",
        detects="`Shape mismatch in the collective instance`: one task runs an end-of-epoch or metric reduction (a scalar) while its peers still all-reduce gradients.",
        why="Each worker computed its own number of steps (from the size of its own shard); the one with fewer batches leaves the loop first and the collectives no longer match.",

@@ -1,0 +1,39 @@
+"""The packages depend in one direction: report -> diagnose -> (model, catalogue); diagnose never imports report."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parent.parent / "distdoctor"
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level:   # relative: resolve against the file's package
+                base = path.relative_to(PKG.parent).with_suffix("").parts[:-node.level]
+                mod = ".".join(base + tuple(x for x in mod.split(".") if x))
+            out.add(mod)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return out
+
+
+def test_diagnose_never_imports_report_or_supervise():
+    bad = {}
+    for f in (PKG / "diagnose").rglob("*.py"):
+        hits = {m for m in _imports(f) if m.startswith(("distdoctor.report", "distdoctor.supervise"))}
+        if hits:
+            bad[str(f.relative_to(PKG))] = hits
+    assert not bad, bad
+
+
+def test_the_core_imports_without_tensorflow():
+    import subprocess
+    import sys
+    code = ("import sys, distdoctor.cli, distdoctor.report.diagnose_cli, distdoctor.diagnose.logs.reason; "
+            "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=PKG.parent)
