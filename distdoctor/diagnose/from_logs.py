@@ -1,7 +1,7 @@
 """Build a :class:`JobObservation` from task logs alone (``distdoctor diagnose``).
 
 :func:`observation_from_scans` is pure: it merges per-file
-:class:`~distdoctor.diagnose.logparse.TaskScan` s into one observation per
+:class:`~distdoctor.diagnose.logs.taskscan.TaskScan` s into one observation per
 task, puts every task on one time line (a task whose clock is off by whole
 half-hours -- a time zone -- is shifted, and said so in ``notes``), and asks
 :func:`~distdoctor.diagnose.log_rules.judge_silence` whether the logs simply
@@ -21,7 +21,7 @@ from typing import Sequence
 from ..errors import InputError
 from .events import EventKind, LogEvent
 from .log_rules import ended_with_error, judge_silence
-from .logparse import TaskScan, TaskScanner
+from .logs.taskscan import TaskScan, TaskScanner
 from .logsource import Discovery, discover, scan_sources
 from .observations import JobObservation, TaskObservation
 

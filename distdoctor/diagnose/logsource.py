@@ -1,7 +1,7 @@
 """Find a job's logs and read them: run bundles, folders, files, ``-`` (stdin).
 
 This is the I/O edge of ``distdoctor diagnose``; everything it reads goes
-through :class:`~distdoctor.diagnose.logparse.TaskScanner` in byte chunks, so
+through :class:`~distdoctor.diagnose.logs.taskscan.TaskScanner` in byte chunks, so
 no log is ever held in memory whole (a 2 GB log and 256 tasks are normal).
 
 Which task wrote a file comes from its name (``worker-0.log``, ``worker0.txt``,
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Sequence
 
 from ..errors import InputError
-from .logparse import TaskScan, TaskScanner
+from .logs.taskscan import TaskScan, TaskScanner
 
 __all__ = ["LogSource", "Discovery", "discover", "parse_task_map", "task_from_name", "scan_sources",
            "CHUNK", "detect_prefix_style", "split_combined", "scan_all"]

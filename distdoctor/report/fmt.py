@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..diagnose.logparse import strip_ansi
+from ..diagnose.logs.formats import strip_ansi
 
 __all__ = ["fmt_bytes", "fmt_duration", "fmt_step_time", "fmt_rate", "fmt_percent", "clean_text"]
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ..logparse import clean_line, split_timestamp
+from .formats import clean_line, split_timestamp
 from . import kb  # noqa: F401  (registers the knowledge base)
 from .demux import WriterGuess, parse_cluster, split_prefix
 from .signature import SIGNATURES, Role, Signature

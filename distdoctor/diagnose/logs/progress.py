@@ -1,0 +1,92 @@
+"""Step counting, in one place: Keras progress bars (tf.keras and Keras 3), Estimator ``loss = x, step = n`` lines,
+and plain ``step N ... loss`` prints; the loss each reports and the seconds per step.
+"""
+from __future__ import annotations
+
+import re
+
+from ..events import EventKind
+
+__all__ = ["step_time_of", "progress_of", "EPOCH_LINE"]
+
+_PROGRESS = re.compile(r"(?:^|\s)(\d+)/(\d+|Unknown)\s+(?:\[[=>.]*\]|-\s|━)")
+_ESTIMATOR = re.compile(r"\bloss = ([-+\w.]+), step = (\d+)\b")
+_GENERIC_STEP = re.compile(r"^(?:\S+\s+){0,4}?(?:global[_ ])?[Ss]tep[\s:=#\[]+(\d+)(?:\s*/\s*(\d+))?\b")
+_EPOCH = re.compile(r"^Epoch (\d+)/(\d+)\s*$")
+_LOSS = re.compile(r"\bloss(?::\s*|\s*=\s*|\s+)([-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?))", re.IGNORECASE)
+_STEP_TIME = re.compile(r"(\d+(?:\.\d+)?)(s|ms|us|µs)/step")
+
+
+def step_time_of(text: str) -> float | None:
+    """Seconds per step a Keras progress line reports (``9ms/step``), if any."""
+    m = _STEP_TIME.search(text)
+    if not m:
+        m2 = re.search(r"global_step/sec: ([\d.]+)", text)
+        if m2:
+            try:
+                rate = float(m2.group(1))
+            except ValueError:
+                return None
+            return 1.0 / rate if rate > 0 else None
+        return None
+    value = float(m.group(1))
+    return value * {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}[m.group(2)]
+
+
+def _loss(text: str) -> float | None:
+    lm = _LOSS.search(text)
+    if not lm:
+        return None
+    try:
+        return float(lm.group(1))
+    except ValueError:
+        return None
+
+
+def _progress(text: str) -> tuple[EventKind, dict] | None:
+    found = _progress_styled(text)
+    return None if found is None else found[:2]
+
+
+def _progress_styled(text: str) -> tuple[EventKind, dict, str] | None:
+    """(kind, fields, style): style is ``keras``, ``estimator`` or ``generic`` (a ``step N ... loss`` print)."""
+    step: int | None = None
+    total: int | None = None
+    style = "keras"
+    m = _PROGRESS.search(text)
+    if m:
+        step = int(m.group(1))
+        total = None if m.group(2) == "Unknown" else int(m.group(2))
+        if total is not None and not (0 < total < 10**9 and step <= total):
+            return None
+    else:
+        m = _ESTIMATOR.search(text)
+        if m:
+            step = int(m.group(2))
+            style = "estimator"
+        else:
+            style = "generic"
+            m = _GENERIC_STEP.match(text)
+            if not m or "loss" not in text.lower():
+                return None
+            step = int(m.group(1))
+            total = int(m.group(2)) if m.group(2) else None
+            if total is not None and step > total:
+                return None
+    if step is None or step > 10**12:
+        return None
+    loss = _loss(text)
+    fields = {"step": step, "total": total, "loss": loss}
+    if loss is not None and (loss != loss or loss in (float("inf"), float("-inf"))):
+        return EventKind.NAN_LOSS, fields, style
+    return EventKind.PROGRESS, fields, style
+
+
+
+
+EPOCH_LINE = _EPOCH
+
+
+def progress_of(text: str) -> tuple[EventKind, dict, str] | None:
+    """(kind, fields, style) of a progress line, or None (style: keras, estimator or generic)."""
+    return _progress_styled(text)

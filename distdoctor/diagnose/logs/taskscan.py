@@ -1,0 +1,542 @@
+"""The byte-level scanner of one task's log (``distdoctor diagnose``): candidate lines by a prefilter, then the
+line parser (:class:`~distdoctor.diagnose.logparse.TaskLogParser`) on those only; progress sampled at epoch
+boundaries and chunk ends. Its result is a :class:`TaskScan`.
+"""
+from __future__ import annotations
+
+import collections
+import re
+from dataclasses import dataclass
+
+from ..events import EventKind, LogEvent
+from .formats import MAX_LINE, MAX_TEXT, clean_line, split_timestamp
+from ..logparse import TaskLogParser
+from .progress import _progress_styled, step_time_of
+
+__all__ = ["TaskScanner", "TaskScan"]
+
+# --------------------------------------------------------------------------
+# The byte-level scanner
+# --------------------------------------------------------------------------
+
+# Every keyword below begins with an upper-case letter other than I and W. The
+# scanner maps those letters to \x01 (bytes.translate, ~1 GB/s) and searches
+# the translated chunk with one regex whose every branch begins with \x01: the
+# regex engine then skips with a fast literal search and only tries the
+# keyword trie at upper-case letters. I and W stay themselves so that the
+# INFO/WARNING prefix of nearly every TensorFlow line (I0000, W0000) is not a
+# candidate, while E0000/F0000 (errors, fatal) are. False positives only cost
+# time; the line is classified properly afterwards.
+_KEYWORDS = (
+    "Traceback (most", "Error", "Exception", "Exit", "KeyboardInterrupt", "Fatal", "Segmentation fault",
+    "Bus error", "Floating point", "Aborted", "Aborting", "Abort", "Killed", "Trace/breakpoint",
+    "E tensorflow/", "F tensorflow/", "E external/", "F external/",
+    "SIGSEGV received", "SIGABRT received", "SIGBUS received", "Received signal", "Caught signal",
+    "Received SIGTERM", "SIGTERM received", "Check failed", "CHECK failed", "OOM when", "OOMKilled",
+    "Out of memory", "Memory cgroup", "Address already", "Failed", "Could not start", "No address added",
+    "Example stragglers", "Connection reset", "Connection refused", "Connection timed",
+    "Socket closed", "DEADLINE_EXCEEDED", "Deadline Exceeded", "Deadline exceeded",
+    "The following tasks", "The tasks have", "Task /job", "RecvTensor cancel", "Cancelling", "CANCELLED AT",
+    "Collective ops", "Collective has", "Coordination service", "Coordination agent", "Additional GRPC",
+    "UNAVAILABLE:", "Unavailable", "Unexpected task", "Duplicate task", "Barrier timed", "Shutdown barrier",
+    "Heartbeat", "Terminating", "Polled an error", "Proceeding with agent", "Local rendezvous is",
+    "NCCL WARN", "NCCL error", "CUDA_ERROR", "CUDA error", "NaN",
+    "No space left", "Too many open", "Resource exhausted", "Resource temporarily", "Cannot allocate",
+    "Disk quota", "Preempt", "Started server", "Enabled multi", "MultiWorker", "Epoch ", "TF_CONFIG",
+    "Broken pipe", "Tensor had", "Your input ran out", "Callback method", "Detected ", "Memory cgroup",
+)
+_UPPER = bytes(c for c in range(65, 91) if c not in b"IW")
+_TABLE = bytes.maketrans(_UPPER, b"\x01" * len(_UPPER))
+
+
+def _trie_regex(words: list[bytes]) -> bytes:
+    """A regex matching any of ``words``, factored by common prefixes."""
+    words = sorted(set(words))
+    # A word that has a shorter word as prefix is redundant for a prefilter.
+    kept: list[bytes] = []
+    for w in words:
+        if not any(w.startswith(k) for k in kept):
+            kept.append(w)
+    if len(kept) == 1:
+        return re.escape(kept[0])
+    groups: dict[bytes, list[bytes]] = collections.OrderedDict()
+    for w in kept:
+        groups.setdefault(w[:1], []).append(w[1:])
+    alts = []
+    for head, rests in groups.items():
+        rests = [r for r in rests]
+        if any(not r for r in rests):
+            alts.append(re.escape(head))
+        elif len(rests) == 1:
+            alts.append(re.escape(head) + re.escape(rests[0]))
+        else:
+            alts.append(re.escape(head) + b"(?:" + _trie_regex(rests) + b")")
+    return b"(?:" + b"|".join(alts) + b")" if len(alts) > 1 else alts[0]
+
+
+def _build_prefilter() -> re.Pattern[bytes]:
+    words = [k.encode().translate(_TABLE) for k in _KEYWORDS]
+    if not all(w[:1] == b"\x01" for w in words):
+        raise ValueError("every prefilter keyword must begin with an upper-case letter other than I and W")
+    return re.compile(b"\x01" + _trie_regex([w[1:] for w in words]))
+
+
+_PREFILTER = _build_prefilter()
+# Severity-coded C++ lines (E/F level) anywhere: one literal-prefixed regex each (fast paths in re).
+# Keywords that cannot be anchored on a translated letter: one literal-prefixed regex each (fast paths in re).
+# absl's E/F lines are matched raw: "E1"/"F0" on translated bytes would match every "T1" of an ISO time stamp.
+_RAW_PREFILTERS = (re.compile(rb"Waiting for \d"), re.compile(rb"I(?:nvalid loss|llegal instruction|nf values)"),
+                   re.compile(rb"connected to coordination service"),
+                   re.compile(rb"(?:^|[0-9Z] )[EF][01]\d{3} \d\d:\d\d:", re.M))
+
+
+class _Candidates:
+    """Offsets (inside lines) of every prefilter hit in a buffer: one Hyperscan pass over the keywords and the raw
+    patterns when Hyperscan is installed (measured several times faster than the translated-bytes regex on real TF
+    logs), else the translated-bytes regex plus the raw regexes."""
+
+    def __init__(self) -> None:
+        self._db = None
+        try:
+            import hyperscan
+            exprs = [re.escape(k.encode()) for k in _KEYWORDS] + [rx.pattern for rx in _RAW_PREFILTERS]
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=exprs, ids=list(range(len(exprs))),
+                       flags=[hyperscan.HS_FLAG_SINGLEMATCH * 0 | hyperscan.HS_FLAG_MULTILINE] * len(exprs))
+            self._db = db
+        except Exception:   # noqa: BLE001 -- no Hyperscan here: the pure-Python path is correct, only slower
+            self._db = None
+
+    def starts(self, body: bytes, pos: int) -> set[int]:
+        if self._db is not None:
+            found: set[int] = set()
+            view = body[pos:] if pos else body
+
+            def on_match(_id, _start, end, _flags, _ctx):
+                found.add(pos + max(0, end - 1))
+            self._db.scan(view, match_event_handler=on_match)
+            return found
+        tr = body.translate(_TABLE)
+        out = {m.start() for m in _PREFILTER.finditer(tr, pos)}
+        for rx in _RAW_PREFILTERS:
+            out.update(m.start() for m in rx.finditer(body, pos))
+        return out
+
+
+_CANDIDATES = _Candidates()
+_KERAS_MARKERS = (b"/step", b"ETA:", b"/Unknown", "━".encode())
+_OTHER_MARKERS = (b"step", b"Step")
+_RECOGNIZE = re.compile(r"(?m)^(?:\S+ )?(?:[IWEF]\d{4} \d\d:\d\d:|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )|tensorflow|"
+                        r"Epoch \d+/\d+|Traceback \(most|keras|\d+/\d+ \[|\d+/\d+ - |\[distdoctor\]|Fatal Python error")
+_TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
+
+
+@dataclass(frozen=True)
+class TaskScan:
+    """What one log (or one task's share of a combined stream) holds.
+
+    ``events`` are the meaningful lines, oldest first (at most
+    ``TaskScanner.MAX_EVENTS``; ``events_dropped`` counts the rest). Progress
+    is sampled: one PROGRESS event per finished epoch plus the latest one.
+    ``steps`` sums the last step of every epoch (Keras counts restart each
+    epoch); ``completed`` is true when the last epoch ran to its end.
+    """
+
+    task: str | None
+    path: str | None = None
+    events: tuple[LogEvent, ...] = ()
+    events_dropped: int = 0
+    lines_skipped: int = 0        # repeated lines of one template that were counted, not parsed
+    steps: int | None = None
+    step_times: tuple[float, ...] = ()
+    last_progress_at: float | None = None
+    first_ts: float | None = None
+    last_ts: float | None = None
+    lines: int = 0
+    size: int = 0
+    long_lines: int = 0
+    recognized: bool = False
+    binary: bool = False
+    ends_midline: bool = False
+    last_text: str = ""
+    epoch: int | None = None
+    epochs_total: int | None = None
+    completed: bool = False
+
+
+class TaskScanner:
+    """Scan one task's log from byte chunks of any size; :meth:`close` gives a :class:`TaskScan`.
+
+    Memory stays bounded: a chunk, one carried partial line (capped), the
+    events kept. Lines are numbered exactly (``bytes.count``), timestamps of
+    lines that carry none are taken from the nearest earlier line that does.
+    """
+
+    MAX_EVENTS = 1500      # first events kept per task; then a rolling tail of the last TAIL_EVENTS
+    TAIL_EVENTS = 500
+    MAX_REPEATS = 200      # lines of one template (digits aside) parsed per log; the rest are only counted
+    MAX_STEP_TIMES = 200
+    SNIFF = 64 * 1024
+
+    def __init__(self, task: str | None, *, path: str | None = None, year: int | None = None) -> None:
+        self.task = task
+        self.path = path
+        self.parser = TaskLogParser(task, year=year)
+        self.year = year
+        self._carry = b""
+        self._carry_long = False
+        self._line_base = 1          # number of the first line of the next body
+        self._events: list[LogEvent] = []
+        self._tail: collections.deque[LogEvent] = collections.deque(maxlen=self.TAIL_EVENTS)
+        self._dropped = 0
+        self._known_ts: float | None = None
+        self._first_ts: float | None = None
+        self._steps_done = 0
+        self._cur: LogEvent | None = None       # latest progress seen in the current epoch
+        self._last_progress_at: float | None = None
+        self._step_times: collections.deque[float] = collections.deque(maxlen=self.MAX_STEP_TIMES)
+        self._nan_seen = 0
+        self._epoch: int | None = None
+        self._epochs_total: int | None = None
+        self._epoch_lo = 0
+        self._size = 0
+        self._long = 0
+        self._sniff = bytearray()
+        self._recognized = False
+        self._binary = False
+        self._sniffed = False
+        self._last_text = ""
+        self._follow = 0            # continuation lines still to feed into the next body
+        self._keras = False         # Keras progress seen: count steps from it only
+        self._templates: dict[bytes, int] = {}
+        self._skipped = 0
+
+    # -- input ---------------------------------------------------------------
+    @property
+    def binary(self) -> bool:
+        return self._binary
+
+    def feed(self, chunk: bytes) -> None:
+        if not chunk or self._binary:
+            return
+        self._size += len(chunk)
+        if not self._sniffed:
+            self._sniff += chunk[: self.SNIFF - len(self._sniff)]
+            if len(self._sniff) >= self.SNIFF:
+                self._judge_sniff()
+                if self._binary:
+                    return
+        buf = self._carry + chunk if self._carry else chunk
+        end = buf.rfind(b"\n")
+        if end < 0:
+            self._carry = self._cap_carry(buf)
+            return
+        body, self._carry = buf[: end + 1], self._cap_carry(buf[end + 1:])
+        self._process(body)
+
+    def _cap_carry(self, buf: bytes) -> bytes:
+        # A line longer than MAX_LINE: keep its head and its tail (a \r progress
+        # bar's latest drawing is at the tail), joined by a \r so that the tail
+        # reads as the latest drawing.
+        if len(buf) <= 3 * MAX_LINE:
+            return buf
+        if not self._carry_long:
+            self._long += 1
+        self._carry_long = True
+        return buf[:MAX_LINE] + b"\r" + buf[-MAX_LINE:]
+
+    def _judge_sniff(self) -> None:
+        self._sniffed = True
+        sample = bytes(self._sniff)
+        if not sample:
+            return
+        ctrl = len(sample.translate(None, _TEXTISH))
+        text = sample.decode("utf-8", "replace")
+        bad = ctrl + text.count("\ufffd")
+        if bad > 0.1 * len(sample) and bad > 16:
+            self._binary = True
+            return
+        if _RECOGNIZE.search(text):
+            self._recognized = True
+
+    # -- the scan ------------------------------------------------------------
+    def _line_at(self, body: bytes, start: int) -> tuple[int, bytes]:
+        end = body.find(b"\n", start)
+        if end < 0:
+            end = len(body)
+        line = body[start:end]
+        if len(line) > MAX_LINE:
+            self._long += 1
+            cr = line.rfind(b"\r")
+            if cr >= 0 and len(line) - cr <= MAX_LINE:
+                line = line[:64] + line[cr:]
+            else:
+                line = line[:MAX_LINE]
+        return end, line
+
+    def _ts_before(self, body: bytes, pos: int, limit: int = 64) -> float | None:
+        """Timestamp of the nearest line at or before ``pos`` that has one."""
+        end = pos
+        for _ in range(limit):
+            start = body.rfind(b"\n", 0, end) + 1 if end > 0 else 0
+            head = body[start:min(end, start + 80)]
+            if head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"["):
+                ts, _ = split_timestamp(head.decode("ascii", "replace"), self.year)
+                if ts is not None:
+                    return ts
+            if start == 0:
+                return None
+            end = start - 1
+        return None
+
+    def _process(self, body: bytes) -> None:
+        base = self._line_base
+        pos_done = 0           # body[:pos_done] has been read (fed or skipped)
+        counted_to, line_no = 0, base
+        if self._follow or self.parser.busy:
+            pos_done, line_no = self._feed_run(body, 0, base, own=False)
+            counted_to = pos_done
+        starts = _CANDIDATES.starts(body, pos_done)
+        for c in sorted(starts):
+            if c < pos_done:
+                continue
+            ls = body.rfind(b"\n", 0, c) + 1
+            if self._repeated(body, ls):
+                nl = body.find(b"\n", c)
+                pos_done = len(body) if nl < 0 else nl + 1
+                continue
+            line_no += body.count(b"\n", counted_to, ls)
+            pos_done, line_no = self._feed_run(body, ls, line_no, own=True)
+            counted_to = pos_done
+        line_no += body.count(b"\n", counted_to)
+        # Progress and clock at the end of this body.
+        p = self._sample_progress(body, self._epoch_lo, len(body), len(body), line_no)
+        if p is not None:
+            self._note_progress(p)
+        self._line_base = line_no
+        self._epoch_lo = 0
+        ts = self._ts_before(body, len(body) - 1)
+        if ts is not None:
+            self._known_ts = ts if self._known_ts is None else max(self._known_ts, ts)
+            if self._first_ts is None:
+                self._first_ts = self._first_ts_in(body)
+        tail_start = body.rfind(b"\n", 0, max(0, len(body) - 1)) + 1
+        last = body[tail_start:].strip()
+        if last:
+            self._last_text = clean_line(last[:2000].decode("utf-8", "replace"))
+
+    def _repeated(self, body: bytes, start: int) -> bool:
+        """A line of a template already seen MAX_REPEATS times (retry loops, error floods): skip it.
+
+        The template is the line without digits (timestamps, ids, counts), so a
+        flood of one message costs a dictionary lookup per line instead of a
+        parse. Epoch lines are always read: they carry the step accounting.
+        """
+        end = body.find(b"\n", start, start + 512)
+        head = body[start:end if end >= 0 else start + 512]
+        if head.startswith(b"Epoch") or self.parser.busy:
+            return False
+        key = head.translate(None, b"0123456789")[-200:]
+        n = self._templates.get(key, 0)
+        if n >= self.MAX_REPEATS:
+            self._skipped += 1
+            return True
+        if n or len(self._templates) < 20000:
+            self._templates[key] = n + 1
+        return False
+
+    def _first_ts_in(self, body: bytes) -> float | None:
+        pos = 0
+        for _ in range(200):
+            end = body.find(b"\n", pos)
+            if end < 0:
+                end = len(body)
+            head = body[pos:min(end, pos + 80)]
+            if head:
+                ts, _ = split_timestamp(head.decode("ascii", "replace"), self.year)
+                if ts is not None:
+                    return ts
+            pos = end + 1
+            if pos >= len(body):
+                break
+        return self._known_ts
+
+    def _feed_run(self, body: bytes, start: int, line_no: int, *, own: bool) -> tuple[int, int]:
+        """Feed the line at ``start`` and the lines that belong with it; return (next position, next line number)."""
+        pos = start
+        first = own
+        while pos < len(body):
+            if not first and not self.parser.busy and self._repeated(body, pos):
+                self._follow = 0       # a flood of one message: stop following it line by line
+                nl = body.find(b"\n", pos)
+                pos = len(body) if nl < 0 else nl + 1
+                line_no += 1
+                break
+            end, line = self._line_at(body, pos)
+            if first and not self.parser.busy:
+                head = line[:80]
+                if not (head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"[")) or \
+                        split_timestamp(head.decode("ascii", "replace"), self.year)[0] is None:
+                    ts = self._ts_before(body, pos - 1) if pos > 0 else None
+                    if ts is None:
+                        ts = self._known_ts
+                    if ts is not None and (self.parser.last_ts is None or ts > self.parser.last_ts):
+                        self.parser.last_ts = ts
+            first = False
+            text = line.decode("utf-8", "replace")
+            if self._follow:
+                self._follow -= 1
+            for ev in self.parser.feed(line_no, text):
+                if ev.kind in (EventKind.PEER_SYMPTOM, EventKind.WAITING_FOR_TASKS) and ev.line_no == line_no:
+                    self._follow = TaskLogParser.CONTEXT_LINES - 1
+                self._on_event(body, pos, end, ev)
+            pos = end + 1
+            line_no += 1
+            if not self.parser.busy and not self._follow:
+                break
+        return min(pos, len(body)), line_no
+
+    def _on_event(self, body: bytes, start: int, end: int, ev: LogEvent) -> None:
+        if ev.ts is not None:
+            self._known_ts = ev.ts if self._known_ts is None else max(self._known_ts, ev.ts)
+            if self._first_ts is None:
+                self._first_ts = self._first_ts_in(body) or ev.ts
+        if ev.kind == EventKind.EPOCH:
+            p = self._sample_progress(body, self._epoch_lo, start, start, ev.line_no)
+            if p is not None:
+                self._note_progress(p)
+            self._close_epoch()
+            self._epoch, self._epochs_total = ev.epoch, ev.total
+            self._epoch_lo = min(end + 1, len(body))
+            self._last_progress_at = ev.ts or self._last_progress_at
+            self._keep(ev)
+            return
+        if ev.kind in (EventKind.PROGRESS, EventKind.NAN_LOSS) and ev.step is not None:
+            self._note_progress(ev)
+            if ev.kind == EventKind.PROGRESS:
+                return
+        self._keep(ev)
+
+    def _keep(self, ev: LogEvent) -> None:
+        if len(self._events) < self.MAX_EVENTS:
+            self._events.append(ev)
+        else:
+            if len(self._tail) == self._tail.maxlen:
+                self._dropped += 1
+            self._tail.append(ev)
+
+    def _sample_progress(self, body: bytes, lo: int, hi: int, ref_pos: int, ref_line: int) -> LogEvent | None:
+        """The latest progress line in ``body[lo:hi]``, found from the end.
+
+        Keras lines win over other ``step N ... loss`` prints (a callback's or
+        the user's own); ``ref_pos`` starts line number ``ref_line``.
+        """
+        found = self._find_progress(body, lo, hi, _KERAS_MARKERS, ("keras",))
+        if found is None and not self._keras:
+            found = self._find_progress(body, lo, hi, _OTHER_MARKERS, ("estimator", "generic"))
+        if found is None:
+            return None
+        seg_start, ts_line, text, (kind, fields, style) = found
+        if style == "keras":
+            self._keras = True
+        ts = ts_line if ts_line is not None else self._ts_before(body, seg_start)
+        if ts is None:
+            ts = self._known_ts
+        line_no = ref_line - body.count(b"\n", seg_start, ref_pos)
+        return LogEvent(task=self.task, ts=ts, kind=kind, text=text.strip()[:MAX_TEXT], line_no=line_no,
+                        epoch=self._epoch, **fields)
+
+    def _find_progress(self, body: bytes, lo: int, hi: int, markers_: tuple[bytes, ...], styles: tuple[str, ...]):
+        markers = list(markers_)
+        pos = hi
+        for _ in range(24):
+            best = -1
+            for m in list(markers):
+                i = body.rfind(m, lo, pos)
+                if i < 0:
+                    markers.remove(m)   # absent before pos: absent before any smaller pos too
+                elif i > best:
+                    best = i
+            if best < 0:
+                return None
+            seg_start = max(lo, body.rfind(b"\n", lo, best) + 1, body.rfind(b"\r", lo, best) + 1,
+                            body.rfind(b"\x08", lo, best) + 1)
+            seg_end = body.find(b"\n", best, hi)
+            cr = body.find(b"\r", best, hi)
+            if seg_end < 0 or (0 <= cr < seg_end):
+                seg_end = cr if cr >= 0 else hi
+            seg = body[seg_start:min(seg_end, seg_start + 4096)]
+            text = clean_line(seg.decode("utf-8", "replace"))
+            ts_line, text = split_timestamp(text, self.year)
+            found = _progress_styled(text) if ("/" in text or "step" in text.lower()) else None
+            if found is not None and found[2] in styles:
+                return seg_start, ts_line, text, found
+            pos = seg_start - 1
+            if pos <= lo:
+                return None
+        return None
+
+    def _note_progress(self, ev: LogEvent) -> None:
+        cur = self._cur
+        if cur is not None and ev.step is not None and cur.step is not None and ev.step < cur.step \
+                and ev.line_no > cur.line_no:
+            # counts restarted without an "Epoch" line: a new epoch (or a new fit)
+            self._close_epoch()
+            cur = None
+        if cur is None or ev.line_no >= cur.line_no:
+            self._cur = ev
+            if ev.ts is not None:
+                self._last_progress_at = ev.ts
+        if ev.kind == EventKind.NAN_LOSS and self._nan_seen < 50:
+            if not any(e.kind == EventKind.NAN_LOSS and e.line_no == ev.line_no for e in self._events[-5:]):
+                self._nan_seen += 1
+                self._keep(ev)
+
+    def _close_epoch(self) -> None:
+        if self._cur is None:
+            return
+        cur = self._cur
+        self._steps_done += cur.step or 0
+        st = step_time_of(cur.text)
+        if st is not None:
+            self._step_times.append(st)
+        if cur.kind == EventKind.PROGRESS:
+            self._keep(cur)
+        self._cur = None
+
+    def close(self) -> TaskScan:
+        """Finish the scan (the carried last line too) and return what was found."""
+        if not self._sniffed:
+            self._judge_sniff()
+        ends_midline = False
+        if self._carry and not self._binary:
+            ends_midline = not self._carry.endswith(b"\n")
+            carry, self._carry = self._carry, b""
+            self._process(carry + b"\n")
+        if self._binary:
+            return TaskScan(task=self.task, path=self.path, size=self._size, binary=True)
+        for ev in self.parser.close():
+            self._keep(ev)
+        cur = self._cur
+        steps: int | None = None
+        if cur is not None or self._steps_done:
+            steps = self._steps_done + (cur.step or 0 if cur is not None else 0)
+        step_times = list(self._step_times)
+        if cur is not None:
+            st = step_time_of(cur.text)
+            if st is not None:
+                step_times.append(st)
+            if cur.kind == EventKind.PROGRESS:
+                self._keep(cur)
+        completed = bool(cur is not None and cur.total is not None and cur.step == cur.total
+                         and (self._epochs_total is None or self._epoch == self._epochs_total))
+        events = self._events + list(self._tail)
+        recognized = self._recognized or bool(events) or steps is not None
+        return TaskScan(task=self.task, path=self.path, events=tuple(events), events_dropped=self._dropped,
+                        lines_skipped=self._skipped,
+                        steps=steps, step_times=tuple(step_times[-self.MAX_STEP_TIMES:]),
+                        last_progress_at=self._last_progress_at, first_ts=self._first_ts, last_ts=self._known_ts,
+                        lines=self._line_base - 1, size=self._size, long_lines=self._long, recognized=recognized,
+                        binary=self._binary, ends_midline=ends_midline, last_text=self._last_text[:500],
+                        epoch=self._epoch, epochs_total=self._epochs_total, completed=completed)
+
