@@ -15,7 +15,7 @@ from typing import Iterable
 
 from .formats import clean_line, split_timestamp
 from . import kb  # noqa: F401  (registers the knowledge base)
-from .demux import WriterGuess, parse_cluster, split_prefix
+from .demux import WriterGuess, parse_cluster, split_prefix, task_from_filename
 from .signature import SIGNATURES, Role, Signature
 
 __all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine"]
@@ -24,7 +24,7 @@ SNIFF = 64 * 1024
 _TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
 MAX_HITS_PER_SIG = 64      # per stream; a log that repeats one error a million times says it once
 TAIL_LINES = 12
-_CLUES = ("Starting TensorFlow", "task_type", "Created device", "Created TensorFlow device", "Started server with target",
+_CLUES = ("Name:  ", "kubectl ", "k logs ", "Starting TensorFlow", "task_type", "Created device", "Created TensorFlow device", "Started server with target",
           "GrpcChannelCache", "local_devices", "Local device", "Horovod initialized", "<stderr>:", "<stdout>:")
 
 
@@ -127,6 +127,9 @@ def _get() -> _Prefilter:
 
 
 _TASK_PATH = re.compile(r"/job:(?P<job>[A-Za-z_]+)(?:/replica:\d+)?/task:(?P<index>\d+)")
+# A pasted kubectl session says whose output follows: `kubectl logs POD`, `kubectl describe pod POD`, `Name:  POD`.
+_SUBJECT = re.compile(r"^Name:\s{2,}(?P<a>\S+)\s*$|(?:^|\s)(?:kubectl|k)\s+(?:-n\s+\S+\s+)?(?:logs|describe\s+pods?)"
+                      r"\s+(?:-f\s+|--previous\s+|-p\s+)*(?:pod/)?(?P<b>[a-z0-9][\w.-]*)")
 
 
 def _named(sig: Signature, text: str, m) -> str | None:
@@ -162,6 +165,7 @@ class Scanner:
         self._per_sig: collections.Counter[str] = collections.Counter()
         self._tail: collections.deque[bytes] = collections.deque(maxlen=TAIL_LINES)
         self._last_writer: str | None = None
+        self._subject: str | None = None      # the pod a pasted kubectl session is about
 
     def feed(self, chunk: bytes) -> None:
         if not chunk or self.facts.binary:
@@ -248,6 +252,11 @@ class Scanner:
         ts, text = split_timestamp(text, self._year)
         text = text.strip()
         f.guess.see(text)
+        sm = _SUBJECT.search(text)
+        if sm:
+            self._subject = task_from_filename(sm.group("a") or sm.group("b"))
+        if writer is None:
+            writer = self._subject
         seen: set[str] = set()
         for lit_id in lit_ids:
             for sig in self._pf.sigs[lit_id]:
