@@ -35,8 +35,6 @@ PARALLEL_MIN_BYTES = 48 << 20   # below this a process pool costs more than it s
 MAX_FILES = 4096
 _LOG_EXTS = {"", ".log", ".txt", ".out", ".err", ".stdout", ".stderr", ".gz", ".logs"}
 _SKIP_NAMES = {"diagnosis.json", "expected.json", "samples.jsonl", "events.jsonl", "report.html"}
-_TASK_TOKEN = re.compile(r"(?:^|[^a-z])(chief|worker|ps|evaluator|master)(?:[-_.:]?(\d+))?(?![a-z])", re.I)
-_SLURM = re.compile(r"^slurm-\d+[_.](\d+)(?:[_.](\d+))?$", re.I)
 _TASK_SPEC = re.compile(r"^([a-z_][a-z0-9_]*):(\d+)$", re.I)
 
 
@@ -98,21 +96,6 @@ def task_from_name(name: str) -> str | None:
     """The task a file or prefix name stands for (``myjob-worker-1.log`` -> ``worker:1``), or None."""
     from .logs.demux import task_from_filename
     return task_from_filename(name)
-
-
-def _legacy_task_from_name(name: str) -> str | None:
-    stem = _stem(name)
-    m = _TASK_SPEC.match(stem)
-    if m:
-        return f"{m.group(1).lower()}:{m.group(2)}"
-    m = _SLURM.match(stem)
-    if m:
-        return f"worker:{m.group(2) or m.group(1)}"
-    hits = list(_TASK_TOKEN.finditer(stem))
-    if not hits:
-        return None
-    job, idx = hits[-1].group(1).lower(), hits[-1].group(2)
-    return f"{job}:{int(idx) if idx else 0}"
 
 
 def _mapped(name: str, task_map: dict[str, str]) -> str | None:
