@@ -43,8 +43,6 @@ def finding_of(v: Verdict) -> Finding:
     evidence += [_ev(h, "context") for h in v.context]
     evidence += [_ev(h, "consequence") for h in v.consequences]
     summary = v.summary
-    if v.settle:
-        summary += f" (what would settle it: {v.settle})"
     return Finding(code=v.code or NO_EVIDENCE.code, category=v.category,
                    severity=Severity.ERROR if v.status in (Status.FAILED, Status.HUNG) else Severity.INFO,
                    culprit=v.culprit, summary=summary, evidence=tuple(evidence), remedy=v.remedy,
@@ -70,6 +68,8 @@ def _specific(v: Verdict) -> bool:
 def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = ()) -> Diagnosis:
     """One diagnosis from the signature verdict and the structural rules' diagnosis (None when they could not run)."""
     sig_finding = finding_of(v)
+    if v.settle:
+        notes = tuple(notes) + (f"what would settle it: {v.settle}",)
     if structural is not None:
         root = structural.root_cause
         keep_structural = False
