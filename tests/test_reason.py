@@ -93,3 +93,10 @@ def test_a_cut_traceback_after_a_defective_cluster_spec_is_the_config():
 def test_every_failed_verdict_has_confidence_and_a_quoted_first_line():
     v = verdict("RuntimeError: boom\n", writer="worker:0")
     assert v.status == Status.FAILED and v.root is not None and v.root.line_no == 1 and v.confidence == "low"
+
+
+def test_a_traceback_cut_inside_a_network_call_is_the_network_and_on_kubernetes_a_block():
+    tb = ("Traceback (most recent call last):\n  File \"train.py\", line 110, in main\n"
+          "  File \"/usr/lib/python2.7/urllib.py\", line 98, in urlretrieve\n")
+    assert verdict(tb).category == Category.NETWORK_UNREACHABLE
+    assert verdict("kubectl logs -f job-ps-1 tensorflow\n" + tb).category == Category.FIREWALL_OR_PORT_BLOCKED

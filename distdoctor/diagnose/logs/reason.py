@@ -345,11 +345,34 @@ def _cut_traceback(job: _Job) -> Verdict | None:
                            f"configuration, which {defect}", remedy="Fix the cluster in TF_CONFIG (the operator's "
                            "replica specs): the strategy this task runs expects that entry.", root=tb,
                            looked_at=_looked(job), settle="the exception line at the end of the traceback")
+    net = [h for h in job.of("python-network-frame") if h.stream == tb.stream and h.line_no > tb.line_no]
+    if net:
+        # the task died inside a network call; on Kubernetes an outbound call that fails at start-up is most often
+        # blocked (a network policy, a service-mesh sidecar not yet ready), elsewhere the address is unreachable
+        k8s = _on_kubernetes(job)
+        return Verdict(status=Status.FAILED,
+                       category=Category.FIREWALL_OR_PORT_BLOCKED if k8s else Category.NETWORK_UNREACHABLE,
+                       culprit=culprit, confidence="low", code=net[-1].sig.code,
+                       summary="the task died inside a network call (its traceback ends in " + net[-1].text.strip()[:120]
+                               + ")" + ("; on Kubernetes such calls are most often blocked by a network policy or a "
+                                        "sidecar that is not ready yet" if k8s else ""),
+                       remedy="Check that the task may reach that address from where it runs: DNS, egress rules, "
+                              "proxies; on Kubernetes network policies and service-mesh sidecars (Istio: "
+                              "`sidecar.istio.io/inject: \"false\"` on the job's pods, or holdApplicationUntilProxyStarts).",
+                       root=tb, context=tuple(net[-1:]), looked_at=_looked(job), settle="the exception line at the end of the traceback")
     return Verdict(status=Status.FAILED, category=Category.USER_CODE_ERROR, culprit=culprit, confidence="low",
                    code=tb.sig.code, summary="a Python traceback ended the task, but its exception line is not in the "
                    "log", remedy="Read the exception at the end of the full traceback; its last frame in your code is "
                    "where to look.", root=tb, looked_at=_looked(job),
                    settle="the end of the traceback (the exception line)")
+
+
+_K8S_MARKS = ("kubectl-subject", "k8s-oomkilled", "k8s-backoff", "k8s-evicted", "k8s-exit-code", "k8s-pod-running",
+              "k8s-api-unreachable", "k8s-insufficient", "k8s-killing-container", "k8s-image-pull")
+
+
+def _on_kubernetes(job: _Job) -> bool:
+    return any(h.sig.name in _K8S_MARKS for h in job.hits) or any(f.on_kubernetes for f in job.facts.values())
 
 
 def _cluster_defect(spec: dict, task: str | None) -> str | None:

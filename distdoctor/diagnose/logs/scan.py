@@ -55,6 +55,7 @@ class StreamFacts:
     guess: WriterGuess = field(default_factory=WriterGuess)
     dropped: int = 0
     binary: bool = False              # the first bytes are not text: not a log
+    on_kubernetes: bool = False       # a pasted kubectl session (kubectl logs/describe, Name: POD)
 
 
 def _literal_table() -> tuple[list[bytes], list[bool], list[list[Signature]]]:
@@ -255,6 +256,7 @@ class Scanner:
         sm = _SUBJECT.search(text)
         if sm:
             self._subject = task_from_filename(sm.group("a") or sm.group("b"))
+            f.on_kubernetes = True
         if writer is None:
             writer = self._subject
         seen: set[str] = set()

@@ -67,3 +67,10 @@ add("DD872", "cluster-config-printed", C.CONFIG_TF_CONFIG, R.CONTEXT, ("TF_CONFI
     "A task prints its cluster configuration", rank=0, remedy="Nothing by itself; rules check it.",
     source="TensorFlow distribute_coordinator.py / user scripts",
     fixture="INFO:tensorflow:TF_CONFIG environment variable: {'cluster': {'ps': ['ps-0:2222'], 'worker': ['worker-0:2222']}, 'task': {'index': 1, 'type': 'ps'}}")
+add("DD873", "python-network-frame", C.NETWORK_UNREACHABLE, R.CONTEXT,
+    ("urlretrieve", "urlopen", "urllib/request.py", "http/client.py", "socket.py", "requests/adapters.py",
+     "urllib3/connection"),
+    "A traceback frame inside a network call", rank=0,
+    remedy="The task was waiting on the network when it failed: check what it connects to and what may block it.",
+    source="CPython urllib / http.client / socket and requests frames",
+    fixture='  File "/usr/lib/python2.7/urllib.py", line 98, in urlretrieve')
