@@ -43,3 +43,15 @@ def test_a_specific_cause_alone_is_the_verdict(sig):
 def test_a_benign_line_is_no_failure(sig):
     hits, facts = scan_bytes("fixture.log", (sig.fixture + "\n").encode())
     assert reason(hits, [facts]).status in (Status.UNKNOWN, Status.SUCCEEDED)
+
+
+def test_every_prefilter_engine_finds_the_same_hits():
+    """Hyperscan (x86-64), RE2 and Python's re must agree on every real-world case and every fixture."""
+    from pathlib import Path
+    from distdoctor.diagnose.logs.scan import Prefilter
+    engines = [Prefilter(prefer=p) for p in (("hyperscan",), ("re2",), ("re",))]
+    corpus = Path(__file__).resolve().parent / "realworld" / "realworld-dev"
+    texts = [p.read_bytes() for p in sorted(corpus.glob("*/*.log"))] + [(s.fixture + "\n").encode() for s in SIGNATURES]
+    for data in texts:
+        seen = [sorted((h.sig.code, h.line_no, h.named) for h in scan_bytes("x.log", data, prefilter=pf)[0]) for pf in engines]
+        assert seen[0] == seen[1] == seen[2], data[:200]

@@ -18,7 +18,8 @@ from . import kb  # noqa: F401  (registers the knowledge base)
 from .demux import WriterGuess, parse_cluster, split_prefix, task_from_filename
 from .signature import SIGNATURES, Role, Signature
 
-__all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine"]
+__all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine", "scan_bytes", "Prefilter"]
+
 
 SNIFF = 64 * 1024
 _TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
@@ -72,11 +73,13 @@ def _literal_table() -> tuple[list[bytes], list[bool], list[list[Signature]]]:
 class _Prefilter:
     """Offsets of the literal hits in a buffer, and which literal each one is."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefer: tuple[str, ...] = ("hyperscan", "re2", "re")) -> None:
         self.literals, self.caseless, self.sigs = _literal_table()
         self.engine = "re"
         self._hs = None
         try:
+            if "hyperscan" not in prefer:
+                raise ImportError("hyperscan not wanted")
             import hyperscan
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             flags = [(hyperscan.HS_FLAG_CASELESS if c else 0) | hyperscan.HS_FLAG_SINGLEMATCH * 0 for c in self.caseless]
@@ -84,10 +87,20 @@ class _Prefilter:
                        ids=list(range(len(self.literals))), flags=flags)
             self._hs = db
             self.engine = "hyperscan"
-        except Exception:   # noqa: BLE001 -- no Hyperscan (or no SIMD support): the regex fallback is correct, only slower
+        except Exception:   # noqa: BLE001 -- no Hyperscan (not x86-64, or no SIMD): RE2, else Python's re
             alts = [b"(?i:" + re.escape(x) + b")" if c else re.escape(x) for x, c in zip(self.literals, self.caseless)]
-            self._rx = re.compile(b"|".join(sorted(alts, key=len, reverse=True)))
+            pattern = b"|".join(sorted(alts, key=len, reverse=True))
             self._index = {x.lower() if c else x: i for i, (x, c) in enumerate(zip(self.literals, self.caseless))}
+            try:
+                if "re2" not in prefer:
+                    raise ImportError("re2 not wanted")
+                import re2
+                opts = re2.Options()
+                opts.max_mem = 256 << 20
+                self._rx = re2.compile(pattern, options=opts)
+                self.engine = "re2"
+            except Exception:   # noqa: BLE001 -- measured ~1 MB/s: correct, but only a last resort
+                self._rx = re.compile(pattern)
 
     def line_starts(self, buf: bytes) -> dict[int, set[int]]:
         """{start offset of a line: literal ids found in it}."""
@@ -102,17 +115,18 @@ class _Prefilter:
                 ls = buf.rfind(b"\n", 0, end) + 1
                 out.setdefault(ls, set()).add(lit_id)
             return out
+        # An alternation reports one literal per position (leftmost-first): find the lines, then every literal in them.
         for m in self._rx.finditer(buf):
-            ls = buf.rfind(b"\n", 0, m.start()) + 1
-            key = m.group(0)
-            lit_id = self._index.get(key)
-            if lit_id is None:
-                lit_id = self._index.get(key.lower())
-            if lit_id is not None:
-                out.setdefault(ls, set()).add(lit_id)
+            out.setdefault(buf.rfind(b"\n", 0, m.start()) + 1, set())
+        for ls in out:
+            le = buf.find(b"\n", ls)
+            line = buf[ls:le if le >= 0 else len(buf)]
+            low = line.lower()
+            out[ls] = {i for i, (x, c) in enumerate(zip(self.literals, self.caseless)) if x in (low if c else line)}
         return out
 
 
+Prefilter = _Prefilter
 _PREFILTER: _Prefilter | None = None
 
 
@@ -156,10 +170,11 @@ def _named(sig: Signature, text: str, m) -> str | None:
 class Scanner:
     """Scan one stream from byte chunks; :meth:`close` gives ``(hits, facts)``."""
 
-    def __init__(self, name: str, writer: str | None = None, *, year: int | None = None) -> None:
+    def __init__(self, name: str, writer: str | None = None, *, year: int | None = None,
+                 prefilter: "_Prefilter | None" = None) -> None:
         self.facts = StreamFacts(name=name, writer=writer)
         self.hits: list[Hit] = []
-        self._pf = _get()
+        self._pf = prefilter or _get()
         self._carry = b""
         self._line_base = 1
         self._year = year
@@ -302,9 +317,10 @@ def _with_writer(h: Hit, writer: str) -> Hit:
     return Hit(sig=h.sig, stream=h.stream, writer=writer, named=h.named, line_no=h.line_no, ts=h.ts, text=h.text)
 
 
-def scan_bytes(name: str, data: bytes | Iterable[bytes], writer: str | None = None) -> tuple[list[Hit], StreamFacts]:
+def scan_bytes(name: str, data: bytes | Iterable[bytes], writer: str | None = None, *,
+               prefilter: "_Prefilter | None" = None) -> tuple[list[Hit], StreamFacts]:
     """Scan a whole stream held in memory (tests, stdin fragments)."""
-    s = Scanner(name, writer)
+    s = Scanner(name, writer, prefilter=prefilter)
     if isinstance(data, (bytes, bytearray)):
         s.feed(bytes(data))
     else:
