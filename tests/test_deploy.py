@@ -37,4 +37,5 @@ def test_sbatch_script_is_valid_bash_and_runs_run_node():
     assert "export DISTDOCTOR_TOKEN" in text and "export CKPT" in text
     inner = text.split("srun bash -c '", 1)[1].split("'", 1)[0].replace("\\\n", " ")
     _parses(inner[len("exec "):].replace('"$CKPT/distdoctor/$SLURM_PROCID"', "/tmp/x")
-            .replace('"$CKPT"', "/tmp/ckpt"))
+            .replace(" $DISTDOCTOR_ARGS", " --failure-grace 5").replace('"$@"', "python train.py"))
+    # the real job: tests/test_slurm.py submits this very file to a local Slurm

@@ -1,0 +1,145 @@
+"""A real Slurm: ``sbatch deploy/sbatch.sh`` of a 2-task job, each task under ``distdoctor run --node``.
+
+``scripts/slurm-local.sh start`` brings up munged, slurmctld and slurmd on this machine (root only);
+the module skips with the reason when it cannot. The job script is the documented one,
+``deploy/sbatch.sh``, with only the allocation shrunk to this one node on the command line
+(``--nodes=1 --ntasks=2``: command-line options override ``#SBATCH`` lines) and the training
+command given as its arguments: a real MultiWorkerMirroredStrategy trainer
+(``tests/workers/trainer.py``) that can inject one fault. Every job holds /tmp/dd-tf.lock while it
+runs, so only one TensorFlow job uses the machine's cores at a time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import OUTPUT, PY, ROOT, WORKERS, requires_tf
+from mesh_helpers import clean_env
+
+pytestmark = [requires_tf]
+SLURM_LOCAL = ROOT / "scripts" / "slurm-local.sh"
+SBATCH = ROOT / "deploy" / "sbatch.sh"
+SLURM_DIR = Path(os.environ.get("DD_SLURM_DIR", "/tmp/dd-slurm"))
+LOCK = "/tmp/dd-tf.lock"
+
+
+def _slurm_env() -> dict[str, str]:
+    return {**os.environ, "SLURM_CONF": str(SLURM_DIR / "slurm.conf"), "DD_SLURM_DIR": str(SLURM_DIR)}
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    """A running single-node Slurm; stopped again at the end when this module started it."""
+    if os.geteuid() != 0:
+        pytest.skip("a local Slurm needs root (scripts/slurm-local.sh starts munged, slurmctld, slurmd)")
+    missing = [b for b in ("munged", "slurmctld", "slurmd", "sbatch", "flock") if shutil.which(b) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed (scripts/setup.sh --test installs slurm-wlm and munge)")
+    env = _slurm_env()
+    was_up = subprocess.run([str(SLURM_LOCAL), "status"], env=env, capture_output=True).returncode == 0
+    if not was_up:
+        start = subprocess.run([str(SLURM_LOCAL), "start"], env=env, capture_output=True, text=True, timeout=60)
+        if start.returncode != 0:
+            pytest.skip(f"Slurm could not be started here: {start.stderr.strip()[-300:]}")
+    yield env
+    if not was_up:
+        subprocess.run([str(SLURM_LOCAL), "stop"], env=env, timeout=60)
+
+
+def _free_port_pair() -> int:
+    """A base port B with B and B+1 free (SlurmClusterResolver numbers a node's tasks upward)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base >= 65535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", base + 1))
+            except OSError:
+                continue
+        return base
+    raise RuntimeError("no two consecutive free ports")
+
+
+class Job:
+    def __init__(self, name: str, rc: int, out: Path, ckpt: Path) -> None:
+        self.name, self.rc, self.out_path, self.ckpt = name, rc, out, ckpt
+
+    @property
+    def output(self) -> str:
+        return self.out_path.read_text(errors="replace") if self.out_path.exists() else "(no job output)"
+
+    def diagnosis(self, rank: int, name: str = "diagnosis.json") -> dict:
+        path = self.ckpt / "distdoctor" / str(rank) / name
+        assert path.exists(), f"{path} missing; job output:\n{self.output[-4000:]}"
+        return json.loads(path.read_text())
+
+
+def sbatch(env: dict[str, str], name: str, trainer_args: list[str], dd_args: list[str] = ()) -> Job:
+    """Submit deploy/sbatch.sh with the trainer as its command and wait for the job to end."""
+    base = OUTPUT / "slurm" / name
+    if base.exists():
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+    ckpt = base / "ckpt"
+    job_env = clean_env(**{k: env[k] for k in ("SLURM_CONF",)})
+    job_env.update(
+        PATH=f"{Path(PY).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        PYTHONPATH=str(ROOT),  # this tree's distdoctor, in the job's tasks too
+        CKPT=str(ckpt),
+        DISTDOCTOR_TOKEN=f"slurm-test-{name}",
+        DISTDOCTOR_ARGS=" ".join(["--failure-grace", "5", "--grace", "5", "--mesh-timeout", "60",
+                                  "--slurm-port-base", str(_free_port_pair()), *dd_args]),
+    )
+    out = base / "job.out"
+    argv = ["flock", LOCK, "sbatch", "--wait", "--quiet", f"--job-name=dd-{name}", "--nodes=1", "--ntasks=2",
+            "--ntasks-per-node=2", "--cpus-per-task=1", "--time=10", f"--output={out}", str(SBATCH),
+            PY, str(WORKERS / "trainer.py"), *trainer_args]
+    proc = subprocess.run(argv, env=job_env, cwd=base, capture_output=True, text=True, timeout=600)
+    return Job(name, proc.returncode, out, ckpt)
+
+
+def test_healthy_job_succeeds(slurm):
+    job = sbatch(slurm, "healthy", ["--steps", "10", "--epochs", "2"])
+    assert job.rc == 0, job.output[-4000:]
+    diag = job.diagnosis(0)
+    assert diag["status"] == "succeeded", json.dumps(diag["findings"], indent=1)
+    assert set(diag["tasks"]) == {"worker:0", "worker:1"}
+    # the other task holds the same, cluster-wide verdict; both supervisors printed it into the job output
+    assert job.diagnosis(1)["status"] == "succeeded"
+    assert job.output.count("All 2 tasks finished normally") >= 2, job.output[-3000:]
+    # the cluster came from Slurm's variables: both tasks on this node, ports from --slurm-port-base upward
+    check = job.diagnosis(0, "check.json")
+    assert check["status"] == "ok" and check["mesh"]["complete"], check
+
+
+def test_killed_worker_is_peer_crashed(slurm):
+    job = sbatch(slurm, "sigkill", ["--steps", "30", "--epochs", "3", "--fault", "sigkill",
+                                    "--fault-task", "worker:1", "--fault-step", "12"])
+    assert job.rc != 0, job.output[-4000:]
+    diag = job.diagnosis(0)
+    rc = diag["root_cause"]
+    assert diag["status"] == "failed" and rc["culprit"] == "worker:1", json.dumps(rc, indent=1)
+    assert rc["category"] == "peer_crashed"
+    assert diag["tasks"]["worker:1"]["signal"] == "SIGKILL"
+    assert job.diagnosis(1)["root_cause"]["culprit"] == "worker:1"
+
+
+def test_deterministic_error_is_user_code_and_runs_once(slurm):
+    job = sbatch(slurm, "exception", ["--steps", "30", "--epochs", "3", "--fault", "exception",
+                                      "--fault-task", "worker:1", "--fault-step", "8"])
+    assert job.rc != 0, job.output[-4000:]
+    diag = job.diagnosis(0)
+    rc = diag["root_cause"]
+    assert rc["category"] == "user_code_error" and rc["culprit"] == "worker:1", json.dumps(rc, indent=1)
+    # started once: a deterministic failure is not retried, in the allocation or by a requeue
+    assert job.output.count("FAULT exception injected by worker:1") == 1, job.output[-3000:]
+    assert "starting worker:1" in job.output and job.output.count("starting worker:1") == 1
