@@ -142,7 +142,9 @@ def run_check(doc: ConfigDocument, opt: CheckOptions, environ: Mapping[str, str]
     from . import fingerprint as fpmod
     from .host import collect_host_facts, judge_host
     task = str(spec.task)
-    fp = fpmod.collect(environ)
+    # the task's own interpreter (the command's Python), not distdoctor's
+    fp, fp_note = fpmod.collect_for(opt.argv, environ) if opt.argv else (fpmod.collect(environ), None)
+    notes = (fp_note,) if fp_note else ()
     strategy = infer_strategy(spec, opt.strategy)
     training = len(spec.job("chief")) + len(spec.job("worker"))
     findings += fpmod.judge_environment(fp, multi_worker_mirrored=strategy == "mwms" and training > 1, task=task)
@@ -153,9 +155,9 @@ def run_check(doc: ConfigDocument, opt: CheckOptions, environ: Mapping[str, str]
     facts = collect_host_facts(task, address, opt.checkpoint_dir)
     findings += judge_host(facts)
     if not opt.mesh:
-        return CheckReport(spec, _ordered(findings), fp, facts)
+        return CheckReport(spec, _ordered(findings), fp, facts, notes=notes)
     from .mesh import run_mesh
     # the mesh binds the port itself and reports a busy port with its holder
     result = run_mesh(spec, spec.task, opt.token, opt.timeout, argv=opt.argv, fingerprint=fp,
                       local_findings=findings, bandwidth=opt.bandwidth, side_port=opt.side_port)
-    return CheckReport(spec, result.findings, fp, facts, result)
+    return CheckReport(spec, result.findings, fp, facts, result, notes=notes)

@@ -8,28 +8,35 @@ exchange fingerprints in the mesh check and compare them there
 (:mod:`.meshjudge`); :func:`judge_environment` holds the known-bad
 combinations that one task can see alone.
 
-``collect`` does the reading; :class:`Fingerprint` is plain data;
-``judge_environment`` is pure.
+**Whose environment.** The fingerprint is the *task's*: :func:`collect_for`
+finds the interpreter of the task's command (``python``, ``/venv/bin/python3``,
+``env X=1 python``, a script whose ``#!`` names a Python) and runs
+:mod:`.envprobe` with it, in the task's environment. Only when the command names
+no Python does it fall back to distdoctor's own interpreter, and says so.
+
+``collect``/``collect_for`` do the reading; :class:`Fingerprint` is plain data;
+``interpreter_of`` and ``judge_environment`` are pure.
 """
 from __future__ import annotations
 
-import ast
-import importlib.metadata as md
-import importlib.util
+import json
 import os
-import platform
 import re
-import socket
+import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..catalogue import get
 from . import rules as _rules  # noqa: F401  (registers the codes fetched with get)
 from ..model import Finding, Severity
+from . import envprobe
+from .envprobe import read_build_info
 
-__all__ = ["Fingerprint", "collect", "judge_environment", "TF_DISTRIBUTIONS", "ENV_PREFIXES", "ENV_NAMES",
-           "legacy_keras_requested"]
+__all__ = ["Fingerprint", "collect", "collect_for", "interpreter_of", "from_probe", "judge_environment",
+           "read_build_info", "TF_DISTRIBUTIONS", "ENV_PREFIXES", "ENV_NAMES", "legacy_keras_requested",
+           "PROBE_TIMEOUT_S"]
 
 #: Distributions that install the ``tensorflow`` package.
 TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tf-nightly-cpu",
@@ -66,6 +73,7 @@ class Fingerprint:
     nccl: str | None
     env: tuple[tuple[str, str], ...]
     packages: tuple[tuple[str, str], ...]
+    interpreter: str = ""                        # the Python these facts describe (the task's, when found)
 
     def package(self, name: str) -> str | None:
         return dict(self.packages).get(_norm(name))
@@ -77,7 +85,7 @@ class Fingerprint:
             "tensorflow_distributions": dict(self.tensorflow_distributions),
             "tf_build": dict(self.tf_build), "keras_flavour": self.keras_flavour,
             "nvidia_driver": self.nvidia_driver, "nccl": self.nccl,
-            "env": dict(self.env), "packages": dict(self.packages),
+            "env": dict(self.env), "packages": dict(self.packages), "interpreter": self.interpreter,
         }
 
     @classmethod
@@ -90,58 +98,8 @@ class Fingerprint:
                    hostname=str(data.get("hostname", "")), tensorflow=data.get("tensorflow"),
                    tensorflow_distributions=pairs("tensorflow_distributions"), tf_build=pairs("tf_build"),
                    keras_flavour=str(data.get("keras_flavour", "")), nvidia_driver=data.get("nvidia_driver"),
-                   nccl=data.get("nccl"), env=pairs("env"), packages=pairs("packages"))
-
-
-def _packages() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for dist in md.distributions():
-        name = dist.metadata["Name"] if dist.metadata else None
-        if name:
-            out.setdefault(_norm(name), dist.version)
-    return out
-
-
-def read_build_info(path: str) -> dict[str, str]:
-    """The literal dict in TensorFlow's generated build_info.py, without executing it."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), path)
-    except (OSError, SyntaxError, ValueError):
-        return {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "build_info"
-                                                for t in node.targets):
-            value = node.value
-            if isinstance(value, ast.Call) and value.args:  # collections.OrderedDict([...])
-                value = value.args[0]
-            try:
-                literal = ast.literal_eval(value)
-            except ValueError:
-                return {}
-            items = literal.items() if isinstance(literal, dict) else literal
-            return {str(k): (",".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in items}
-    return {}
-
-
-def _tf_location() -> str | None:
-    # find_spec on a top-level name locates the package without running its __init__.
-    try:
-        found = importlib.util.find_spec("tensorflow")
-    except (ImportError, ValueError):
-        return None
-    if found is None or not found.submodule_search_locations:
-        return None
-    return list(found.submodule_search_locations)[0]
-
-
-def _nvidia_driver() -> str | None:
-    try:
-        with open("/proc/driver/nvidia/version", encoding="utf-8") as fh:
-            m = re.search(r"Kernel Module\s+(?:for \S+\s+)?([\d.]+)", fh.read())
-    except OSError:
-        return None
-    return m.group(1) if m else None
+                   nccl=data.get("nccl"), env=pairs("env"), packages=pairs("packages"),
+                   interpreter=str(data.get("interpreter") or ""))
 
 
 def _keras_flavour(packages: Mapping[str, str], environ: Mapping[str, str]) -> str:
@@ -164,24 +122,118 @@ def _env(environ: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def collect(environ: Mapping[str, str] | None = None) -> Fingerprint:
-    """Read this process's environment; never imports TensorFlow (tested)."""
-    environ = os.environ if environ is None else environ
-    packages = _packages()
+def from_probe(raw: Mapping[str, Any], environ: Mapping[str, str]) -> Fingerprint:
+    """A fingerprint from the probe's facts (:func:`.envprobe.probe`) and the task's environment. Pure."""
+    packages = {str(k): str(v) for k, v in (raw.get("packages") or {}).items()}
     tf_dists = {d: packages[d] for d in TF_DISTRIBUTIONS if d in packages}
-    location = _tf_location()
-    build = read_build_info(os.path.join(location, "python", "platform", "build_info.py")) if location else {}
     tf_version = None
     if tf_dists:
         tf_version = tf_dists.get("tensorflow") or next(iter(tf_dists.values()))
     nccl = next((v for k, v in sorted(packages.items()) if k.startswith("nvidia-nccl")), None)
+    build = {str(k): str(v) for k, v in (raw.get("tf_build") or {}).items()}
     return Fingerprint(
-        python=platform.python_version(), platform=platform.platform(), hostname=socket.gethostname(),
+        python=str(raw.get("python", "")), platform=str(raw.get("platform", "")),
+        hostname=str(raw.get("hostname", "")),
         tensorflow=tf_version, tensorflow_distributions=tuple(sorted(tf_dists.items())),
         tf_build=tuple(sorted(build.items())), keras_flavour=_keras_flavour(packages, environ),
-        nvidia_driver=_nvidia_driver(), nccl=nccl, env=tuple(sorted(_env(environ).items())),
-        packages=tuple(sorted(packages.items())),
+        nvidia_driver=raw.get("nvidia_driver"), nccl=nccl, env=tuple(sorted(_env(environ).items())),
+        packages=tuple(sorted(packages.items())), interpreter=str(raw.get("executable") or ""),
     )
+
+
+def collect(environ: Mapping[str, str] | None = None) -> Fingerprint:
+    """distdoctor's own interpreter, in-process; never imports TensorFlow (tested)."""
+    environ = os.environ if environ is None else environ
+    return from_probe(envprobe.probe(), environ)
+
+
+_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)*)?$")
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: Seconds the probe may take: it reads metadata only, but a cold disk and a big venv take a while.
+PROBE_TIMEOUT_S = 30.0
+
+
+def _which(name: str, environ: Mapping[str, str]) -> str | None:
+    if os.sep in name:
+        return name if os.access(name, os.X_OK) else None
+    return shutil.which(name, path=environ.get("PATH", os.defpath))
+
+
+def _shebang_python(path: str, environ: Mapping[str, str]) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and not _ENV_ASSIGN.match(w)]
+    if words and _PYTHON_NAME.match(os.path.basename(words[0])):
+        return _which(words[0], environ)
+    return None
+
+
+def interpreter_of(argv: Sequence[str], environ: Mapping[str, str]) -> str | None:
+    """The Python that runs ``argv``, resolved on the task's PATH; None when the command names none.
+
+    ``python train.py``, ``/venv/bin/python3.11 -m pkg``, ``env TF_X=1 python ...`` and a script
+    whose ``#!`` line names a Python (``#!/usr/bin/env python3``) are recognised. Reads only the
+    script's first line.
+    """
+    args = list(argv)
+    while args and os.path.basename(args[0]) == "env":
+        args = args[1:]
+        while args and (args[0].startswith("-") or _ENV_ASSIGN.match(args[0])):
+            args = args[1:]
+    if not args:
+        return None
+    if _PYTHON_NAME.match(os.path.basename(args[0])):
+        return _which(args[0], environ)
+    path = _which(args[0], environ)
+    return _shebang_python(path, environ) if path else None
+
+
+def _same_interpreter(a: str, b: str) -> bool:
+    # by path, not by resolved file: every venv's python links to one base interpreter, and what
+    # tells venvs apart is where the link lies (its pyvenv.cfg)
+    return os.path.abspath(a) == os.path.abspath(b)
+
+
+def collect_for(argv: Sequence[str], environ: Mapping[str, str] | None = None,
+                timeout: float = PROBE_TIMEOUT_S) -> tuple[Fingerprint, str | None]:
+    """The fingerprint of the interpreter that runs ``argv``, in the task's environment.
+
+    Returns (fingerprint, note); the note says why distdoctor's own interpreter was used instead
+    (the command names no Python, or the probe failed), and is None when the task's own was read.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    python = interpreter_of(argv, environ)
+    if python is None:
+        why = (f"the task's command ({argv[0]}) names no Python interpreter" if argv else "no task command given")
+        return collect(environ), f"{why}; environment fingerprint from distdoctor's own {sys.executable}"
+    if (_same_interpreter(python, sys.executable) and environ.get("PYTHONPATH") == os.environ.get("PYTHONPATH")
+            and environ.get("PYTHONHOME") == os.environ.get("PYTHONHOME")):
+        return collect(environ), None
+    env = {k: v for k, v in environ.items() if k not in ("PYTHONSTARTUP", "PYTHONINSPECT")}
+    env.pop("PYTHONSAFEPATH", None)
+    try:
+        with open(envprobe.__file__, encoding="utf-8") as fh:
+            source = fh.read()
+        proc = subprocess.run([python, "-c", source], env=env, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+        raw = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 and proc.stdout.strip() else None
+        problem = None if isinstance(raw, dict) else (
+            f"exit {proc.returncode}: {(proc.stderr.strip().splitlines() or ['no output'])[-1][:200]}")
+    except subprocess.TimeoutExpired:
+        raw, problem = None, f"no answer within {timeout:.0f} s"
+    except (OSError, ValueError) as exc:
+        raw, problem = None, str(exc)
+    if raw is None:
+        return collect(environ), (f"the environment probe failed with {python} ({problem}); environment "
+                                  f"fingerprint from distdoctor's own {sys.executable}")
+    return from_probe(raw, environ), None
 
 
 def _minor(version: str | None) -> tuple[str, ...]:
@@ -195,7 +247,7 @@ def judge_environment(fp: Fingerprint, *, multi_worker_mirrored: bool, task: str
     keras, tf_keras = fp.package("keras"), fp.package("tf-keras")
     if fp.tensorflow is None:
         out.append(get("DD404").finding(culprit=task, severity=Severity.WARNING,
-                                        summary=f"no TensorFlow distribution in {sys.executable}"))
+                                        summary=f"no TensorFlow distribution in {fp.interpreter or sys.executable}"))
     if len({v for _, v in fp.tensorflow_distributions}) > 1:
         listed = ", ".join(f"{k} {v}" for k, v in fp.tensorflow_distributions)
         out.append(get("DD405").finding(culprit=task, severity=Severity.WARNING,

@@ -41,7 +41,7 @@ PRIORITY = ("DD518", "DD511", "DD510", "DD509", "DD505", "DD502", "DD503", "DD50
 _SRC_FAULTS = {Outcome.WRONG_TOKEN, Outcome.DROPPED, Outcome.UNREACHABLE, Outcome.UNRESOLVED}
 _CODE = {Outcome.DROPPED: "DD502", Outcome.UNREACHABLE: "DD503", Outcome.UNRESOLVED: "DD504",
          Outcome.WRONG_TOKEN: "DD505", Outcome.FOREIGN: "DD508", Outcome.ERROR: "DD503"}
-_CRITICAL = ("python", "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "keras", "tf-keras",
+_CRITICAL = ("tensorflow", "python", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "keras", "tf-keras",
              "protobuf", "numpy", "grpcio", "keras_flavour", "nccl")
 #: Command-line options that name the task itself and so differ by design.
 _PER_TASK_OPTIONS = {"task_index", "task_id", "task", "index", "rank", "worker_index", "local_rank", "node_rank",
@@ -118,12 +118,50 @@ def _cluster_diff(mine: Mapping[str, list[str]], ref: Mapping[str, list[str]]) -
     return diffs
 
 
+def _own_entries(primary: Mapping[str, PeerReport]) -> dict[str, str]:
+    """Each task's address as its own cluster list gives it: the task is the authority on that."""
+    own = {}
+    for t, r in primary.items():
+        job, _, index = t.partition(":")
+        addrs = r.info.cluster_dict().get(job) or []
+        if index.isdigit() and int(index) < len(addrs):
+            own[t] = addrs[int(index)]
+    return own
+
+
+def _wrong_views(primary: Mapping[str, PeerReport]) -> dict[str, list[str]]:
+    """task -> how its view of its peers differs from those peers' own entries."""
+    own = _own_entries(primary)
+    wrong: dict[str, list[str]] = defaultdict(list)
+    for s, r in primary.items():
+        for job, addrs in sorted(r.info.cluster_dict().items()):
+            for i, a in enumerate(addrs):
+                peer = f"{job}:{i}"
+                if peer != s and peer in own and a != own[peer]:
+                    wrong[s].append(f"lists {peer} at {a} where {peer} itself has {own[peer]}")
+    return dict(wrong)
+
+
 def _clusters(primary: Mapping[str, PeerReport]) -> tuple[list[Finding], dict[str, list[str]], set[str]]:
-    """DD510. Returns findings, the majority cluster (or {}), and the odd tasks."""
+    """DD510. Returns findings, the majority cluster (or {}), and the odd tasks.
+
+    Each task is the authority on its own address (it binds there): a task whose view of a peer
+    differs from that peer's own entry is the misconfigured one. This names the culprit even with
+    two tasks, where no majority exists. Only when every task holds a wrong view (or the lists
+    differ in shape alone) does the majority vote decide.
+    """
     canon = {t: json.dumps(r.info.cluster_dict(), sort_keys=True) for t, r in primary.items()}
     top, odd = majority(canon)
     if not odd:
         return [], (json.loads(top) if top else {}), set()
+    wrong = _wrong_views(primary)
+    if wrong and len(wrong) < len(primary):
+        out = [_f("DD510", t, f"{t}'s cluster list disagrees with its peers' own addresses: " + "; ".join(d[:3])
+                  + (f" and {len(d) - 3} more" if len(d) > 3 else ""),
+                  [_ev(t, line) for line in d],
+                  remedy=f"fix {t}'s TF_CONFIG (each task's own entry is where it listens)")
+               for t, d in sorted(wrong.items())]
+        return out, (json.loads(top) if top else {}), set(wrong)
     if top is None:
         groups: dict[str, list[str]] = defaultdict(list)
         for t, c in canon.items():
@@ -296,6 +334,8 @@ def _software(r: PeerReport) -> dict[str, str]:
     out = {"python": fp.python, "keras_flavour": fp.keras_flavour, "nvidia_driver": fp.nvidia_driver or "(none)"}
     out.update({f"tf_build.{k}": v for k, v in fp.tf_build})
     out.update(dict(fp.packages))
+    # whichever distribution provides it (tensorflow, tensorflow-cpu, ...): the version that runs
+    out["tensorflow"] = fp.tensorflow or "(not installed)"
     return out
 
 
@@ -304,6 +344,7 @@ def _differences(primary: Mapping[str, PeerReport], code: str, facts: Mapping[st
     tasks = sorted(facts)
     if len(tasks) < 2:
         return []
+    order = {k: i for i, k in enumerate(critical)}
     critical = set(critical)
     per_task: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     no_majority: list[tuple[str, dict[str, str]]] = []
@@ -317,18 +358,30 @@ def _differences(primary: Mapping[str, PeerReport], code: str, facts: Mapping[st
             continue
         for t in odd:
             per_task[t].append((key, values[t], top))
+    def is_critical(key: str) -> bool:
+        return key in critical or key.startswith("tf_build.")
+
+    def rank(key: str) -> tuple:  # the critical keys in their listed order (TensorFlow, Python first)
+        return (order.get(key, len(order)) if is_critical(key) else len(order) + 1, key)
+
     out = []
     for t, diffs in sorted(per_task.items()):
-        sev = Severity.ERROR if any(k in critical or k.startswith("tf_build.") for k, _, _ in diffs) else Severity.WARNING
+        diffs.sort(key=lambda d: rank(d[0]))  # TF and Python first: the likely cause
+        sev = Severity.ERROR if any(is_critical(k) for k, _, _ in diffs) else Severity.WARNING
         parts = [f"{k}={mine}" for k, mine, _ in diffs]
         out.append(_f(code, t, f"{t} differs from the other tasks in {what}: " + ", ".join(parts[:5])
                       + (f" and {len(parts) - 5} more" if len(parts) > 5 else ""),
                       [_ev(t, f"{k}: {t} has {mine!r}, the others {top!r}") for k, mine, top in diffs], severity=sev))
-    for key, values in no_majority:
-        sev = Severity.ERROR if key in critical or key.startswith("tf_build.") else Severity.WARNING
-        shown = ", ".join(f"{t}={v}" for t, v in values.items())
-        out.append(_f(code, None, f"the tasks disagree on {what} {key} with no majority: {shown}",
-                      [_ev(t, f"{key}: {v!r}") for t, v in values.items()], severity=sev, candidates=tuple(values)))
+    if no_majority:
+        # one finding that names every task with its value (two tasks that differ have no majority);
+        # the keys that matter most first, so the summary leads with them
+        no_majority.sort(key=lambda kv: rank(kv[0]))
+        sev = Severity.ERROR if any(is_critical(k) for k, _ in no_majority) else Severity.WARNING
+        shown = ["{} ({})".format(k, ", ".join(f"{t}={v}" for t, v in values.items())) for k, values in no_majority]
+        out.append(_f(code, None, f"the tasks disagree on {what} with no majority: " + "; ".join(shown[:3])
+                      + (f" and {len(shown) - 3} more" if len(shown) > 3 else ""),
+                      [_ev(t, f"{k}: {v!r}") for k, values in no_majority for t, v in values.items()],
+                      severity=sev, candidates=tuple(tasks)))
     return out
 
 
