@@ -336,6 +336,7 @@ def one_run(n: int, fault: str, out_root: Path, steady: float, browser: bool) ->
             row["browser_load_ms"] = r.load_ms
             row["browser_wall_s"] = r.wall_s
             row["lanes"] = len(r.lanes)
+            row["lane_tasks"] = len(r.tasks)
     finally:
         for p in (nodes, coll):
             if p.poll() is None:
@@ -374,10 +375,11 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     print("| tasks | fault | fault → verdict | → diagnosis written | right? | collector CPU (steady) | "
-          "collector peak RSS | messages/s in | bundle | report.html (write) | Chromium load |")
+          "collector peak RSS | messages/s in | bundle | report.html (write) | Chromium load (lanes/tasks) |")
     print("|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        load = f"{r['browser_load_ms']:.0f} ms" if r.get("browser_load_ms") is not None else "-"
+        load = (f"{r['browser_load_ms']:.0f} ms ({r['lanes']}/{r['lane_tasks']})" if r.get("browser_load_ms") is not None
+                else "-")
         print(f"| {r['n']} | {r['fault']} | {r['verdict_s']:.2f} s | {r['diagnosis_s']:.2f} s | "
               f"{'yes' if r['right'] else 'NO: ' + r['verdict']} | {r['cpu_pct']:.0f} % | {r['rss_mb']:.0f} MB | "
               f"{r['msgs_per_s']:.0f} | {r['bundle_mb']:.1f} MB | {r['report_mb']:.1f} MB ({r['report_s']:.1f} s) | {load} |")
