@@ -4,7 +4,7 @@ Every subsystem raises a subclass of :class:`DistDoctorError`; the message says
 what was seen, what was expected and what to do next.
 """
 
-__all__ = ["DistDoctorError", "UsageError", "ConfigError", "InputError", "LaunchError"]
+__all__ = ["DistDoctorError", "UsageError", "ConfigError", "InputError"]
 
 
 class DistDoctorError(Exception):
@@ -23,7 +23,3 @@ class ConfigError(DistDoctorError):
 
 class InputError(DistDoctorError):
     """Input files (logs, bundles) are missing, unreadable or hold nothing usable."""
-
-
-class LaunchError(DistDoctorError):
-    """The tasks of a job could not be started."""

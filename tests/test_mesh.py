@@ -274,7 +274,7 @@ def test_ports_are_released_for_tensorflow():
 
 def test_run_mesh_library_call_in_process():
     from distdoctor.preflight.mesh import run_mesh
-    from distdoctor.preflight.spec import ClusterSpec, TaskRef
+    from distdoctor.cluster.spec import ClusterSpec, TaskRef
     spec = ClusterSpec((("worker", ("127.0.0.1:%d" % free_ports(1)[0],)),), TaskRef("worker", 0), "test")
     result = run_mesh(spec, TaskRef("worker", 0), "tok", timeout=2)
     assert result.complete and result.ok and result.reports[0].task == "worker:0"

@@ -13,7 +13,7 @@ from distdoctor.model import Category, Severity
 from distdoctor.preflight.fingerprint import Fingerprint, collect, judge_environment, read_build_info
 from distdoctor.preflight.host import (GIB, Gpu, HostFacts, PortProbe, ProcessRef, Resolution, collect_host_facts,
                                        judge_host)
-from distdoctor.preflight.spec import Address
+from distdoctor.cluster.spec import Address
 
 from mesh_helpers import clean_env, free_ports, tf_config
 

@@ -13,8 +13,8 @@ from distdoctor.catalogue import RULES, all_rules
 from distdoctor.errors import ConfigError, InputError, UsageError
 from distdoctor.model import Category, Severity
 from distdoctor.preflight.rules import BLOCKING_CODES, check_document
-from distdoctor.preflight.slurm import expand_hostlist, expand_tasks_per_node, slurm_layout
-from distdoctor.preflight.spec import (AddressError, TaskRef, load_document, parse_address,
+from distdoctor.cluster.slurm import expand_hostlist, expand_tasks_per_node, slurm_layout
+from distdoctor.cluster.spec import (AddressError, TaskRef, load_document, parse_address,
                                        read_cluster_file, read_tf_config_text)
 
 ROOT = Path(__file__).resolve().parent.parent

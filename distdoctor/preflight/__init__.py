@@ -2,8 +2,8 @@
 
 Modules, by concern:
 
-* :mod:`.spec`, :mod:`.slurm` — reading cluster specs (TF_CONFIG, cluster
-  files, Slurm variables) into :class:`~.spec.ClusterSpec`;
+* cluster specs (TF_CONFIG, cluster files, Slurm variables, a TFJob pod) are
+  read by :mod:`distdoctor.cluster`, shared with ``run --node``;
 * :mod:`.rules` — the DD3xx-DD5xx catalogue entries and the static checks;
 * :mod:`.host`, :mod:`.fingerprint` — this host and this environment (facts
   gathered apart from the pure judgement of them);
@@ -22,8 +22,8 @@ from typing import Any
 __all__ = ["run_mesh", "MeshResult", "ClusterSpec", "TaskRef", "load_document", "check_document", "run_check",
            "CheckOptions", "CheckReport"]
 
-_WHERE = {"run_mesh": ".mesh", "MeshResult": ".meshmodel", "ClusterSpec": ".spec", "TaskRef": ".spec",
-          "load_document": ".spec", "check_document": ".rules", "run_check": ".check", "CheckOptions": ".check",
+_WHERE = {"run_mesh": ".mesh", "MeshResult": ".meshmodel", "ClusterSpec": "..cluster.spec",
+          "TaskRef": "..cluster.spec", "load_document": "..cluster.spec", "check_document": ".rules", "run_check": ".check", "CheckOptions": ".check",
           "CheckReport": ".check"}
 
 

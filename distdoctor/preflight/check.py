@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..errors import UsageError
 from ..model import Finding, Severity
 from .rules import check_document, infer_strategy
-from .spec import AddressError, ClusterSpec, ConfigDocument, SpecError, parse_address
+from ..cluster.spec import AddressError, ClusterSpec, ConfigDocument, SpecError, parse_address
 
 if TYPE_CHECKING:  # imported lazily at run time: --static needs none of them
     from .fingerprint import Fingerprint
@@ -126,6 +126,10 @@ def run_check(doc: ConfigDocument, opt: CheckOptions, environ: Mapping[str, str]
     if static.blocking:
         raise _blocking_error(static.blocking)
     spec, findings = static.spec, list(static.findings)
+    if spec is not None:
+        from ..cluster.tfjob import tfjob_pod
+        from .rules import check_pod
+        findings += check_pod(spec, tfjob_pod(environ))
     if opt.static:
         return CheckReport(spec, _ordered(findings))
     if spec is None:  # no cluster at all (DD303): nothing more to check against

@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from .check import CheckOptions, default_argv, parse_argv, run_check
-    from .spec import SpecError, load_document
+    from ..cluster.spec import SpecError, load_document
 
     if args.static and args.mesh:
         raise UsageError("--static and --mesh exclude each other (--static means no network)")

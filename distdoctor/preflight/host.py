@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..catalogue import get
 from . import rules as _rules  # noqa: F401  (registers the codes fetched with get)
 from ..model import Evidence, Finding, Severity
-from .spec import Address
+from ..cluster.spec import Address
 
 __all__ = ["ProcessRef", "PortProbe", "Resolution", "Gpu", "HostFacts", "collect_host_facts", "judge_host",
            "probe_port", "port_holders", "resolve", "local_addresses", "GIB"]

@@ -46,7 +46,7 @@ from .fingerprint import Fingerprint
 from .meshchannel import Channel
 from .meshjudge import judge_mesh
 from .meshmodel import MeshResult, Outcome, PeerReport, Probe, Refusal, TaskInfo
-from .spec import AddressError, ClusterSpec, TaskRef, parse_address
+from ..cluster.spec import AddressError, ClusterSpec, TaskRef, parse_address
 from .wire import Kind, Peer, ProtocolError, client_handshake, decode_json, server_handshake
 
 __all__ = ["MeshOptions", "MeshNode", "run_mesh", "EXCHANGE_SHARE"]

@@ -31,7 +31,7 @@ from ..catalogue import get
 from . import rules as _rules  # noqa: F401  (registers the codes fetched with get)
 from ..model import Evidence, Finding, Severity
 from .meshmodel import Outcome, PeerReport, Probe
-from .spec import AddressError, parse_address
+from ..cluster.spec import AddressError, parse_address
 
 __all__ = ["judge_mesh", "majority", "option_map", "PRIORITY"]
 

@@ -20,10 +20,10 @@ from typing import Any, Iterable
 from ..catalogue import Rule, get, register
 from ..model import Category as C
 from ..model import Evidence, Finding, Severity
-from .spec import (KNOWN_JOBS, AddressError, ClusterSpec, ConfigDocument, TaskRef, parse_address)
+from ..cluster.spec import (KNOWN_JOBS, AddressError, ClusterSpec, ConfigDocument, TaskRef, parse_address)
 
 __all__ = ["BLOCKING_CODES", "StaticReport", "interpret", "check_cluster", "check_document",
-           "infer_strategy", "STRATEGIES"]
+           "check_pod", "infer_strategy", "STRATEGIES"]
 
 W, I = Severity.WARNING, Severity.INFO
 
@@ -128,6 +128,7 @@ _r("DD321", "rpc-layer", C.CONFIG_TF_CONFIG, "Unusual rpc_layer",
    "An `rpc_layer` other than grpc.", "Open-source TensorFlow only serves grpc; other values fail to connect.",
    "The parsed TF_CONFIG.", 'Remove "rpc_layer" or set it to "grpc".')
 
+
 # --- DD4xx: host and environment --------------------------------------------------------------
 _r("DD401", "keras3-with-mwms", C.VERSION_MISMATCH, "Keras 3 under MultiWorkerMirroredStrategy",
    "Keras 3 is what tf.keras resolves to (keras>=3 installed, TF_USE_LEGACY_KERAS not 1) in a "
@@ -192,6 +193,13 @@ _r("DD419", "gpu-memory-taken", C.RESOURCE_EXHAUSTION, "GPU memory already in us
    "A GPU with less than half of its memory free before training starts (NVML).",
    "Another process holds it; TensorFlow will fail with out-of-memory or fall back to less memory.",
    "NVML memory info and its process list.", "Stop the other process or pick another GPU (CUDA_VISIBLE_DEVICES).")
+_r("DD420", "tfjob-pod-task-mismatch", C.CONFIG_TF_CONFIG, "TFJob pod name and TF_CONFIG disagree",
+   "In a Kubeflow TFJob pod, the pod's name (`<job>-worker-1`) names another task than its TF_CONFIG's `task`.",
+   "The training operator writes each pod's TF_CONFIG from its replica; a pod that holds another's (a "
+   "template copied by hand, a ConfigMap shared by every pod) starts a second copy of that task, and the "
+   "job hangs waiting for the one nobody started.",
+   "HOSTNAME and the parsed TF_CONFIG.",
+   "Let the operator set TF_CONFIG (do not set it in the pod template), or give each replica its own.")
 
 # --- DD5xx: network and mesh ------------------------------------------------------------------
 _r("DD501", "peer-refused", C.NETWORK_UNREACHABLE, "Connection refused",
@@ -480,6 +488,17 @@ def check_cluster(spec: ClusterSpec, strategy: str = "auto") -> tuple[Finding, .
         out.append(_f("DD321", owner, f"rpc_layer is {spec.rpc_layer!r}; open-source TensorFlow serves grpc",
                       severity=W))
     return tuple(out)
+
+
+def check_pod(spec: ClusterSpec, pod) -> tuple[Finding, ...]:
+    """DD420: a TFJob pod (:class:`~distdoctor.cluster.tfjob.TFJobPod`) whose name names another task. Pure."""
+    if pod is None or spec.task is None or pod.task == str(spec.task):
+        return ()
+    return (get("DD420").finding(
+        culprit=str(spec.task),
+        summary=f"pod {pod.pod} is {pod.task} by its name, but its TF_CONFIG says it is {spec.task}",
+        evidence=(Evidence(str(spec.task), None, f"HOSTNAME={pod.pod}", "cause"),
+                  Evidence(str(spec.task), None, f"TF_CONFIG task = {spec.task} ({spec.origin})", "cause"))),)
 
 
 def check_document(doc: ConfigDocument, strategy: str = "auto") -> StaticReport:

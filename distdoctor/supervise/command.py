@@ -9,6 +9,7 @@ import shutil
 import sys
 
 from ..cluster.tfconfig import build_local_cluster
+from ..cluster.tfjob import task_label
 from ..errors import UsageError
 
 __all__ = ["register_cli", "run_command"]
@@ -154,18 +155,11 @@ def _run_node(args: argparse.Namespace, argv: list[str]) -> int:
     if args.hang_timeout is not None and args.hang_timeout <= 0:
         raise UsageError(f"--hang-timeout must be positive (got {args.hang_timeout})")
     _check_command(argv)
-    out = os.path.abspath(args.out or _default_out(suffix=_task_suffix()))
+    label = task_label(os.environ)
+    out = os.path.abspath(args.out or _default_out(suffix=f"-{label}" if label else ""))
     _check_out(out)
     human = sys.stderr if args.json else sys.stdout
     return run_node(args, argv, out, human)
-
-
-def _task_suffix() -> str:
-    try:
-        task = json.loads(os.environ.get("TF_CONFIG", "")).get("task", {})
-        return f"-{task['type']}-{int(task['index'])}"
-    except Exception:
-        return f"-slurm-{os.environ['SLURM_PROCID']}" if os.environ.get("SLURM_PROCID", "").isdigit() else ""
 
 
 def _print_human(data: dict, out: str, stream) -> None:

@@ -46,7 +46,7 @@ def check_token(environ) -> str:
 
 def _spec_and_doc(args, environ):
     from ..preflight.rules import check_document
-    from ..preflight.spec import load_document
+    from ..cluster.spec import load_document
     doc = load_document(tf_config=None, cluster_file=None, task=None, environ=environ,
                         slurm_port_base=args.slurm_port_base)
     static = check_document(doc, "auto")
@@ -166,7 +166,7 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
 
 
 def _collector_address(report, spec, collector: str) -> tuple[str | None, int | None]:
-    from ..preflight.spec import AddressError, TaskRef, parse_address
+    from ..cluster.spec import AddressError, TaskRef, parse_address
     port = None
     if report.mesh is not None:
         for r in report.mesh.reports:

@@ -120,7 +120,6 @@ class SlurmLayout:
     jobs: tuple[tuple[str, tuple[str, ...]], ...]
     task_type: str
     task_index: int
-    rank: int
     variables: tuple[tuple[str, str], ...]  # the SLURM_* values it was built from
 
 
@@ -199,5 +198,5 @@ def slurm_layout(environ: Mapping[str, str], port_base: int = DEFAULT_PORT_BASE)
         if start <= rank < start + count:
             my_type, my_index = job, rank - start
         start += count
-    return SlurmLayout(jobs=tuple(out), task_type=my_type, task_index=my_index, rank=rank,
+    return SlurmLayout(jobs=tuple(out), task_type=my_type, task_index=my_index,
                        variables=tuple(sorted(used.items())))

@@ -10,7 +10,7 @@ Four sources, in the order ``check`` prefers them:
 
 Reading a source gives a :class:`ConfigDocument`: the parsed value, or the
 parse error with its line and column. Judging it is the static rules' job
-(:mod:`.rules`), which turn a sound document into a :class:`ClusterSpec`.
+(:mod:`distdoctor.preflight.rules`), which turn a sound document into a :class:`ClusterSpec`.
 Only unreadable sources (a missing file) raise here; a broken document is a
 finding, because telling the user *where* it is broken is the point.
 """
@@ -186,10 +186,6 @@ class ClusterSpec:
         if self.rpc_layer:
             out["rpc_layer"] = self.rpc_layer
         return out
-
-    def canonical(self) -> str:
-        """The cluster alone, in a form that compares equal across tasks."""
-        return json.dumps(self.cluster_dict(), sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
