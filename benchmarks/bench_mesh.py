@@ -63,7 +63,7 @@ def mesh_run(n: int, timeout: float) -> dict[str, float]:
         cfg = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})
         spawn[i] = time.time()
         procs.append(subprocess.Popen([PY, "-m", "distdoctor", "check", "--mesh", "--json", "--timeout", str(timeout),
-                                       "--tf-config", cfg, "--argv", '["python", "train.py"]'],
+                                       "--tf-config", cfg, "--argv", json.dumps([PY, "train.py"])],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=base))
     docs = []
     for i, p in enumerate(procs):

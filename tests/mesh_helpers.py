@@ -57,7 +57,7 @@ def start_task(cluster: dict, task: str, *, token: str = TOKEN, timeout: float =
                argv: list[str] | None = None, netns: str | None = None, extra: list[str] = ()) -> TaskRun:
     cmd = [PY, "-m", "distdoctor", "check", "--mesh", "--json", "--timeout", str(timeout),
            "--tf-config", tf_config(cluster, task), "--token", token, *extra]
-    cmd += ["--argv", json.dumps(argv if argv is not None else ["python", "train.py", "--batch", "64"])]
+    cmd += ["--argv", json.dumps(argv if argv is not None else [PY, "train.py", "--batch", "64"])]
     if netns:
         cmd = ["ip", "netns", "exec", netns, *cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,

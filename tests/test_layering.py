@@ -37,3 +37,14 @@ def test_the_core_imports_without_tensorflow():
     code = ("import sys, distdoctor.cli, distdoctor.report.diagnose_cli, distdoctor.diagnose.logs.reason; "
             "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=PKG.parent)
+
+
+def test_cluster_is_the_bottom_layer():
+    """cluster/ is read by every command and reads none of them."""
+    bad = {}
+    for f in (PKG / "cluster").rglob("*.py"):
+        hits = {m for m in _imports(f) if m.startswith(("distdoctor.preflight", "distdoctor.supervise",
+                                                         "distdoctor.diagnose", "distdoctor.report"))}
+        if hits:
+            bad[str(f.relative_to(PKG))] = hits
+    assert not bad, bad

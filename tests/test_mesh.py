@@ -15,7 +15,7 @@ from distdoctor.preflight.meshjudge import judge_mesh, majority, option_map
 from distdoctor.preflight.meshmodel import Outcome, PeerReport, Probe, Refusal, TaskInfo
 from distdoctor.preflight.wire import mac, verify
 
-from mesh_helpers import finish, free_ports, kill_all, start_task
+from mesh_helpers import PY, finish, free_ports, kill_all, start_task
 
 # --- the judge, on recorded reports ---------------------------------------------------------------
 CLUSTER = (("worker", ("h0:2222", "h1:2222", "h2:2222")),)
@@ -222,7 +222,7 @@ def test_differing_variable_package_and_argv(tmp_path: Path):
     cluster = loop_cluster(4)
     runs = run_tasks(cluster, ["worker:0", "worker:1", "worker:2", "worker:3"], **{
         "worker:1": {"env": {"NCCL_SOCKET_IFNAME": "eth9"}},
-        "worker:2": {"env": {"PYTHONPATH": str(site)}, "argv": ["python", "train.py", "--batch", "128"]},
+        "worker:2": {"env": {"PYTHONPATH": str(site)}, "argv": [PY, "train.py", "--batch", "128"]},
     })
     for r in runs:
         codes = r.codes()
