@@ -171,3 +171,20 @@ def test_run_node_refuses_to_start_a_task_on_another_tensorflow(tmp_path):
         assert diag["status"] == "failed" and "was not started" in diag["notes"][0]
         assert rc["category"] == "version_mismatch" and rc["code"] == "DD512", rc
         assert "tensorflow (worker:0=2.21" in rc["summary"] and "worker:1=2.20" in rc["summary"], rc["summary"]
+
+
+def test_real_tasks_the_one_with_a_wrong_view_of_its_peer_is_named():
+    """Two real ``check --mesh`` tasks: worker:1's TF_CONFIG lists worker:0 at a port worker:0 does not use."""
+    ports = free_ports(3)
+    good = {"worker": [f"127.0.0.1:{ports[0]}", f"127.0.0.1:{ports[1]}"]}
+    wrong = {"worker": [f"127.0.0.1:{ports[2]}", f"127.0.0.1:{ports[1]}"]}
+    runs = [start_task(good, "worker:0", timeout=4), start_task(wrong, "worker:1", timeout=4)]
+    try:
+        finish(runs, 60)
+    finally:
+        kill_all(runs)
+    for r in runs:
+        assert r.rc == 1, r.stderr
+        assert r.codes().get("DD510") == {"worker:1"}, r.doc and r.doc["findings"]
+        assert f"lists worker:0 at 127.0.0.1:{ports[2]} where worker:0 itself has 127.0.0.1:{ports[0]}" \
+            in r.finding("DD510")["summary"]
