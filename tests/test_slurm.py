@@ -103,7 +103,11 @@ def sbatch(env: dict[str, str], name: str, trainer_args: list[str], dd_args: lis
     argv = ["flock", LOCK, "sbatch", "--wait", "--quiet", f"--job-name=dd-{name}", "--nodes=1", "--ntasks=2",
             "--ntasks-per-node=2", "--cpus-per-task=1", "--time=10", f"--output={out}", str(SBATCH),
             PY, str(WORKERS / "trainer.py"), *trainer_args]
-    proc = subprocess.run(argv, env=job_env, cwd=base, capture_output=True, text=True, timeout=600)
+    try:
+        proc = subprocess.run(argv, env=job_env, cwd=base, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        subprocess.run(["scancel", f"--name=dd-{name}"], env=job_env, timeout=30)  # leave no job behind
+        raise
     return Job(name, proc.returncode, out, ckpt)
 
 
