@@ -147,3 +147,12 @@ def test_deterministic_error_is_user_code_and_runs_once(slurm):
     # started once: a deterministic failure is not retried, in the allocation or by a requeue
     assert job.output.count("FAULT exception injected by worker:1") == 1, job.output[-3000:]
     assert "starting worker:1" in job.output and job.output.count("starting worker:1") == 1
+
+
+def test_slurm_local_start_is_idempotent(slurm):
+    pids = {f: (SLURM_DIR / f).read_text().strip() for f in ("slurmctld.pid", "slurmd.pid")}
+    again = subprocess.run([str(SLURM_LOCAL), "start"], env=slurm, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "SLURM_CONF=" in again.stdout, again.stderr
+    assert {f: (SLURM_DIR / f).read_text().strip() for f in pids} == pids   # the same daemons, not new ones
+    status = subprocess.run([str(SLURM_LOCAL), "status"], env=slurm, capture_output=True, text=True, timeout=60)
+    assert status.returncode == 0 and status.stdout.strip() in ("idle", "mixed", "allocated"), status.stdout
