@@ -147,3 +147,138 @@ add("DD736", "mpi-p2p-same-host", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CONTEXT, (
     "NCCL connects ranks through shared memory/P2P (it believes they share a host)", rank=5,
     remedy="If these ranks are on different machines, they have the same hostname: give every node a unique hostname.",
     source="NCCL INFO channel setup", fixture="mtk:2521:2528 [0] INFO 0 -> 1 via P2P/IPC")
+
+# -- gRPC (as TensorFlow's bundled grpc core prints it) ---------------------------------------------------------
+_GRPC = "gRPC core (strings in TF 2.21's _pywrap_tensorflow_internal.so)"
+add("DD738", "grpc-message-too-large", C.RESOURCE_EXHAUSTION, R.CAUSE,
+    ("Received message larger than max", "Sent message larger than max"),
+    "A gRPC message exceeded the channel's size limit", rank=75,
+    remedy="A single tensor (or tf.data element) sent between tasks is larger than gRPC allows: split large variables "
+    "(variable partitioning / ShardedVariable), send smaller elements, or raise the channel's max message size.",
+    source=_GRPC + " message_size_filter.cc",
+    fixture="RESOURCE_EXHAUSTED: Received message larger than max (2147483648 vs. 2147483647)")
+add("DD739", "grpc-http-proxy", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
+    ("Trying to connect an http1.x server", "HTTP proxy returned response code"),
+    "gRPC reached an HTTP server or proxy instead of the peer task", rank=70,
+    remedy="The connection went to an HTTP proxy (http_proxy/https_proxy set in the task's environment) or to a port "
+    "that serves HTTP: set no_proxy for the cluster's hosts (or unset the proxy variables) and check the port in TF_CONFIG.",
+    source=_GRPC + " chttp2 / http_connect_handshaker.cc",
+    fixture="UNAVAILABLE: Trying to connect an http1.x server (HTTP status 400)")
+add("DD740", "grpc-too-many-pings", C.NETWORK_UNREACHABLE, R.CONTEXT, ("too_many_pings",),
+    "A gRPC server closed a connection because the client's keepalive pings are too frequent", rank=20,
+    remedy="Client and server keepalive settings disagree (or a proxy enforces its own); align GRPC keepalive settings.",
+    source=_GRPC + " chttp2_transport.cc",
+    fixture="Received a GOAWAY with error code ENHANCE_YOUR_CALM and debug data equal to \"too_many_pings\"")
+add("DD741", "grpc-keepalive-timeout", C.PEER_UNRESPONSIVE, R.SYMPTOM, ("keepalive watchdog timeout", "Keepalive timeout triggered"),
+    "gRPC keepalive pings went unanswered: the peer or the path to it froze", rank=25,
+    remedy="The peer stopped answering without closing the connection (frozen host, dropped packets, a NAT/idle "
+    "timeout): check the peer's state and the network path.", source=_GRPC + " chttp2_transport.cc",
+    fixture="UNAVAILABLE: keepalive watchdog timeout")
+add("DD742", "grpc-stream-removed", C.PEER_CRASHED, R.SYMPTOM, ("Stream removed",),
+    "A gRPC stream was torn down by the other side", rank=20, remedy=_PEER, source="gRPC core (chttp2 stream removal)",
+    fixture="tensorflow.python.framework.errors_impl.UnknownError: Stream removed")
+
+# -- NCCL (messages of NCCL 2.x, src/bootstrap.cc, src/init.cc, src/transport/net_socket.cc) ---------------------
+add("DD743", "nccl-no-socket-interface", C.NETWORK_UNREACHABLE, R.CAUSE,
+    ("no socket interface found", "Bootstrap : no socket interface"),
+    "NCCL found no network interface to bootstrap over", rank=70,
+    remedy="Set NCCL_SOCKET_IFNAME to the interface that routes between the nodes (e.g. eth0), and check that the "
+    "container has that interface (host networking, the CNI).", source="NCCL src/bootstrap.cc",
+    fixture="node1:1234:1234 [0] NCCL WARN Bootstrap : no socket interface found")
+add("DD744", "nccl-duplicate-gpu", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE, ("Duplicate GPU detected",),
+    "Two ranks use the same GPU", rank=80,
+    remedy="Give each local rank its own GPU (CUDA_VISIBLE_DEVICES / local_rank pinning); two processes on one GPU "
+    "cannot form an NCCL communicator.", source="NCCL src/init.cc",
+    fixture="NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000")
+add("DD745", "nccl-message-truncated", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE, ("Message truncated : received",),
+    "NCCL received a different amount of data than it expected: ranks ran different collectives", rank=75,
+    remedy="Ranks called collectives with different sizes or in a different order: make every rank run the same "
+    "collectives on tensors of the same shape.", source="NCCL src/transport/net_socket.cc / src/misc/socket.cc",
+    fixture="NCCL WARN Message truncated : received 2048 bytes instead of 1024")
+
+# -- Horovod (horovod-0.28.1 sources) -----------------------------------------------------------------------------
+_HVD = "Horovod 0.28.1 "
+add("DD746", "horovod-mismatched-ops", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE, ("Mismatched operations: One rank did an",),
+    "Horovod ranks submitted different collective operations for one tensor", rank=80,
+    remedy="Every rank must run the same sequence of collectives: look for rank-dependent branches around "
+    "allreduce/allgather/broadcast.", source=_HVD + "horovod/common/controller.cc",
+    fixture="Mismatched operations: One rank did an ALLREDUCE, but another rank did an ALLGATHER.")
+add("DD747", "horovod-mismatched-shapes", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE,
+    ("tensor shapes: One rank sent a tensor", "One rank sent a tensor with dimension"),
+    "Horovod ranks reduced tensors of different shapes", rank=82,
+    remedy="Pad or bucket variable-length inputs so that gradients have the same shape on every rank; use dense "
+    "gradients for embeddings.", source=_HVD + "horovod/common/controller.cc",
+    fixture="Mismatched allreduce tensor shapes: One rank sent a tensor of shape [32, 128], but another rank sent a tensor of shape [32, 96].")
+add("DD748", "horovod-not-initialized", C.USER_CODE_ERROR, R.CAUSE, ("Horovod has not been initialized; use hvd.init()",),
+    "Horovod was used before hvd.init()", rank=70, remedy="Call hvd.init() first, in every process.",
+    source=_HVD + "horovod/common/common.h / basics.py",
+    fixture="ValueError: Horovod has not been initialized; use hvd.init().")
+add("DD749", "horovod-not-built", C.VERSION_MISMATCH, R.CAUSE, ("has not been built: ", "support has not been built"),
+    "Horovod was installed without the framework extension or controller it needs", rank=80,
+    remedy="Reinstall Horovod against the installed TensorFlow with the needed parts enabled (HOROVOD_WITH_TENSORFLOW=1, "
+    "HOROVOD_WITH_MPI=1 or HOROVOD_WITH_GLOO=1) and `pip install --no-cache-dir`, on every node.",
+    source=_HVD + "horovod/common/util.py / horovod/runner/launch.py",
+    fixture="ImportError: Extension horovod.tensorflow has not been built: /usr/local/lib/python3.8/dist-packages/horovod/"
+            "tensorflow/mpi_lib.cpython-38-x86_64-linux-gnu.so not found")
+add("DD750", "horovod-stall-shutdown", C.HANG_STALLED_WORKER, R.WAIT, ("is stalled for longer than",),
+    "Horovod's stall inspector shuts the job down: a rank has not joined a collective for too long", rank=45,
+    remedy="The ranks marked '!' never submitted the collective: see what they were doing (stack dump, their input "
+    "pipeline, a rank that finished early).", source=_HVD + "horovod/common/stall_inspector.cc",
+    fixture="One or more rank (marked by \"!\") is stalled for longer than 600 seconds. Will shutdown.")
+add("DD751", "launcher-first-process-failed", C.PEER_CRASHED, R.SYMPTOM,
+    ("Horovod detected that one or more processes exited with non-zero status",
+     "detected that one or more processes exited with non-zero status"),
+    "The launcher terminated the job because a process exited with an error", rank=22,
+    remedy="The process named on the next lines failed first: read its own output for the cause.",
+    source=_HVD + "horovod/runner/gloo_run.py / Open MPI help-orterun.txt",
+    fixture="mpirun detected that one or more processes exited with non-zero status, thus causing the job to be terminated. "
+            "The first process to do so was:")
+add("DD752", "mpi-process-name", C.PEER_CRASHED, R.SYMPTOM, ("Process name: [[",),
+    "The launcher names the first process that failed", regex=r"Process name:\s*\[\[\d+,\d+\],(?P<rank>\d+)\]", rank=15,
+    expect="rank:1", remedy="That rank failed first: read its own output for the cause.",
+    source="Open MPI help-orterun.txt (proc-exit-no-sync / non-zero-exit)", fixture="  Process name: [[37745,1],1]")
+add("DD753", "horovodrun-start-timeout", C.NETWORK_UNREACHABLE, R.CAUSE,
+    ("Please check connectivity between servers", "ssh not successful for host"),
+    "horovodrun could not reach the hosts to start the job", rank=65,
+    remedy="Check passwordless ssh from the launch host to every host (port, keys, host key verification), that the "
+    "hosts resolve, and that the task ports are open between them; raise --start-timeout for large jobs.",
+    source=_HVD + "horovod/runner/launch.py",
+    fixture="Timed out waiting for Horovod to start tasks. Please check connectivity between servers. You may need to "
+            "increase the --start-timeout parameter if you have too many servers.")
+add("DD754", "gloo-http-store-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("HTTP GET request failed too many times",),
+    "Gloo could not reach horovodrun's rendezvous server", rank=55,
+    remedy="The ranks cannot reach the launcher's rendezvous HTTP server: check HOROVOD_GLOO_RENDEZVOUS_ADDR/PORT, "
+    "firewalls and the interface chosen (--network-interface).", source=_HVD + "horovod/common/gloo/http_store.cc",
+    fixture="[horovod/common/gloo/http_store.cc:96] HTTP GET request failed too many times, aborting. See exception message above.")
+
+# -- Open MPI / ORTE (help-*.txt messages) ---------------------------------------------------------------------------
+add("DD755", "mpi-not-enough-slots", C.RESOURCE_EXHAUSTION, R.CAUSE, ("There are not enough slots available in the system",),
+    "mpirun was asked for more processes than the hosts offer slots", rank=75,
+    remedy="List enough slots per host in the hostfile (`host slots=N`), pass -H host:N, or use --oversubscribe.",
+    source="Open MPI help-orte-rmaps-base.txt",
+    fixture="There are not enough slots available in the system to satisfy the 8 slots that were requested by the application:")
+add("DD756", "orte-lost-daemon", C.PEER_CRASHED, R.CAUSE, ("ORTE has lost communication with a remote daemon",),
+    "mpirun lost a node's daemon (the node or its network went away)", rank=60,
+    remedy="The remote node died or its network to the launcher broke: check that node (dmesg, power, the scheduler's "
+    "node state) and the network between them.", source="Open MPI help-errmgr-base.txt",
+    fixture="ORTE has lost communication with a remote daemon.")
+add("DD757", "orte-daemon-failed-launch", C.NETWORK_UNREACHABLE, R.CAUSE,
+    ("An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun",),
+    "A remote Open MPI daemon started but could not call back to mpirun", rank=65,
+    remedy="The remote daemon cannot connect back to the launch host: restrict Open MPI to routable interfaces "
+    "(`--mca oob_tcp_if_include eth0`), open the ports between nodes, and check that Open MPI is installed alike there.",
+    source="Open MPI help-plm-base.txt",
+    fixture="An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun. This could be "
+            "caused by a number of factors, including an inability to create a connection back to mpirun due to a lack "
+            "of common network interfaces and/or no route found between them.")
+add("DD758", "mpirun-exited-improperly", C.PEER_CRASHED, R.CAUSE, ("has exited due to process rank",),
+    "mpirun names the rank that exited without finalizing", regex=r"has exited due to process rank (?P<rank>\d+)",
+    rank=40, expect="rank:3", remedy="That rank died first: read its own output for the cause.",
+    source="Open MPI help-orterun.txt",
+    fixture="mpirun has exited due to process rank 3 with PID 0 on node node2 exiting improperly. There are three reasons this could occur:")
+add("DD759", "mpirun-cannot-execute", C.VERSION_MISMATCH, R.CAUSE,
+    ("was unable to launch the specified application as it could not access", "could not access or execute an executable"),
+    "mpirun could not run the program on a node", rank=70,
+    remedy="The executable (python, the script) is missing or not executable at that path on the remote node: install "
+    "the same environment at the same path on every node.", source="Open MPI help-orterun.txt",
+    fixture="mpirun was unable to launch the specified application as it could not access or execute an executable:")

@@ -54,6 +54,64 @@ add("DD810", "k8s-pod-running", C.OTHER, R.BENIGN, ("1/1       Running", "1/1   
     "kubectl get pods: a pod running", rank=0, remedy="Nothing to do.", source="kubectl get pods",
     fixture="kf-tfbenchmarks-1-worker-0   1/1     Running   0          172m")
 
+
+# -- more Kubernetes (kubelet / controller events) ------------------------------------------------------------------
+add("DD811", "k8s-liveness-probe", C.PEER_UNRESPONSIVE, R.CAUSE, ("Liveness probe failed", "failed liveness probe"),
+    "Kubernetes restarts a container whose liveness probe fails", rank=60,
+    remedy="The task stopped answering its probe (frozen, overloaded, or blocked in a long collective/checkpoint) or "
+    "the probe is too strict: check the task's state, and give the probe a longer timeout/failureThreshold.",
+    source="kubelet prober events",
+    fixture="Warning  Unhealthy  2m (x3 over 3m)  kubelet  Liveness probe failed: Get \"http://10.1.2.3:8080/healthz\": "
+            "context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+add("DD812", "k8s-mount-failed", C.OTHER, R.CAUSE,
+    ("MountVolume.SetUp failed for volume", "Unable to attach or mount volumes", "MountVolume.MountDevice failed"),
+    "Kubernetes could not mount a volume for the pod", rank=65,
+    remedy="The volume (PVC, NFS, secret, configMap) the pod needs is missing or cannot be attached on that node: check "
+    "the volume's name, its access mode (ReadWriteOnce cannot be shared across nodes) and the storage driver.",
+    source="kubelet volume manager events",
+    fixture="Warning  FailedMount  1m  kubelet  MountVolume.SetUp failed for volume \"data\" : configmap \"train-config\" not found")
+add("DD813", "k8s-node-not-ready", C.PEER_CRASHED, R.CAUSE, ("NodeNotReady", "Node is not ready"),
+    "The node running a task stopped reporting to Kubernetes", rank=60,
+    remedy="The node itself failed (kubelet down, network partition, power): its pods are lost; restart the job from "
+    "the last checkpoint and check the node.", source="node lifecycle controller events",
+    fixture="Warning  NodeNotReady  3m  node-controller  Node is not ready")
+add("DD814", "k8s-job-deadline", C.PREEMPTION, R.CAUSE, ("Job was active longer than specified deadline",),
+    "Kubernetes stopped the job at its activeDeadlineSeconds", rank=80,
+    remedy="The job ran past activeDeadlineSeconds (or runPolicy.activeDeadlineSeconds of a TFJob): raise it, or "
+    "checkpoint and resume.", source="Kubernetes job controller (DeadlineExceeded)",
+    fixture="Warning  DeadlineExceeded  1m  job-controller  Job was active longer than specified deadline")
+add("DD815", "k8s-backoff-limit", C.PEER_CRASHED, R.SYMPTOM, ("Job has reached the specified backoff limit", "BackoffLimitExceeded"),
+    "Kubernetes gave up restarting the job's failing pods", rank=20,
+    remedy="A consequence: the pods' own failures (their previous logs) say why they failed.",
+    source="Kubernetes job controller (BackoffLimitExceeded)",
+    fixture="Warning  BackoffLimitExceeded  1m  job-controller  Job has reached the specified backoff limit")
+add("DD816", "k8s-ephemeral-storage", C.RESOURCE_EXHAUSTION, R.CAUSE,
+    ("low on resource: ephemeral-storage", "ephemeral local storage usage exceeds"),
+    "Kubernetes evicted the pod for local disk usage", rank=90,
+    remedy="The pod wrote more to its local disk (logs, checkpoints, /tmp, caches) than allowed: write to a volume, "
+    "or raise the ephemeral-storage request/limit.", source="kubelet eviction manager",
+    fixture="Warning  Evicted  5m  kubelet  The node was low on resource: ephemeral-storage. Container worker was using 52Gi, which exceeds its request of 0.")
+add("DD817", "k8s-container-config", C.OTHER, R.CAUSE, ("CreateContainerConfigError", "CreateContainerError"),
+    "Kubernetes could not create the container from its spec", rank=65,
+    remedy="A referenced configMap/secret/key is missing or the container spec is invalid: `kubectl describe pod` gives "
+    "the message.", source="kubelet container status reasons",
+    fixture="worker-1   0/1     CreateContainerConfigError   0          2m")
+add("DD818", "gpu-container-runtime", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
+    ("nvidia-container-cli: initialization error", "nvidia-container-cli: device error",
+     "could not select device driver \"\" with capabilities: [[gpu]]"),
+    "The container runtime could not give the container its GPU", rank=70,
+    remedy="That node's NVIDIA driver / container toolkit is broken or missing: fix it (`nvidia-smi` on the host, the "
+    "device plugin) or keep the job off that node.", source="NVIDIA container toolkit (libnvidia-container) / Docker",
+    fixture="OCI runtime create failed: container_linux.go:380: starting container process caused: process_linux.go:545: "
+            "container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: "
+            "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown")
+add("DD819", "tfjob-replica-failed", C.PEER_CRASHED, R.SYMPTOM, ("replica(s) failed",),
+    "The training operator marked the TFJob failed because replicas failed",
+    regex=r"is failed because \d+ (?P<replica>\w+) replica\(s\) failed", rank=30,
+    remedy="A consequence: read the failed replica's own log (`kubectl logs --previous`) and its pod's events.",
+    source="Kubeflow training-operator TFJob controller status message",
+    fixture="TFJob default/mnist is failed because 1 Worker replica(s) failed.")
+
 # -- Slurm ---------------------------------------------------------------------------------------------------
 add("DD820", "slurm-time-limit", C.PREEMPTION, R.CAUSE, ("DUE TO TIME LIMIT",),
     "Slurm cancelled the job at its time limit", rank=85,
@@ -79,6 +137,33 @@ add("DD824", "slurm-terminating-step", C.PEER_CRASHED, R.SYMPTOM, ("srun: Termin
     "srun tears the step down after a task failed", rank=10,
     remedy="A consequence: the first failing task is named by an earlier line.", source="srun",
     fixture="srun: Terminating job step 3495064.0")
+add("DD825", "slurm-node-failure", C.PEER_CRASHED, R.CAUSE, ("srun: error: Node failure on",),
+    "Slurm lost a node of the job step", rank=70,
+    remedy="The node failed (Slurm marks it DOWN): resubmit (--requeue / --no-kill) and resume from the last checkpoint.",
+    source="srun (Slurm src/srun)", fixture="srun: error: Node failure on node12")
+add("DD826", "slurm-unable-to-allocate", C.RESOURCE_EXHAUSTION, R.CAUSE,
+    ("Unable to allocate resources", "Batch job submission failed"),
+    "Slurm refused the job's resource request", rank=65,
+    remedy="The request cannot be met (node configuration, GPUs per node, partition or QOS limits): ask for what the "
+    "partition has (`sinfo -o '%P %G %m %c'`).", source="srun / sbatch",
+    fixture="srun: error: Unable to allocate resources: Requested node configuration is not available")
+add("DD827", "slurm-execve-failed", C.VERSION_MISMATCH, R.CAUSE, ("execve():",),
+    "Slurm could not execute the task's program on a node", regex=r"execve\(\): \S+: (?:No such file or directory|Permission denied)",
+    rank=65, remedy="The program (python, the script) is missing at that path on the node: install the same environment "
+    "on every node, or use absolute paths on shared storage.", source="slurmstepd (exec_task)",
+    fixture="slurmstepd: error: execve(): python3: No such file or directory")
+add("DD828", "slurm-step-creation-disabled", C.RESOURCE_EXHAUSTION, R.CONTEXT, ("Job step creation temporarily disabled",),
+    "srun waits for resources to start a job step", rank=10,
+    remedy="Another step holds the allocation's resources: if it never proceeds, an earlier step is still running "
+    "(or was not cleaned up).", source="srun", fixture="srun: Job step creation temporarily disabled, retrying (Requested nodes are busy)")
+add("DD829", "tf-slurm-resolver", C.CONFIG_TF_CONFIG, R.CAUSE,
+    ("Not running inside a SLURM step", "Requested more GPUs per node than available", "were assigned."),
+    "TensorFlow's SlurmClusterResolver cannot build the cluster from the Slurm environment",
+    regex=r"Not running inside a SLURM step|Requested more GPUs per node than available|Requested \d+ tasks but only \d+ were assigned",
+    rank=70, remedy="Run the program inside a Slurm step (srun), with as many tasks as the resolver's jobs ask for and "
+    "no more GPUs per task than the nodes have.",
+    source="TensorFlow distribute/cluster_resolver/slurm_cluster_resolver.py (triggered on this machine)",
+    fixture="RuntimeError: SLURM_PROCID not found in environment. Not running inside a SLURM step?")
 
 # -- YARN / Spark / TonY / TensorFlowOnSpark / Determined ------------------------------------------------------------
 add("DD830", "yarn-memory-kill", C.OOM_HOST, R.CAUSE, ("Container killed by YARN for", "exceeding memory limits",

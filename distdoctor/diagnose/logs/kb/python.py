@@ -74,3 +74,8 @@ add("DD873", "python-network-frame", C.NETWORK_UNREACHABLE, R.CONTEXT,
     remedy="The task was waiting on the network when it failed: check what it connects to and what may block it.",
     source="CPython urllib / http.client / socket and requests frames",
     fixture='  File "/usr/lib/python2.7/urllib.py", line 98, in urlretrieve')
+add("DD874", "python-broken-process-pool", C.PEER_CRASHED, R.CAUSE, ("A process in the process pool was terminated abruptly",),
+    "A child process of the task died (a worker of a multiprocessing pool)", rank=50,
+    remedy="A pool worker was killed, usually by the OOM killer (`dmesg`): lower the pool size or per-process memory "
+    "(e.g. Keras use_multiprocessing / workers).", source="CPython concurrent/futures/process.py",
+    fixture="concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while the future was running or pending.")

@@ -91,3 +91,64 @@ add("DD774", "cpu-feature-info", C.OTHER, R.BENIGN,
     ("Your CPU supports instructions that this TensorFlow binary was not compiled to use", "This TensorFlow binary is optimized"),
     "TensorFlow's CPU-feature notice (harmless)", rank=0, remedy="Nothing to do.", source="TensorFlow cpu_feature_guard.cc",
     fixture="I tensorflow/core/platform/cpu_feature_guard.cc:137] Your CPU supports instructions that this TensorFlow binary was not compiled to use: SSE4.1 SSE4.2 AVX")
+
+# -- the kernel's own records (dmesg / journal) -------------------------------------------------------------------
+add("DD775", "kernel-segfault", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("segfault at",),
+    "The kernel logged a process's segmentation fault", regex=r"\bsegfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error",
+    rank=85, remedy=_NATIVE + " The library named after 'in' is where it crashed.",
+    source="Linux arch/x86/mm/fault.c (show_signal_msg)",
+    fixture="[98765.432100] python[4242]: segfault at 0 ip 00007f3a1c2b4d5e sp 00007ffd9a8b7c60 error 4 in "
+            "libtensorflow_framework.so.2[7f3a1a000000+2c00000]")
+add("DD776", "kernel-invalid-opcode", C.VERSION_MISMATCH, R.CAUSE, ("trap invalid opcode",),
+    "The kernel logged an illegal instruction: a binary built for a newer CPU", rank=85,
+    remedy="The TensorFlow (or extension) build uses CPU instructions (AVX/AVX2/AVX-512) this node lacks: run on nodes "
+    "with those instructions, or use a build for this CPU.", source="Linux arch/x86/kernel/traps.c (do_trap)",
+    fixture="traps: python[4242] trap invalid opcode ip:7f3a1c2b4d5e sp:7ffd9a8b7c60 error:0 in "
+            "_pywrap_tensorflow_internal.so[7f3a10000000+9000000]")
+add("DD777", "kernel-general-protection", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("general protection fault",),
+    "The kernel logged a general protection fault in a process", regex=r"traps: \S+\[\d+\] general protection fault",
+    rank=80, remedy=_NATIVE, source="Linux arch/x86/kernel/traps.c",
+    fixture="traps: python[4242] general protection fault ip:7f3a1c2b4d5e sp:7ffd9a8b7c60 error:0 in libc.so.6[7f3a2a000000+195000]")
+add("DD778", "kernel-hung-task", C.PEER_UNRESPONSIVE, R.WAIT, ("blocked for more than",),
+    "The kernel reports a task stuck in uninterruptible sleep", regex=r"task \S+:\d+ blocked for more than \d+ seconds",
+    rank=40, remedy="The process is stuck in the kernel (D state), usually on I/O: a hung network file system, a dying "
+    "disk or a GPU driver; check the storage and `dmesg` around it.", source="Linux kernel/hung_task.c",
+    fixture="INFO: task python:4242 blocked for more than 120 seconds.")
+add("DD779", "nfs-not-responding", C.PEER_UNRESPONSIVE, R.WAIT, ("not responding, still trying", "not responding, timed out"),
+    "The NFS server stopped answering: I/O on it hangs", regex=r"nfs: server \S+ not responding", rank=35,
+    remedy="Tasks reading data or writing checkpoints on that NFS mount hang until it answers: check the NFS server "
+    "and the network to it ('nfs: server ... OK' marks its return).", source="Linux fs/nfs / net/sunrpc",
+    fixture="nfs: server filer01 not responding, still trying")
+add("DD780", "nvidia-xid", C.OTHER, R.CAUSE, ("NVRM: Xid",),
+    "The NVIDIA driver reported a GPU fault (Xid)", regex=r"NVRM: Xid \(PCI:[^)]*\): (?P<xid>\d+)", rank=80,
+    remedy="A GPU hardware or driver fault on that node (79: fell off the bus, 48/63/64: ECC errors, 31/43: a fault in "
+    "the program's kernels): drain the node, reset or replace the GPU, update the driver.",
+    source="NVIDIA kernel driver (nvidia.ko) Xid messages",
+    fixture="NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, GPU has fallen off the bus.")
+add("DD781", "conntrack-table-full", C.NETWORK_UNREACHABLE, R.CAUSE, ("nf_conntrack: table full, dropping packet",),
+    "The kernel's connection-tracking table is full and drops packets", rank=60,
+    remedy="New connections on this node are dropped: raise net.netfilter.nf_conntrack_max, or reduce the number of "
+    "connections (many tasks x many peers).", source="Linux net/netfilter/nf_conntrack_core.c",
+    fixture="nf_conntrack: nf_conntrack: table full, dropping packet")
+
+# -- TensorFlow on GPU nodes ------------------------------------------------------------------------------------------
+add("DD782", "cudnn-handle-failed", C.OOM_GPU, R.CAUSE, ("Could not create cudnn handle",),
+    "cuDNN could not initialise: usually no GPU memory was left for it", rank=60,
+    remedy="Another process (or TensorFlow's own up-front allocation) holds the GPU's memory: enable memory growth, "
+    "keep one process per GPU, and check the cuDNN version matches the build.", source="TensorFlow cuda_dnn.cc",
+    fixture="E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR")
+add("DD783", "tf-gpu-libraries-missing", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CONTEXT,
+    ("Cannot dlopen some GPU libraries", "Could not load dynamic library 'libcu", "Could not find cuda drivers on your machine"),
+    "TensorFlow found no usable CUDA libraries or driver on this node (it will run on the CPU)", rank=30,
+    remedy="If this node should use its GPUs, install the CUDA/cuDNN libraries and driver this TensorFlow needs (or use "
+    "the matching container) so that it runs like the other nodes.",
+    source="TensorFlow dso_loader.cc / gpu_device.cc / cudart_stub.cc (the last printed on this machine)",
+    fixture="I0000 00:00:1795445455.862541   32166 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU will not be used.")
+add("DD784", "tf-cuda-compute-capability", C.VERSION_MISMATCH, R.CONTEXT,
+    ("was not built with CUDA kernel binaries compatible with compute capability",),
+    "The TensorFlow build has no kernels for this GPU's architecture (slow JIT start, or failures)", rank=20,
+    remedy="Use a TensorFlow build that supports this GPU's compute capability, on every node alike.",
+    source="TensorFlow gpu_device.cc (string in the 2.21 wheel)",
+    fixture="W tensorflow/core/common_runtime/gpu/gpu_device.cc:2211] TensorFlow was not built with CUDA kernel binaries "
+            "compatible with compute capability 9.0. CUDA kernels will be jit-compiled from PTX, which could take 30 "
+            "minutes or longer.")

@@ -250,3 +250,122 @@ add("DD641", "tf-cluster-joined", C.OTHER, R.CONTEXT,
     "Tasks joined the cluster (a start-up wait was answered)", rank=0, remedy="Nothing to do.",
     source=SRC + " coordination_service.cc / collective_all_reduce_strategy.py",
     fixture="I0000 00:00:1795280668.487521 2910 coordination_service.cc:631] /job:worker/replica:0/task:1 has connected to coordination service. Incarnation: 123")
+
+# -- coordination service, restarts, cluster health (TF 2.x runtime) ------------------------------------------
+_RT = SRC + " (string in the 2.21 wheel's libtensorflow_framework.so.2 / _pywrap_tensorflow_internal.so)"
+_RESTARTED = ("A peer restarted (its process died and came back, e.g. a pod restart) while this task still held state "
+              "from its old incarnation. Find why the named task restarted: its previous log (`kubectl logs "
+              "--previous`), exit status, the OOM killer; then restart the whole job together.")
+add("DD642", "tf-coordination-rpc-failed", C.PEER_CRASHED, R.SYMPTOM, ("Failed to send RPC to coordination service",),
+    "A task lost the coordination service's leader", rank=35,
+    remedy="The coordination leader (the chief, or worker 0 without a chief) died, was preempted or restarted, or the "
+    "network to it broke: read that task's log and the scheduler's events first.", source=_RT + " coordination_service_agent.cc",
+    fixture="E0000 00:00:1795445737.973712 18295 coordination_service_agent.cc:512] Failed to send RPC to coordination "
+            "service. Either the leader task was preempted/died/restarted unexpectedly or this task is experiencing "
+            "network issues. Check earlier logs from 1) this task, 2) the leader (usually slice 0 task 0), and 3) cluster "
+            "scheduler to debug further.")
+add("DD643", "tf-coordination-task-restarted", C.PEER_CRASHED, R.SYMPTOM,
+    ("The task has restarted and likely crashed earlier", "Leader incarnation ID mismatch", "Incarnation ID mismatch",
+     "must be registered before sending heartbeat messages"),
+    "The coordination service saw a task (or its leader) restart", names=_TASK, rank=45, expect="worker:1",
+    remedy=_RESTARTED, source=_RT + " coordination_service.cc",
+    fixture="ABORTED: /job:worker/replica:0/task:1 Heartbeat: Incarnation ID mismatch: expecting 3684469676953970619 but "
+            "got 17837983303170551549. The task has restarted and likely crashed earlier - check for any earlier errors "
+            "or any scheduler events (e.g. preemption, eviction) to debug further.")
+add("DD644", "tf-worker-session-restarted", C.PEER_CRASHED, R.SYMPTOM,
+    ("just restarted", "was probably restarted", "this master has restarted", "This normally means the server has restarted"),
+    "A worker lost its session state: the worker restarted", names=_TASK, rank=45,
+    regex=r"Possibly,? this (?:worker|master)\b.*restarted|was probably restarted|This normally means the server has restarted",
+    expect="worker:1", remedy=_RESTARTED,
+    source=_RT + " worker.cc / graph_mgr.cc / master.cc (TF 1.15 and 2.x)",
+    fixture="AbortedError: Session handle is not found: 3ce7d9c2a7b6e4d1. Possibly this worker "
+            "(\"/job:worker/replica:0/task:1\") just restarted.")
+add("DD645", "tf-eager-context-lost", C.PEER_CRASHED, R.SYMPTOM, ("Unable to find a context_id matching the specified one",),
+    "A remote eager worker no longer knows this client's context (it restarted)", names=_TASK, rank=40,
+    remedy=_RESTARTED + " With ParameterServerStrategy the coordinator must reconnect (it does for workers, not for PS).",
+    source=_RT + " eager_service_impl.cc",
+    fixture="InvalidArgumentError: Unable to find a context_id matching the specified one (8390493627415216093). Perhaps "
+            "the worker was restarted, or the context was GC'd?")
+add("DD646", "tf-check-alive-failed", C.PEER_CRASHED, R.SYMPTOM, ("Cluster check alive failed", "cluster check alive failed"),
+    "MultiWorkerMirroredStrategy's health check found a peer down", names=_TASK, rank=50, expect="worker:1", remedy=_PEER,
+    source=SRC + " collective_all_reduce_strategy.py (_check_health)",
+    fixture="ERROR:tensorflow:Cluster check alive failed, /job:worker/replica:0/task:1 is down, aborting collectives: "
+            "failed to connect to all addresses")
+add("DD647", "tf-peer-seems-down", C.PEER_CRASHED, R.CONTEXT, ("seems down, retrying",),
+    "MultiWorkerMirroredStrategy's health check could not reach a peer (retrying)", names=_TASK, rank=10, expect="worker:1",
+    remedy="A retry of the health check; it matters only if 'Cluster check alive failed' follows.",
+    source=SRC + " collective_all_reduce_strategy.py (_check_health)",
+    fixture="WARNING:tensorflow:/job:worker/replica:0/task:1 seems down, retrying 1/3")
+add("DD648", "tf-cluster-wait-timeout", C.NETWORK_UNREACHABLE, R.CAUSE, ("Timeout waiting for the cluster, timeout is",),
+    "A worker gave up waiting for its peers to join the cluster", rank=60,
+    remedy="Some task never joined within the strategy's initial timeout: start every task, check each address in "
+    "TF_CONFIG resolves and is reachable from this node, or raise the timeout.",
+    source=SRC + " collective_all_reduce_strategy.py (_start_check_health_thread)",
+    fixture="RuntimeError: Timeout waiting for the cluster, timeout is 60 seconds")
+add("DD649", "tf-pss-ps-failure", C.PEER_CRASHED, R.SYMPTOM, ("Parameter server failure detected at PS task", "PSUnavailableError"),
+    "ParameterServerStrategy's coordinator lost a parameter server (not recoverable)",
+    names=r"(?i)(?P<job>ps) task (?P<index>\d+)|/job:(?P<job2>ps)(?:/replica:\d+)?/task:(?P<index2>\d+)", rank=50,
+    expect="ps:0", remedy="A parameter server died, and ClusterCoordinator cannot recover from that: find why the PS "
+    "died (its log, OOM killer, eviction), then restart the job from the last checkpoint.",
+    source=SRC + " distribute/coordinator/cluster_coordinator.py",
+    fixture="INFO:tensorflow:Parameter server failure detected at PS task 0")
+add("DD650", "tf-pss-worker-failed", C.PEER_CRASHED, R.SYMPTOM, ("Worker /job:",),
+    "ParameterServerStrategy's coordinator saw a worker fail (it waits for the worker to come back)",
+    regex=r"Worker " + _TASK + r"\S* failed with", rank=35, expect="worker:2", remedy=_PEER,
+    source=SRC + " distribute/coordinator/cluster_coordinator.py",
+    fixture="ERROR:tensorflow:Worker /job:worker/replica:0/task:2/device:CPU:0 failed with UnavailableError():Socket closed")
+add("DD651", "tf-coordinator-watchdog", C.HANG_STALLED_WORKER, R.WAIT, ("No activity for ClusterCoordinator for",),
+    "ParameterServerStrategy's coordinator made no progress for its watchdog timeout", rank=40,
+    remedy="No scheduled function finished for the whole timeout: read the stack traces it dumped next, then the "
+    "workers' and parameter servers' state (a hung worker, a PS that stopped answering, an input pipeline stuck).",
+    source=SRC + " distribute/coordinator/watchdog.py",
+    fixture="WARNING:tensorflow:No activity for ClusterCoordinator for 1800 seconds. Dumping stack traces.")
+add("DD652", "tf-collective-configured-late", C.USER_CODE_ERROR, R.CAUSE, ("Collective ops must be configured at program startup",),
+    "The multi-worker strategy was created after TensorFlow had already started", rank=70,
+    remedy="Create the MultiWorkerMirroredStrategy (or call configure_collective_ops) at the very start of the program, "
+    "before any other TensorFlow op or device query.", source=SRC + " eager/context.py (triggered on this machine)",
+    fixture="RuntimeError: Collective ops must be configured at program startup")
+add("DD653", "tf-gpus-per-worker-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
+    ("Mismatched number of GPUs per worker", "All workers should have the same number of GPUs"),
+    "Workers have different numbers of GPUs", rank=80,
+    remedy="Give every worker the same number of visible GPUs (resources, CUDA_VISIBLE_DEVICES); a node whose GPUs "
+    "failed to initialise shows up as one with none.", source=SRC + " parameter_server_strategy_v2.py / mirrored_strategy.py",
+    fixture="ValueError: Mismatched number of GPUs per worker")
+add("DD654", "tf-server-job-undefined", C.CONFIG_TF_CONFIG, R.CAUSE, ("was not defined in cluster", "was not defined in job"),
+    "The gRPC server's own job or task is not in its cluster definition", rank=80,
+    remedy="The task's job name/index must be in the cluster it is given (TF_CONFIG `task` vs `cluster`, or the "
+    "job_name/task_index passed to tf.distribute.Server).", source=SRC + " grpc_server_lib.cc (triggered on this machine)",
+    fixture="E0000 00:00:1795445495.662101   32525 grpc_server_lib.cc:618] INTERNAL: Task 3 was not defined in job \"worker\"")
+add("DD655", "tf-clusterspec-no-job", C.CONFIG_TF_CONFIG, R.CAUSE, ("No such job in cluster", "No task with index"),
+    "A ClusterSpec lookup for a job or task that the cluster does not have", rank=80,
+    remedy="The cluster spec lacks the job or task index the code asks for: compare TF_CONFIG's `cluster` with the "
+    "job names (chief/worker/ps) and indices the program uses.", source=SRC + " training/server_lib.py (TF 1.15 and 2.x)",
+    fixture="ValueError: No task with index 2 in job 'worker'")
+add("DD656", "tf-disallowed-task-type", C.CONFIG_TF_CONFIG, R.CAUSE,
+    ("Disallowed task type found in cluster spec", "There is no id for task_type"),
+    "The cluster spec uses a job name the strategy does not know", rank=80,
+    remedy="TF_CONFIG's jobs must be named chief, worker, ps or evaluator (and the task's own type must be one of them).",
+    source=SRC + " distribute/multi_worker_util.py (triggered on this machine)",
+    fixture="ValueError: Disallowed task type found in cluster spec. Allowed types are ('chief', 'worker', 'evaluator', "
+            "'ps', None) and the cluster spec is ClusterSpec({'trainer': ['localhost:12346'], 'worker': ['localhost:12345']}).")
+add("DD657", "tf-strategy-mixing", C.USER_CODE_ERROR, R.CAUSE,
+    ("Mixing different tf.distribute.Strategy objects", "Must not nest tf.distribute.Strategy scopes"),
+    "Two distribution strategies are used together", rank=65,
+    remedy="Create one strategy per program and build the model, optimizer and checkpoint under its scope only.",
+    source=SRC + " distribute/distribute_lib.py (triggered on this machine)",
+    fixture="RuntimeError: Mixing different tf.distribute.Strategy objects: <tensorflow.python.distribute.one_device_strategy"
+            ".OneDeviceStrategy object at 0x7fc606ad2d90> is not <tensorflow.python.distribute.mirrored_strategy"
+            ".MirroredStrategy object at 0x7fc650a2cb90>")
+add("DD658", "tf-global-batch-not-divisible", C.USER_CODE_ERROR, R.CAUSE, ("is not divisible by `num_replicas_in_sync`",),
+    "The global batch size does not split evenly over the replicas", rank=65,
+    remedy="Choose a global batch size that is a multiple of the number of replicas (workers x devices per worker).",
+    source=SRC + " distribute/distribute_lib.py InputContext (triggered on this machine)",
+    fixture="ValueError: The `global_batch_size` 64 is not divisible by `num_replicas_in_sync` 3 ")
+add("DD659", "tf-nccl-without-gpus", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CONTEXT,
+    ("Enabled NCCL communication but no GPUs detected/specified", "NCCL is not supported when using virtual GPUs",
+     "Nccl kernel is not found, not using nccl allreduce"),
+    "NCCL was asked for but this task has no usable GPU", rank=25,
+    remedy="This task runs without GPUs while its communication options ask for NCCL: check that the node sees its "
+    "GPUs (`nvidia-smi`, the device plugin, CUDA_VISIBLE_DEVICES) like the other nodes.",
+    source=SRC + " collective_all_reduce_strategy.py / cross_device_ops.py",
+    fixture="WARNING:tensorflow:Enabled NCCL communication but no GPUs detected/specified.")
