@@ -175,7 +175,7 @@ add("DD741", "grpc-keepalive-timeout", C.PEER_UNRESPONSIVE, R.SYMPTOM, ("keepali
     "timeout): check the peer's state and the network path.", source=_GRPC + " chttp2_transport.cc",
     fixture="UNAVAILABLE: keepalive watchdog timeout")
 add("DD742", "grpc-stream-removed", C.PEER_CRASHED, R.SYMPTOM, ("Stream removed",),
-    "A gRPC stream was torn down by the other side", rank=20, remedy=_PEER, source="gRPC core (chttp2 stream removal)",
+    "A gRPC stream was torn down by the other side", rank=36, remedy=_PEER, source="gRPC core (chttp2 stream removal)",
     fixture="tensorflow.python.framework.errors_impl.UnknownError: Stream removed")
 
 # -- NCCL (messages of NCCL 2.x, src/bootstrap.cc, src/init.cc, src/transport/net_socket.cc) ---------------------

@@ -56,7 +56,7 @@ add("DD609", "tf-create-session-waiting", C.PEER_UNRESPONSIVE, R.WAIT, ("creates
     fixture="CreateSession still waiting for response from worker: /job:worker/replica:0/task:0")
 add("DD610", "tf-unexpected-task", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
     ("Unexpected task registered", "that is not in the cluster", "connects to a wrong cluster",
-     "Duplicate task registration", "with a different incarnation"),
+     "Duplicate task registration"),
     "Tasks disagree about the cluster", names=_TASK, rank=75,
     remedy="Give every task the same cluster in TF_CONFIG (same jobs, same addresses, same order); only `task` differs.",
     source=SRC + " coordination_service.cc",
@@ -265,17 +265,19 @@ add("DD642", "tf-coordination-rpc-failed", C.PEER_CRASHED, R.SYMPTOM, ("Failed t
             "network issues. Check earlier logs from 1) this task, 2) the leader (usually slice 0 task 0), and 3) cluster "
             "scheduler to debug further.")
 add("DD643", "tf-coordination-task-restarted", C.PEER_CRASHED, R.SYMPTOM,
-    ("The task has restarted and likely crashed earlier", "Leader incarnation ID mismatch", "Incarnation ID mismatch",
-     "must be registered before sending heartbeat messages"),
+    ("It has likely restarted", "The task has restarted and likely crashed earlier", "Leader incarnation ID mismatch",
+     "Incarnation ID mismatch", "must be registered before sending heartbeat messages"),
     "The coordination service saw a task (or its leader) restart", names=_TASK, rank=45, expect="worker:1",
-    remedy=_RESTARTED, source=_RT + " coordination_service.cc",
-    fixture="ABORTED: /job:worker/replica:0/task:1 Heartbeat: Incarnation ID mismatch: expecting 3684469676953970619 but "
-            "got 17837983303170551549. The task has restarted and likely crashed earlier - check for any earlier errors "
-            "or any scheduler events (e.g. preemption, eviction) to debug further.")
+    remedy=_RESTARTED, source=_RT + " coordination_service.cc; this line was triggered on this machine by killing "
+    "worker 1 of a running two-worker MultiWorkerMirroredStrategy job (kill -9) and starting it again",
+    fixture="E0000 00:00:1795446158.107784    1412 coordination_service.cc:681] /job:worker/replica:0/task:1 unexpectedly "
+            "tried to connect with a different incarnation. It has likely restarted.")
 add("DD644", "tf-worker-session-restarted", C.PEER_CRASHED, R.SYMPTOM,
-    ("just restarted", "was probably restarted", "this master has restarted", "This normally means the server has restarted"),
+    ("just restarted", "was probably restarted", "this master has restarted", "This normally means the server has restarted",
+     "the remote worker has restarted"),
     "A worker lost its session state: the worker restarted", names=_TASK, rank=45,
-    regex=r"Possibly,? this (?:worker|master)\b.*restarted|was probably restarted|This normally means the server has restarted",
+    regex=r"Possibly,? this (?:worker|master)\b.*restarted|was probably restarted|This normally means the server has restarted"
+          r"|the remote worker has restarted",
     expect="worker:1", remedy=_RESTARTED,
     source=_RT + " worker.cc / graph_mgr.cc / master.cc (TF 1.15 and 2.x)",
     fixture="AbortedError: Session handle is not found: 3ce7d9c2a7b6e4d1. Possibly this worker "
@@ -339,7 +341,7 @@ add("DD654", "tf-server-job-undefined", C.CONFIG_TF_CONFIG, R.CAUSE, ("was not d
 add("DD655", "tf-clusterspec-no-job", C.CONFIG_TF_CONFIG, R.CAUSE, ("No such job in cluster", "No task with index"),
     "A ClusterSpec lookup for a job or task that the cluster does not have", rank=80,
     remedy="The cluster spec lacks the job or task index the code asks for: compare TF_CONFIG's `cluster` with the "
-    "job names (chief/worker/ps) and indices the program uses.", source=SRC + " training/server_lib.py (TF 1.15 and 2.x)",
+    "job names (chief/worker/ps) and indices the program uses.", source=SRC + " training/server_lib.py (TF 1.15 and 2.x; triggered on this machine)",
     fixture="ValueError: No task with index 2 in job 'worker'")
 add("DD656", "tf-disallowed-task-type", C.CONFIG_TF_CONFIG, R.CAUSE,
     ("Disallowed task type found in cluster spec", "There is no id for task_type"),

@@ -11,12 +11,12 @@ add("DD680", "tf1-session-not-ready", C.PEER_UNRESPONSIVE, R.CAUSE, ("Session wa
     "A non-chief task gave up waiting for the chief to initialise the model", rank=55,
     remedy="The chief never made the model ready: check that the chief runs and reaches its init op (its log), that it "
     "can reach the parameter servers, and that every variable is initialised by the chief's init_op or local_init_op.",
-    source=SRC + " training/session_manager.py (wait_for_session)",
-    fixture="tensorflow.python.framework.errors_impl.DeadlineExceededError: Session was not ready after waiting 7200 secs.")
+    source=SRC + " training/session_manager.py (wait_for_session) (triggered on this machine with TF 2.21's compat.v1)",
+    fixture="tensorflow.python.framework.errors_impl.DeadlineExceededError: Session was not ready after waiting 2 secs.")
 add("DD681", "tf1-waiting-for-checkpoint", C.PEER_UNRESPONSIVE, R.CONTEXT, ("Waiting for checkpoint to be available.",),
     "A task waits for the chief to write a first checkpoint", rank=15,
     remedy="Expected briefly at start; if it repeats, the chief is not writing checkpoints to this (shared) directory.",
-    source=SRC + " training/session_manager.py (_restore_checkpoint)",
+    source=SRC + " training/session_manager.py (_restore_checkpoint) (triggered on this machine with TF 2.21's compat.v1)",
     fixture="INFO:tensorflow:Waiting for checkpoint to be available.")
 add("DD682", "tf1-session-recreated", C.PEER_CRASHED, R.SYMPTOM,
     ("This may be due to a preemption in a connected worker or parameter server",
@@ -30,7 +30,7 @@ add("DD682", "tf1-session-recreated", C.PEER_CRASHED, R.SYMPTOM,
 add("DD683", "tf1-sync-replicas-tokens", C.USER_CODE_ERROR, R.CAUSE, ("Too few tokens to finish the first step",),
     "SyncReplicasOptimizer was given too few initial tokens for the first step", rank=60,
     remedy="With replicas_to_aggregate > total_num_replicas, pass enough num_tokens to get_init_tokens_op (or the default).",
-    source=SRC + " training/sync_replicas_optimizer.py", fixture="ValueError: Too few tokens to finish the first step: 1 (given) vs 2 (needed)")
+    source=SRC + " training/sync_replicas_optimizer.py (triggered on this machine with TF 2.21's compat.v1)", fixture="ValueError: Too few tokens to finish the first step: 1 (given) vs 2 (needed)")
 add("DD684", "tf1-sync-replicas-config", C.OTHER, R.CONTEXT, ("SyncReplicasV2: replicas_to_aggregate=",),
     "SyncReplicasOptimizer's aggregation settings", rank=0,
     remedy="A step completes only when replicas_to_aggregate gradients arrived: with fewer live workers than that, "
@@ -45,9 +45,9 @@ add("DD685", "tf1-graph-finalized", C.USER_CODE_ERROR, R.CAUSE, ("Graph is final
 add("DD686", "tf1-global-step-waiter", C.PEER_UNRESPONSIVE, R.CONTEXT, ("before starting training.",),
     "A worker waits for the chief's global step before it starts", regex=r"Waiting for global step \d+ before starting training",
     rank=5, remedy="Expected at start with a start delay; if it never ends, the chief is not training.",
-    source=SRC + " training/basic_session_run_hooks.py (GlobalStepWaiterHook)",
+    source=SRC + " training/basic_session_run_hooks.py (GlobalStepWaiterHook) (triggered on this machine with TF 2.21's compat.v1)",
     fixture="INFO:tensorflow:Waiting for global step 2000 before starting training.")
 add("DD687", "tf1-run-after-stop", C.USER_CODE_ERROR, R.CAUSE, ("Run called even after should_stop requested",),
     "A MonitoredSession was run after it asked to stop", rank=55,
     remedy="Loop with `while not mon_sess.should_stop():` so that no step runs after a hook requested the stop.",
-    source=SRC + " training/monitored_session.py", fixture="RuntimeError: Run called even after should_stop requested.")
+    source=SRC + " training/monitored_session.py (triggered on this machine with TF 2.21's compat.v1)", fixture="RuntimeError: Run called even after should_stop requested.")

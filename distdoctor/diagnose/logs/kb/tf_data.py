@@ -67,24 +67,37 @@ add("DD666", "keras-not-multi-worker", C.USER_CODE_ERROR, R.CAUSE, ("is not supp
     fixture="ValueError: evaluate_generator is not supported in multi-worker mode. Please use a non-multi-worker "
             "`tf.distribute.Strategy` such as `tf.distribute.MirroredStrategy`.")
 
+add("DD675", "tf-autoshard-drops-cardinality", C.DATA_SHARDING_IMBALANCE, R.CONTEXT,
+    ("transformation is currently not handled by the auto-shard rewrite",),
+    "Auto-sharding removed an assert_cardinality: the per-worker step count becomes unknown", rank=15,
+    remedy="Keras can no longer infer each worker's number of steps: pass steps_per_epoch explicitly, or shard the "
+    "input yourself (distribute_datasets_from_function) so that every worker has the same number of batches.",
+    source=SRC + " auto_shard.cc" + _SO,
+    fixture="W tensorflow/core/grappler/optimizers/data/auto_shard.cc:551] The `assert_cardinality` transformation is "
+            "currently not handled by the auto-shard rewrite and will be removed.")
+
 # -- tf.data service -----------------------------------------------------------------------------------------
 add("DD667", "tf-data-service-worker-unlisted", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
     ("Failed to assign an index for worker", "Failed to shard dataset in tf.data service: Worker",
      "requires local tf.data workers, but no local worker is found"),
     "tf.data service: a worker is not in the dispatcher's configured worker list", rank=70,
     remedy="Static sharding needs a fixed worker pool: list every tf.data worker's host:port in the DispatcherConfig's "
-    "worker_addresses, and restart a worker at the same address and port.", source=SRC + " data/service/dispatcher_impl.cc" + _SO,
-    fixture="FAILED_PRECONDITION: Failed to assign an index for worker worker-3:5050. Configured workers list: "
-            "[worker-0:5050, worker-1:5050]. The worker's address is not configured, or other workers are already "
-            "running at the configured host.")
+    "worker_addresses, and restart a worker at the same address and port.",
+    source=SRC + " data/service/dispatcher_impl.cc" + _TRIG + " (a WorkerServer whose address the DispatcherConfig does not list)",
+    fixture="RuntimeError: Failed to perform worker heartbeat: Failed to assign an index for worker localhost:53841. "
+            "Configured workers list: [localhost:1]. The worker's address is not configured, or other workers are "
+            "already running at the configured host. If your worker has restarted, make sure it runs at the same "
+            "address and port.")
 add("DD668", "tf-data-service-dispatcher-unreachable", C.NETWORK_UNREACHABLE, R.SYMPTOM,
-    ("Failed to get dispatcher version from dispatcher running at", "Failed to send heartbeat to dispatcher",
-     "Failed to heartbeat to dispatcher"),
-    "tf.data service: the dispatcher cannot be reached", rank=35,
-    remedy="Check that the dispatcher runs and that its address (service=...) is reachable from this task.",
-    source=SRC + " data/service/worker_impl.cc / data_service_client.cc" + _SO,
-    fixture="W tensorflow/core/data/service/worker_impl.cc:553] Failed to send heartbeat to dispatcher: UNAVAILABLE: "
-            "failed to connect to all addresses")
+    ("Failed to perform worker heartbeat", "Failed to get dispatcher version from dispatcher running at",
+     "Failed to send heartbeat to dispatcher", "Failed to heartbeat to dispatcher"),
+    "tf.data service: the dispatcher cannot be reached",
+    regex=r"(?i)(?:dispatcher|worker heartbeat).{0,200}(?:unavailable|failed to connect|connection refused|deadline)",
+    rank=35, remedy="Check that the dispatcher runs and that its address (service=...) is reachable from this task.",
+    source=SRC + " data/service/worker_impl.cc / grpc_util.cc" + _TRIG + " (a WorkerServer pointed at a dead dispatcher)",
+    fixture="I0000 00:00:1795447010.791333   10134 grpc_util.cc:86] Failed to Worker heartbeat.: UNAVAILABLE: Failed to "
+            "perform worker heartbeat: failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:50569: "
+            "Failed to connect to remote host: Connection refused. Will retry in 1534ms.")
 add("DD669", "tf-data-service-dispatcher-restarted", C.PEER_CRASHED, R.SYMPTOM,
     ("The dispatcher is not configured to be fault tolerant",),
     "tf.data service: the dispatcher restarted and lost its state", rank=45,
