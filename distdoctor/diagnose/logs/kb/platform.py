@@ -56,11 +56,16 @@ add("DD810", "k8s-pod-running", C.OTHER, R.BENIGN, ("1/1       Running", "1/1   
 
 
 # -- more Kubernetes (kubelet / controller events) ------------------------------------------------------------------
-add("DD811", "k8s-liveness-probe", C.PEER_UNRESPONSIVE, R.CAUSE, ("Liveness probe failed", "failed liveness probe"),
-    "Kubernetes restarts a container whose liveness probe fails", rank=60,
+add("DD811", "k8s-liveness-restart", C.PEER_UNRESPONSIVE, R.CAUSE, ("failed liveness probe, will be restarted",),
+    "Kubernetes restarted a container because its liveness probe kept failing", rank=60,
     remedy="The task stopped answering its probe (frozen, overloaded, or blocked in a long collective/checkpoint) or "
     "the probe is too strict: check the task's state, and give the probe a longer timeout/failureThreshold.",
-    source="kubelet prober events",
+    source="kubelet (kuberuntime) Killing event",
+    fixture="Normal   Killing    2m    kubelet  Container tensorflow failed liveness probe, will be restarted")
+add("DD837", "k8s-probe-failed", C.PEER_UNRESPONSIVE, R.CONTEXT, ("Liveness probe failed", "Readiness probe failed"),
+    "A container's liveness or readiness probe failed once", rank=15,
+    remedy="One failed probe is not a restart; repeated ones are (see 'failed liveness probe, will be restarted').",
+    source="kubelet prober Unhealthy events",
     fixture="Warning  Unhealthy  2m (x3 over 3m)  kubelet  Liveness probe failed: Get \"http://10.1.2.3:8080/healthz\": "
             "context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
 add("DD812", "k8s-mount-failed", C.OTHER, R.CAUSE,

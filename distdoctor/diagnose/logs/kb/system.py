@@ -114,7 +114,7 @@ add("DD778", "kernel-hung-task", C.PEER_UNRESPONSIVE, R.WAIT, ("blocked for more
     rank=40, remedy="The process is stuck in the kernel (D state), usually on I/O: a hung network file system, a dying "
     "disk or a GPU driver; check the storage and `dmesg` around it.", source="Linux kernel/hung_task.c",
     fixture="INFO: task python:4242 blocked for more than 120 seconds.")
-add("DD779", "nfs-not-responding", C.PEER_UNRESPONSIVE, R.WAIT, ("not responding, still trying", "not responding, timed out"),
+add("DD779", "nfs-not-responding", C.PEER_UNRESPONSIVE, R.CONTEXT, ("not responding, still trying", "not responding, timed out"),
     "The NFS server stopped answering: I/O on it hangs", regex=r"nfs: server \S+ not responding", rank=35,
     remedy="Tasks reading data or writing checkpoints on that NFS mount hang until it answers: check the NFS server "
     "and the network to it ('nfs: server ... OK' marks its return).", source="Linux fs/nfs / net/sunrpc",

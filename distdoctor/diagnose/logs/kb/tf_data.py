@@ -13,15 +13,20 @@ _POLICY = ("Set the input's auto-shard policy to DATA (`options.experimental_dis
            "tf.data.experimental.AutoShardPolicy.DATA`) or OFF, or write the data as at least as many files as "
            "there are workers so that FILE sharding works.")
 
+# AUTO falls back to DATA sharding with a warning that quotes the error (TF 2.5+: "AUTO sharding policy will apply
+# DATA sharding policy ...", TF 2.3/2.4: "In AUTO-mode, and switching to DATA-based sharding ..."): not a failure.
+_NOT_FALLBACK = r"^(?!.*(?:AUTO sharding policy will apply|switching to DATA-based sharding))"
+
 # -- tf.data auto-sharding -----------------------------------------------------------------------------------
 add("DD660", "tf-autoshard-unshardable", C.USER_CODE_ERROR, R.CAUSE, ("Found an unshardable source dataset",),
     "FILE auto-sharding was requested for a dataset that is not read from files",
-    regex=r"^(?!.*AUTO sharding policy will apply).*Found an unshardable source dataset", rank=70, remedy=_POLICY,
+    regex=_NOT_FALLBACK + r".*(?:Error|NOT_FOUND|tf_auto_shard failed)\b.*Found an unshardable source dataset", rank=70,
+    remedy=_POLICY,
     source=SRC + " grappler/optimizers/data/auto_shard.cc" + _TRIG,
     fixture="tensorflow.python.framework.errors_impl.NotFoundError: {{function_node __wrapped__AutoShardDataset_device_"
             "/job:localhost/replica:0/task:0/device:CPU:0}} Found an unshardable source dataset: goo.gle/debugstr")
 add("DD661", "tf-autoshard-fallback-to-data", C.DATA_SHARDING_IMBALANCE, R.CONTEXT,
-    ("AUTO sharding policy will apply DATA sharding policy",),
+    ("AUTO sharding policy will apply DATA sharding policy", "switching to DATA-based sharding"),
     "Auto-sharding fell back to DATA sharding (every worker reads all the input and keeps 1/N)", rank=10,
     remedy="Harmless for correctness, but every worker reads the whole input: for large inputs shard by files (more "
     "files than workers) or set the policy to DATA explicitly to silence it.",
@@ -30,7 +35,8 @@ add("DD661", "tf-autoshard-fallback-to-data", C.DATA_SHARDING_IMBALANCE, R.CONTE
             "policy as it failed to apply FILE sharding policy because of the following reason: Found an unshardable "
             "source dataset: name: \"TensorSliceDataset/_2\"")
 add("DD662", "tf-autoshard-too-few-files", C.DATA_SHARDING_IMBALANCE, R.CAUSE, ("Could not apply FILE based sharding",),
-    "The input has fewer files than there are workers to shard them over", rank=75, remedy=_POLICY,
+    "The input has fewer files than there are workers to shard them over",
+    regex=_NOT_FALLBACK + r".*Could not apply FILE based sharding", rank=75, remedy=_POLICY,
     source=SRC + " auto_shard.cc" + _TRIG,
     fixture="tensorflow.python.framework.errors_impl.InvalidArgumentError: {{function_node __wrapped__IteratorGetNext_"
             "output_types_1_device_/job:localhost/replica:0/task:0/device:CPU:0}} Could not apply FILE based sharding: "
@@ -108,7 +114,8 @@ add("DD669", "tf-data-service-dispatcher-restarted", C.PEER_CRASHED, R.SYMPTOM,
 
 # -- files: TFRecords and checkpoints -------------------------------------------------------------------------
 add("DD670", "tf-record-corrupted", C.OTHER, R.CAUSE, ("corrupted record at", "truncated record at"),
-    "An input TFRecord file is corrupted or truncated", rank=70,
+    "An input TFRecord file is corrupted or truncated",
+    regex=r"^(?!.*(?:ignore_errors|[Ss]kipping)).*(?:corrupted|truncated) record at", rank=70,
     remedy="Regenerate or re-copy the named file (an interrupted copy or write truncates it); tf.data's "
     "ignore_errors() skips bad records if losing them is acceptable.", source=SRC + " record_reader.cc" + _TRIG,
     fixture="tensorflow.python.framework.errors_impl.DataLossError: {{function_node __wrapped__IteratorGetNext_output_"
@@ -144,3 +151,17 @@ add("DD674", "tf-collective-save-secs", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT,
     source=SRC + " training/monitored_session.py (TF 1.15 and 2.x)",
     fixture="WARNING:tensorflow:Collective ops may deadlock with `save_checkpoints_secs` please use "
             "`save_checkpoint_steps` instead. Clearing `save_checkpoint_secs` and setting `save_checkpoint_steps` to 1000 now.")
+add("DD676", "keras-backup-restore-graph-mode", C.USER_CODE_ERROR, R.CAUSE, ("BackupAndRestore only supports eager mode",),
+    "Keras' BackupAndRestore callback was used in graph mode", rank=60,
+    remedy="Use BackupAndRestore with eager execution (TF2 behaviour), or in graph mode save with ModelCheckpoint and "
+    "resume with load_weights() and initial_epoch.", source="tf_keras callbacks.py (BackupAndRestore)",
+    fixture="ValueError: BackupAndRestore only supports eager mode. In graph mode, consider using ModelCheckpoint to "
+            "manually save and restore weights with `model.load_weights()` and by providing `initial_epoch` in "
+            "`model.fit()` for fault tolerance.")
+add("DD677", "keras-backup-restore-unbuilt", C.OTHER, R.CONTEXT, ("To use the BackupAndRestore callback, you model must be built",),
+    "BackupAndRestore cannot restore an unbuilt model (a restarted job begins from scratch)", rank=10,
+    remedy="Build the model (call it on a batch, or give Input shapes) before fit() so that a restarted task resumes "
+    "from the backup instead of epoch 0.", source="tf_keras callbacks.py (BackupAndRestore.on_train_begin)",
+    fixture="WARNING:tensorflow:To use the BackupAndRestore callback, you model must be built before you call `fit()`. "
+            "Model <tf_keras.src.engine.sequential.Sequential object at 0x7f3a1c2b4d50> is unbuilt. You can build it "
+            "beforehand by calling it on a batch of data.")
