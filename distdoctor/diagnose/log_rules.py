@@ -216,7 +216,7 @@ def _cluster_mismatch(rule: Rule, job: JobObservation):
     for t in job.ordered():
         for e in _of(t, EventKind.TF_ERROR):
             if any(m in e.text for m in ("not in the cluster", "Unexpected task registered", "Duplicate task registration",
-                                         "with a different incarnation", "connects to a wrong cluster")):
+                                         "connects to a wrong cluster")):
                 named = e.peer if e.peer else None
                 yield rule.finding(culprit=named, at=e.ts, candidates=() if named else tuple(job.tasks),
                                    summary=f"the coordination service rejected {named or 'a task'}: " + e.text[:200],

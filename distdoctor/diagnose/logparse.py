@@ -104,7 +104,6 @@ _CONFIG_ERRORS = (
     "that is not in the cluster",
     "Unexpected task registered",
     "Duplicate task registration",
-    "with a different incarnation",
     "connects to a wrong cluster",
 )
 _WAITING = re.compile(r"Waiting for (\d+)/(\d+) tasks to connect")
