@@ -46,14 +46,15 @@ class TensorBoardWriter:
             self._writer = EventFileWriter(self.path, flush_secs=5)
         except OSError as exc:
             raise NotifyError(f"cannot write TensorBoard events to {self.path}: {exc.strerror or exc}") from None
-        self._ticks: dict[str, int] = {}
+        self._steps: dict[str, int] = {}
 
     def _step(self, task: str, step: int | None) -> int:
-        if step is not None:
-            return int(step)
-        n = self._ticks.get(task, 0)  # no step known yet: a sample counter
-        self._ticks[task] = n + 1
-        return n
+        # Never backwards: TensorBoard's reader drops a run's later events when a step goes back
+        # (it takes that for a restart from a checkpoint). Before the first step is known: 0.
+        last = self._steps.get(task, 0)
+        now = max(last, int(step)) if step is not None else last
+        self._steps[task] = now
+        return now
 
     def scalars(self, task: str, wall_time: float, step: int | None, values: dict[str, float | None]) -> None:
         vals = [self._Summary.Value(tag=f"{task}/{name}", simple_value=float(v))
