@@ -142,3 +142,21 @@ def test_watch_reports_episodes_once():
     assert w.update([a2]) == ([], [])
     assert w.update([]) == ([], [a])        # the episode's opening crossing
     assert w.first[("mem", "worker:0")] is a
+
+
+def test_docs_quote_the_monitoring_files_and_the_tools_accept_them():
+    import shutil
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "docs" / "alerts.md").read_text()
+    rules = root / "deploy" / "monitoring" / "distdoctor.rules.yml"
+    route = root / "deploy" / "monitoring" / "alertmanager.yml"
+    for f in (rules, route):
+        assert f.read_text() in doc, f"docs/alerts.md must quote {f.name} as it is"
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "rules", str(rules)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+    if shutil.which("amtool"):
+        r = subprocess.run(["amtool", "check-config", str(route)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
