@@ -270,3 +270,31 @@ def test_a_failing_job_alerts_and_serves_metrics_without_tensorflow(tmp_path):
         assert verdict["bundle"] == str(tmp_path / "b") and verdict["report"].endswith("report.html")
     finally:
         rec.stop()
+
+
+def test_under_run_node_only_the_collector_alerts(tmp_path):
+    """Two `run --node` supervisors on loopback (no TensorFlow), both given --alert: one set of alerts."""
+    rec = Receiver().start()
+    p0, p1 = free_port(), free_port()
+    cluster = {"worker": [f"127.0.0.1:{p0}", f"127.0.0.1:{p1}"]}
+    code = ("import json, os, sys, time; time.sleep(4); "
+            "sys.exit(4 if json.loads(os.environ['TF_CONFIG'])['task']['index'] == 1 else 0)")
+    procs = []
+    try:
+        for i in (0, 1):
+            env = dict(__import__("os").environ, DISTDOCTOR_TOKEN="t0k3n",
+                       TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}}))
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "distdoctor", "run", "--node", "--no-live", "--out", str(tmp_path / f"n{i}"),
+                 "--alert", rec.url, "--mesh-timeout", "20", "--", sys.executable, "-c", code],
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        outs = [p.communicate(timeout=90)[0] for p in procs]
+        assert [p.returncode for p in procs] == [0, 4], outs
+        assert "come from the collector worker:0" in outs[1]
+        events = [(b["event"], b["culprit"]) for b in rec.bodies()]
+        assert events == [("task_failed", "worker:1"), ("verdict", "worker:1")], events
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        rec.stop()
