@@ -160,3 +160,18 @@ def test_docs_quote_the_monitoring_files_and_the_tools_accept_them():
     if shutil.which("amtool"):
         r = subprocess.run(["amtool", "check-config", str(route)], capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_gpu_usage_sums_the_tasks_processes_on_their_gpus():
+    from distdoctor.notify.gpu import gpu_usage
+    devices = [(80 * GiB, [(100, 30 * GiB), (200, 10 * GiB)]), (80 * GiB, [(101, 5 * GiB), (300, None)])]
+    assert gpu_usage(devices, {100, 101}) == (35 * GiB, 160 * GiB)
+    assert gpu_usage(devices, {200}) == (10 * GiB, 80 * GiB)
+    assert gpu_usage(devices, {300}) == (0, 80 * GiB)        # NVML may not know the amount
+    assert gpu_usage(devices, {999}) is None
+
+
+def test_gpu_probe_without_a_gpu_is_quiet():
+    from distdoctor.notify.gpu import GpuProbe
+    probe = GpuProbe()
+    assert isinstance(probe.devices(), list)   # [] on a host without an NVIDIA driver, never an exception

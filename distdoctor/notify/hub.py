@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from .events import EVENTS, AlertEvent
+from .gpu import GpuProbe
 from .metrics import JobRow, MetricsServer, TaskRow
 from .sender import AlertmanagerSink, AlertSender, CommandSink, Retry, WebhookSink
 from .thresholds import (Crossing, CrossingWatch, TaskResources, Thresholds, judge_disk, judge_task,
@@ -52,6 +53,7 @@ class Notifier:
         self.metrics: MetricsServer | None = None
         self.tensorboard = None
         self.watch = CrossingWatch()
+        self.gpu = GpuProbe()
         self.baseline: float | None = None
         self.hang_state = "ok"
         self.suspect: str | None = None
