@@ -298,3 +298,11 @@ def test_under_run_node_only_the_collector_alerts(tmp_path):
             if p.poll() is None:
                 p.kill()
         rec.stop()
+
+
+def test_tensorboard_missing_is_a_one_line_error(tmp_path):
+    code = ("import sys; sys.modules['tensorboard'] = None; from distdoctor.cli import main; "
+            f"sys.exit(main(['run', '--no-live', '--out', {str(tmp_path / 'b')!r}, '--tensorboard', {str(tmp_path / 'tb')!r}, "
+            "'--', sys.executable, '-c', 'pass']))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "pip install tensorboard" in r.stderr and "Traceback" not in r.stderr
