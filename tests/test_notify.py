@@ -175,3 +175,18 @@ def test_gpu_probe_without_a_gpu_is_quiet():
     from distdoctor.notify.gpu import GpuProbe
     probe = GpuProbe()
     assert isinstance(probe.devices(), list)   # [] on a host without an NVIDIA driver, never an exception
+
+
+def test_notifier_resolves_the_suspicion_it_raised_and_counts_restarts(tmp_path):
+    from distdoctor.notify.hub import Notifier, NotifyConfig
+    n = Notifier(NotifyConfig(job="j"), bundle=str(tmp_path))
+    n.start()
+    n.event("hang_suspected", T0, culprit="worker:1", summary="stall")
+    assert (n.hang_state, n.suspect) == ("suspected", "worker:1")
+    ev = n.event("hang_suspected", T0 + 3, resolved=True, summary="progress resumed")
+    assert ev.culprit == "worker:1" and ev.since == T0 and ev.resolved and n.hang_state == "ok"
+    [a] = to_alertmanager(ev)
+    assert a["labels"]["culprit"] == "worker:1" and a["endsAt"] == iso8601(T0 + 3)
+    n.event("restart", T0 + 10, attempt=2, reason="worker:1 failed")
+    assert (n.attempt, n.restarts) == (2, 1)
+    assert n.event("not_an_event", T0) is None

@@ -87,6 +87,11 @@ class Notifier:
         known = {k: v for k, v in fields.items() if k in _EVENT_FIELDS and v is not None}
         details = tuple(sorted((k, str(v)) for k, v in fields.items() if k not in _EVENT_FIELDS and v is not None))
         known.setdefault("severity", SEVERITY.get(name, "info"))
+        if name == "hang_suspected" and known.get("resolved") and "culprit" not in known:
+            # the same labels as the suspicion it ends, so Alertmanager resolves that alert
+            known["culprit"] = self.suspect
+            known.setdefault("since", self.suspect_since)
+            known = {k: v for k, v in known.items() if v is not None}
         ev = AlertEvent(event=name, job=self.cfg.job, at=now, bundle=self.bundle, report=self.report,
                         details=details, **known)
         self._track(ev)
