@@ -190,3 +190,10 @@ def test_notifier_resolves_the_suspicion_it_raised_and_counts_restarts(tmp_path)
     n.event("restart", T0 + 10, attempt=2, reason="worker:1 failed")
     assert (n.attempt, n.restarts) == (2, 1)
     assert n.event("not_an_event", T0) is None
+
+
+def test_forecast_counts_only_changes():
+    # allocates every second, sampled 4 times a second: 3 of 4 samples unchanged, still a steady climb
+    series = [(T0 + i * 0.25, GiB + (i // 4) * 50 * (1 << 20)) for i in range(80)]
+    eta = time_to_limit(series, 2 * GiB, series[-1][0])
+    assert eta is not None and 0 < eta < 30

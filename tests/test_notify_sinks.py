@@ -306,3 +306,23 @@ def test_tensorboard_missing_is_a_one_line_error(tmp_path):
             "'--', sys.executable, '-c', 'pass']))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "pip install tensorboard" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_memory_climbing_toward_the_limit_is_forecast(tmp_path):
+    """A real process that allocates 40 MB/s: with mem_eta=3600s the host limit is "near", and the
+    forecast (fitted over the supervisor's real samples) becomes a threshold alert and a DD210 warning."""
+    rec = Receiver().start()
+    code = ("import time\nhog = []\nfor _ in range(60):\n    hog.append(bytearray(10 * 1000 * 1000))\n"
+            "    time.sleep(0.25)\n")
+    try:
+        r = subprocess.run([sys.executable, "-m", "distdoctor", "run", "--json", "--workers", "1",
+                            "--out", str(tmp_path / "b"), "--alert", rec.url, "--threshold", "mem_eta=3600s",
+                            "--", sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        [alert] = [b for b in rec.bodies("threshold") if not b["resolved"]]
+        assert alert["culprit"] == "worker:0" and alert["details"]["threshold"] == "mem_eta"
+        assert "worker:0 reaches its memory limit" in alert["summary"] and "at the current rate" in alert["summary"]
+        diag = json.loads(r.stdout)
+        assert [f["culprit"] for f in diag["findings"] if f["code"] == "DD210"] == ["worker:0"]
+    finally:
+        rec.stop()

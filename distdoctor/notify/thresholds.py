@@ -127,15 +127,15 @@ def time_to_limit(series: Sequence[tuple[float, int]], limit: int, now: float,
     """Seconds until a steadily rising memory series reaches ``limit`` at its current rate, else None.
 
     Least squares over the last ``window`` seconds; "steadily" means at least 10 s of samples, a
-    positive slope, and most successive samples going up (a sawtooth of a healthy job -- batches
-    allocated and freed -- is not a trend).
+    positive slope, and of the samples that changed, at least 80 % went up (the sawtooth of a
+    healthy job -- batches allocated and freed -- is not a trend).
     """
     pts = [(t, float(v)) for t, v in series if now - window <= t <= now]
     if len(pts) < 5 or pts[-1][0] - pts[0][0] < FORECAST_MIN_SPAN_S or not limit:
         return None
     rises = sum(1 for (_, a), (_, b) in zip(pts, pts[1:]) if b > a)
     falls = sum(1 for (_, a), (_, b) in zip(pts, pts[1:]) if b < a)
-    if rises < 0.6 * (len(pts) - 1) or falls > 0.2 * (len(pts) - 1):
+    if rises < 4 or falls > 0.2 * (rises + falls):  # unchanged samples (sampled faster than it allocates) don't count
         return None
     mt = statistics.fmean(t for t, _ in pts)
     mv = statistics.fmean(v for _, v in pts)
