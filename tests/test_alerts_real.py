@@ -3,10 +3,10 @@
 One real run (worker:1 deadlocks in a Keras callback) under
 ``run --alert URL --alertmanager URL --metrics-port P --tensorboard DIR --threshold mem=0.5%``, with
 Debian's Prometheus scraping P every second and Alertmanager routing to a local webhook, all on loopback.
-It checks, from the one run: the JSON hang alert names the stalled task within 60 s of the stall;
+A second ``--alert`` points at a port nobody listens on. It checks, from the one run: the JSON hang alert names the stalled task within 60 s of the stall;
 /metrics shows distdoctor_* series for every task while the job runs; a PromQL query shows the hang and
 its culprit; Alertmanager holds the hang alert with the culprit label and routes it; the threshold
-alert and its DD210 warning; TensorBoard's reader finds every task's scalars and the verdict.
+alert and its DD210 warning; the dead receiver delays none of it and is noted in the diagnosis; TensorBoard's reader finds every task's scalars and the verdict.
 """
 from __future__ import annotations
 
@@ -55,8 +55,9 @@ def test_stalled_worker_alerts_metrics_prometheus_alertmanager_tensorboard(tmp_p
     watcher = threading.Thread(target=_watch_metrics, args=(port, seen, stop), daemon=True)
     watcher.start()
     tb = tmp_path / "tb"
+    dead = f"http://127.0.0.1:{free_port()}/nobody-listens"   # a second --alert that never answers
     try:
-        r = dd_run("alerts-stall", ["--alert", hook.url, "--alertmanager", am.base, "--metrics-port", str(port),
+        r = dd_run("alerts-stall", ["--alert", hook.url, "--alert", dead, "--alertmanager", am.base, "--metrics-port", str(port),
                                     "--metrics-addr", "127.0.0.1", "--job-name", JOB, "--tensorboard", str(tb),
                                     "--threshold", "mem=0.5%"],
                    trainer("--fault", "stall"))
@@ -83,6 +84,9 @@ def test_stalled_worker_alerts_metrics_prometheus_alertmanager_tensorboard(tmp_p
         assert suspected and suspected[0] < got_at and hook.bodies("hang_suspected")[0]["culprit"] == "worker:1"
         events = [b["event"] for b in hook.bodies()]
         assert events[-1] == "verdict" and hook.bodies("verdict")[0]["status"] == "hung"
+
+        # -- the dead receiver delayed nothing above, and the diagnosis says what it lost ---------
+        assert any(dead in n and "not delivered" in n for n in r.diag["notes"]), r.diag["notes"]
 
         # -- thresholds: the alert and the warning finding ------------------------------------
         th = [b for b in hook.bodies("threshold") if not b["resolved"]]

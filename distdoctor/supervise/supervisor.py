@@ -435,8 +435,6 @@ class Supervisor:
         notes = []
         if self.hang is not None and self.cfg.on_hang == "wait":
             notes.append("the hung job was kept alive for debugging (--on-hang wait)")
-        if self.notifier is not None:
-            notes.extend(self.notifier.notes())
         return JobObservation(tasks={k: t.observation() for k, t in self.tracks.items()},
                               strategy=self.cfg.cluster.strategy, source="run", hang=self.hang,
                               interrupted=self.interrupted, ended_at=time.time(), notes=tuple(notes))
@@ -461,10 +459,10 @@ class Supervisor:
         self._events_fh = self._samples_fh = None
         diag, job = self._write_diagnosis()
         if self.notifier is not None:
-            late = [n for n in self.notifier.finish(diag.to_json(), time.time()) if n not in diag.notes]
-            if late:  # the verdict's own delivery failed: say so in the diagnosis too
+            lost = self.notifier.finish(diag.to_json(), time.time())  # sends the verdict, waits for the queues
+            if lost:  # alerts that could not be delivered, the verdict's own included
                 from dataclasses import replace
-                diag = replace(diag, notes=diag.notes + tuple(late))
+                diag = replace(diag, notes=diag.notes + tuple(lost))
                 write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), diag.to_json())
         self._check_startup_failure(job)
         return diag, job
