@@ -8,7 +8,6 @@ queues, metrics are read by the scrape thread, TensorBoard's writer has its own.
 from __future__ import annotations
 
 import os
-import statistics
 from dataclasses import dataclass, field
 
 from .events import EVENTS, AlertEvent
@@ -227,8 +226,3 @@ def _verdict_markdown(d: dict) -> str:
         head += f" {rc.get('code')} `{rc.get('category')}` culprit **{rc.get('culprit') or 'unknown'}**: {rc.get('summary')}"
     ev = "\n".join(f"    {e}" for e in (rc.get("evidence") or [])[:8])
     return head + ("\n\n" + ev if ev else "")
-
-
-def median_or_none(xs) -> float | None:
-    xs = list(xs)
-    return statistics.median(xs) if xs else None
