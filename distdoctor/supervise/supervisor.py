@@ -187,7 +187,7 @@ class Supervisor:
 
     # -- notifications (alerts, metrics, thresholds, TensorBoard) ---------
     def _start_notifier(self) -> None:
-        if self.cfg.notify is None:
+        if self.cfg.notify is None or self.notifier is not None:  # one notifier across attempts
             return
         from ..notify.hub import Notifier
         self.notifier = Notifier(self.cfg.notify, bundle=self.cfg.out_dir,
