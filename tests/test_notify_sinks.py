@@ -273,9 +273,25 @@ def test_a_failing_job_alerts_and_serves_metrics_without_tensorflow(tmp_path):
 
 
 def test_under_run_node_only_the_collector_alerts(tmp_path):
-    """Two `run --node` supervisors on loopback (no TensorFlow), both given --alert: one set of alerts."""
+    """Two `run --node` supervisors on loopback (no TensorFlow), both given --alert and --metrics-port:
+    one set of alerts, and the collector's /metrics has both tasks."""
     rec = Receiver().start()
-    p0, p1 = free_port(), free_port()
+    p0, p1, mport = free_port(), free_port(), free_port()
+    seen: list[str] = []
+
+    def scrape():
+        deadline = time.time() + 40
+        while time.time() < deadline and not seen:
+            try:
+                text = _scrape(mport)
+                if 'distdoctor_task_up{job="nodes",task="worker:1"} 1.0' in text and 'task="worker:0"' in text:
+                    seen.append(text)
+            except OSError:
+                pass
+            time.sleep(0.2)
+
+    scraper = threading.Thread(target=scrape, daemon=True)
+    scraper.start()
     cluster = {"worker": [f"127.0.0.1:{p0}", f"127.0.0.1:{p1}"]}
     code = ("import json, os, sys, time; time.sleep(4); "
             "sys.exit(4 if json.loads(os.environ['TF_CONFIG'])['task']['index'] == 1 else 0)")
@@ -286,11 +302,14 @@ def test_under_run_node_only_the_collector_alerts(tmp_path):
                        TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}}))
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "distdoctor", "run", "--node", "--no-live", "--out", str(tmp_path / f"n{i}"),
-                 "--alert", rec.url, "--mesh-timeout", "20", "--", sys.executable, "-c", code],
+                 "--alert", rec.url, "--metrics-port", str(mport), "--metrics-addr", "127.0.0.1", "--job-name", "nodes",
+                 "--mesh-timeout", "20", "--", sys.executable, "-c", code],
                 env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         outs = [p.communicate(timeout=90)[0] for p in procs]
         assert [p.returncode for p in procs] == [0, 4], outs
         assert "come from the collector worker:0" in outs[1]
+        scraper.join(5)
+        assert seen, "the collector's /metrics never showed worker:1 (a task of another node) alive"
         events = [(b["event"], b["culprit"]) for b in rec.bodies()]
         assert events == [("task_failed", "worker:1"), ("verdict", "worker:1")], events
     finally:
