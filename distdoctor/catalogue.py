@@ -84,7 +84,8 @@ def _load_all() -> None:
     # a failing import is a bug to surface, not to hide.
     import importlib
     for mod in ("distdoctor.diagnose.rules", "distdoctor.diagnose.engine", "distdoctor.diagnose.log_rules",
-                "distdoctor.diagnose.logs.kb", "distdoctor.diagnose.logs.verdict", "distdoctor.preflight.rules"):
+                "distdoctor.diagnose.logs.kb", "distdoctor.diagnose.logs.verdict", "distdoctor.preflight.rules",
+                "distdoctor.notify.rules"):
         importlib.import_module(mod)
 
 

@@ -28,6 +28,8 @@ if [ "${1:-}" = "--test" ]; then
     command -v tmux >/dev/null || need+=(tmux)
     command -v slurmctld >/dev/null || need+=(slurm-wlm)   # tests/test_slurm.py (scripts/slurm-local.sh)
     command -v munged >/dev/null || need+=(munge)
+    command -v prometheus >/dev/null || need+=(prometheus)
+    command -v prometheus-alertmanager >/dev/null || need+=(prometheus-alertmanager)
     if [ ${#need[@]} -gt 0 ]; then
       (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}") >/dev/null 2>&1 \
         || echo "setup: could not install ${need[*]}; tests that need them will be skipped" >&2

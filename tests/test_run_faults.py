@@ -82,6 +82,7 @@ def test_healthy_fit_and_result_unchanged():
     _assert_schema(r.diag)
     steps = {t: v["steps"] for t, v in r.diag["tasks"].items()}
     assert steps == {"worker:0": 60, "worker:1": 60}
+    assert not [f for f in r.diag["findings"] if f["code"] == "DD210"], "default thresholds must stay quiet"
     supervised = [ln for ln in (r.bundle / "logs" / "worker-0.log").read_text().splitlines() if "final loss" in ln]
     assert supervised
     # bare launch of the same job, TF_CONFIG written by hand

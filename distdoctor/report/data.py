@@ -61,7 +61,8 @@ class Mark(str, enum.Enum):
 
 _EVENT_MARKS = {"start": Mark.START, "connected": Mark.CONNECTED, "first_step": Mark.FIRST_STEP,
                 "stall_suspected": Mark.STALL, "hang_declared": Mark.HANG, "fault": Mark.FAULT,
-                "signal_sent": Mark.SIGNAL, "exit": Mark.EXIT, "memory_warning": Mark.WARNING}
+                "signal_sent": Mark.SIGNAL, "exit": Mark.EXIT, "memory_warning": Mark.WARNING,
+                "threshold": Mark.WARNING}
 _MARK_LABELS = {Mark.START: "started", Mark.CONNECTED: "joined the cluster", Mark.FIRST_STEP: "first step",
                 Mark.EPOCH: "epoch", Mark.STALL: "stall suspected", Mark.HANG: "hang declared",
                 Mark.FAULT: "fault", Mark.SYMPTOM: "symptom", Mark.WARNING: "warning",

@@ -49,6 +49,8 @@ def register_cli(sub) -> None:
                    help="after a fatal failure, how long the other tasks may run to report it (default 10 s)")
     p.add_argument("--no-live", action="store_true", help="plain prefixed log streaming instead of the live view")
     p.add_argument("--no-report", action="store_true", help="do not write report.html into the bundle")
+    from ..notify.options import add_arguments as add_notify_arguments
+    add_notify_arguments(p)
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] run once per task")
     p.set_defaults(func=run_command)
 
@@ -105,6 +107,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--hang-timeout must be positive (got {args.hang_timeout})")
     _check_command(argv)
     out = os.path.abspath(args.out or _default_out())
+    notify = _notify_config(args, out)
     _check_out(out)
     cluster = build_local_cluster(args.workers, args.ps, args.chief)
     human = sys.stderr if args.json else sys.stdout
@@ -118,7 +121,8 @@ def run_command(args: argparse.Namespace) -> int:
         except ImportError:
             live = None
     cfg = RunConfig(argv=argv, cluster=cluster, out_dir=out, hang_timeout=args.hang_timeout, on_hang=args.on_hang,
-                    grace=args.grace, failure_grace=args.failure_grace, stream=human, live=live)
+                    grace=args.grace, failure_grace=args.failure_grace, stream=human, live=live,
+                    notify=notify)
     print(f"[distdoctor] {len(cluster.tasks)} tasks ({', '.join(cluster.tasks)}); bundle: {out}", file=human, flush=True)
     sup = Supervisor(cfg)
     try:
@@ -141,6 +145,11 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         _print_human(data, out, human)
     return diag.exit_code
+
+
+def _notify_config(args: argparse.Namespace, out: str):
+    from ..notify.options import config_from_args
+    return config_from_args(args, out)
 
 
 def _run_node(args: argparse.Namespace, argv: list[str]) -> int:

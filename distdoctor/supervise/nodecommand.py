@@ -78,7 +78,9 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
     from .sidelink import LinkClient, LinkHub
     from .supervisor import RunConfig, write_json
 
+    from .command import _notify_config
     environ = os.environ
+    notify = _notify_config(args, out)  # validated on every node; only the collector sends
     token = check_token(environ)
     doc, spec = _spec_and_doc(args, environ)
     me = str(spec.task)
@@ -125,7 +127,8 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                 client = LinkClient(token, me, host, port, lambda _t, _m: None)
         cfg = RunConfig(argv=argv, cluster=NodeCluster(me, tuple(tasks), strategy, tf_config), out_dir=out,
                         hang_timeout=args.hang_timeout, on_hang=args.on_hang, grace=args.grace,
-                        failure_grace=args.failure_grace, stream=human)
+                        failure_grace=args.failure_grace, stream=human,
+                        notify=notify if me == collector else None)
         sup = NodeSupervisor(cfg, collector=collector, hub=hub, client=client, peer_timeout=args.peer_timeout,
                              expected=tuple(tasks))
         if hub is not None:
@@ -133,6 +136,8 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         if client is not None:
             client.on_message = sup.on_command
             client.start()
+        if me != collector and (notify.sends or notify.metrics_port is not None or notify.tensorboard):
+            say(f"alerts, metrics and TensorBoard events come from the collector {collector}, not this node")
         say(f"starting {me}" + (f"; side link on port {side_port}" if hub else
                                 f"; side link to {collector}" if client else ""))
         diag, _job = sup.run()

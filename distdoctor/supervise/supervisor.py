@@ -42,6 +42,10 @@ from .tracking import TaskTrack
 
 __all__ = ["RunConfig", "Supervisor", "BOOTSTRAP_DIR", "write_json"]
 
+# a hang verdict's kind -> the rule code and category the engine will give it (for the hang alert)
+_HANG_KINDS = {"stalled_worker": ("DD201", "hang_stalled_worker"),
+               "collective_mismatch": ("DD202", "hang_collective_mismatch"),
+               "frozen": ("DD203", "peer_unresponsive"), "peer_exited": ("DD204", "data_sharding_imbalance")}
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bootstrap")
 TICK_S = 0.25
 STARTUP_FAIL_S = 3.0
@@ -68,6 +72,7 @@ class RunConfig:
     stream: object = None               # where task output is echoed (None: no echo)
     live: object = None                 # a LiveView-like object with update(rows, banner, lines)
     extra_env: dict[str, str] = field(default_factory=dict)
+    notify: object = None               # a notify.hub.NotifyConfig: alerts, metrics, thresholds, TensorBoard
 
 
 class Supervisor:
@@ -85,6 +90,7 @@ class Supervisor:
         self.banner: str | None = None
         self._first_failure: tuple[float, str] | None = None
         self._chief_done_at: float | None = None
+        self.notifier = None
 
     # -- output ---------------------------------------------------------
     def _echo(self, text: str) -> None:
@@ -179,6 +185,31 @@ class Supervisor:
         agent = track.agent.stack_text() if track.agent else ""
         return "\n\n".join(x for x in (text and f"py-spy dump of pid {pid}:\n{text}", agent) if x)
 
+    # -- notifications (alerts, metrics, thresholds, TensorBoard) ---------
+    def _start_notifier(self) -> None:
+        if self.cfg.notify is None or self.notifier is not None:  # one notifier across attempts
+            return
+        from ..notify.hub import Notifier
+        self.notifier = Notifier(self.cfg.notify, bundle=self.cfg.out_dir,
+                                 report=os.path.join(self.cfg.out_dir, "report.html"))
+        self.notifier.start()
+        if self.notifier.metrics is not None:
+            self._say(f"Prometheus metrics on http://{self.cfg.notify.metrics_addr}:{self.notifier.metrics.port}/metrics")
+
+    def _notify(self, event: str, **fields) -> None:
+        """Tell the sinks about an event (hang_suspected, hang_declared, task_failed, restart, gave_up,
+        threshold, verdict); never blocks: delivery happens on the sender's threads."""
+        if self.notifier is not None:
+            self.notifier.event(event, time.time(), **fields)
+
+    def _notify_tick(self, now: float, assessment) -> None:
+        if self.notifier is None or not self.notifier.due(now):
+            return
+        from .notifyadapter import notify_tick
+        for c in notify_tick(self.notifier, self.tracks, now, assessment):
+            self._say(f"warning: {c.summary}")
+            self._event(now, c.task, "threshold", c.summary)
+
     # -- signals --------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:
         self._signals += 1
@@ -259,6 +290,9 @@ class Supervisor:
                 self._first_failure = (p.ended_at or now, track.task)
                 self.detected_at = now
                 self._event(now, track.task, "fault", f"{track.task} failed ({how})")
+                faults = [e.text for e in track.events if e.kind in self._FAULT_KINDS]
+                self._notify("task_failed", culprit=track.task, summary=f"{track.task} failed ({how})",
+                             first_failure=faults[0] if faults else None, since=p.ended_at or now)
                 if self._fatal(track.task):
                     self.banner = f"{track.task} failed ({how}); the job cannot complete"
                     self._say(self.banner + f"; waiting up to {self.cfg.failure_grace:.0f} s for the other tasks")
@@ -297,6 +331,7 @@ class Supervisor:
     # -- main -----------------------------------------------------------
     def run(self) -> tuple[Diagnosis, JobObservation]:
         os.makedirs(self.cfg.out_dir, exist_ok=True)
+        self._start_notifier()  # a taken --metrics-port is a usage error, before anything starts
         self._events_fh = open(os.path.join(self.cfg.out_dir, "events.jsonl"), "w")
         self._samples_fh = open(os.path.join(self.cfg.out_dir, "samples.jsonl"), "w")
         self.channel = AgentChannel(on_sample=self._on_agent)
@@ -351,14 +386,25 @@ class Supervisor:
                 self.banner = f"stall suspected: {a.reason}"
                 self._say(self.banner)
                 self._event(now, a.suspect, "stall_suspected", a.reason)
+                self._notify("hang_suspected", culprit=a.suspect, summary=a.reason, since=now - a.stalled_for,
+                             stalled_s=f"{a.stalled_for:.1f}", threshold_s=f"{a.threshold:.1f}")
             elif a.status == "ok" and self.banner and self.banner.startswith("stall suspected"):
                 self.banner = None
+                self._notify("hang_suspected", resolved=True, summary="progress resumed")
+            self._notify_tick(now, a)
             if a.status == "hung" and a.verdict is not None and self._first_failure is None and self._detects_hangs():
                 self.hang = a.verdict
                 self.detected_at = now
                 self.banner = f"HANG: {a.reason}"
                 self._say(f"hang declared: {a.reason}")
                 self._event(now, a.suspect, "hang_declared", a.reason)
+                v = a.verdict
+                code, category = _HANG_KINDS.get(v.kind, (None, None))
+                culprit_track = self.tracks.get(v.culprits[0]) if v.culprits else None
+                self._notify("hang_declared", culprit=v.culprits[0] if v.culprits else None, summary=a.reason,
+                             category=category, code=code, since=v.since, status="hung",
+                             first_failure=culprit_track.location() if culprit_track else None,
+                             waiting=",".join(v.waiting))
                 for t in self.tracks.values():
                     t.freeze()
                 self._capture_stacks()
@@ -397,6 +443,10 @@ class Supervisor:
         job = self.observation()
         detected = self.detected_at or time.time()
         diag = diagnose(job, detected_at=detected, command="run")
+        if self.notifier is not None:  # threshold crossings: warnings beside the engine's findings
+            from dataclasses import replace
+            from ..notify.rules import threshold_findings
+            diag = replace(diag, findings=diag.findings + tuple(threshold_findings(self.notifier.crossings())))
         write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), diag.to_json())
         return diag, job
 
@@ -408,6 +458,12 @@ class Supervisor:
                 pass
         self._events_fh = self._samples_fh = None
         diag, job = self._write_diagnosis()
+        if self.notifier is not None:
+            lost = self.notifier.finish(diag.to_json(), time.time())  # sends the verdict, waits for the queues
+            if lost:  # alerts that could not be delivered, the verdict's own included
+                from dataclasses import replace
+                diag = replace(diag, notes=diag.notes + tuple(lost))
+                write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), diag.to_json())
         self._check_startup_failure(job)
         return diag, job
 
