@@ -51,3 +51,39 @@ def test_agent_hooks_tensorflow_once_its_context_class_exists():
         os.rmdir(d)
     assert samples, "the agent sent nothing"
     assert max(s["calls"] for s in samples) == 3, [s["calls"] for s in samples]
+
+
+CKPT_SCRIPT = """
+import time
+from tf_keras.src.callbacks import BackupAndRestore
+BackupAndRestore("/tmp/dd-backup-here")
+time.sleep(0.4)
+"""
+
+
+def test_agent_reports_where_the_job_checkpoints(tmp_path):
+    """A fake tf_keras whose BackupAndRestore is wrapped as its module is imported."""
+    pkg = tmp_path / "tf_keras" / "src"
+    pkg.mkdir(parents=True)
+    (tmp_path / "tf_keras" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "callbacks.py").write_text("class BackupAndRestore:\n    def __init__(self, backup_dir):\n"
+                                      "        self.backup_dir = backup_dir\n")
+    path = str(tmp_path / "agent.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(0.2)
+    try:
+        env = dict(os.environ, PYTHONPATH=BOOTSTRAP_DIR + os.pathsep + str(tmp_path), DISTDOCTOR_SOCK=path,
+                   DISTDOCTOR_TASK="worker:0", DISTDOCTOR_SAMPLE_S="0.05")
+        proc = subprocess.Popen([sys.executable, "-c", CKPT_SCRIPT], env=env)
+        samples = []
+        while proc.poll() is None:
+            try:
+                samples.append(json.loads(sock.recv(65536)))
+            except socket.timeout:
+                pass
+        proc.wait(10)
+    finally:
+        sock.close()
+    assert ["BackupAndRestore", "/tmp/dd-backup-here"] in samples[-1]["checkpoints"], samples[-1:]

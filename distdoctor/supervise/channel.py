@@ -26,6 +26,7 @@ class AgentSample:
     location: tuple[str, int, str] | None
     user_threads: tuple[dict, ...]
     tf_loaded: bool
+    checkpoints: tuple[tuple[str, str | None], ...] = ()   # (class, directory) the job checkpoints with
 
     @staticmethod
     def from_json(d: dict) -> "AgentSample":
@@ -37,6 +38,7 @@ class AgentSample:
             stack=tuple(tuple(f) for f in d.get("stack") or ()),
             location=tuple(loc) if loc else None,
             user_threads=tuple(d.get("user_threads") or ()), tf_loaded=bool(d.get("tf_loaded")),
+            checkpoints=tuple((str(k), v if v is None else str(v)) for k, v in (d.get("checkpoints") or ())),
         )
 
     def stack_text(self) -> str:

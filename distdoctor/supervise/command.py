@@ -47,6 +47,14 @@ def register_cli(sub) -> None:
     p.add_argument("--grace", type=float, default=10.0, metavar="S", help="SIGTERM to SIGKILL grace period (default 10 s)")
     p.add_argument("--failure-grace", type=float, default=10.0, metavar="S",
                    help="after a fatal failure, how long the other tasks may run to report it (default 10 s)")
+    rs = p.add_argument_group("restarts (what a restart fixes: preemption, eviction, a lost peer)")
+    rs.add_argument("--restarts", type=int, default=0, metavar="N",
+                    help="restart the job up to N times after a transient failure, resuming from its checkpoint; "
+                         "deterministic failures (an exception in the code, a bad config) stop at once (default 0)")
+    rs.add_argument("--restart-delay", type=float, default=10.0, metavar="S",
+                    help="the first backoff before a restart, doubling with each restart (default 10 s)")
+    rs.add_argument("--restart-delay-max", type=float, default=360.0, metavar="S",
+                    help="the longest backoff (default 360 s)")
     p.add_argument("--no-live", action="store_true", help="plain prefixed log streaming instead of the live view")
     p.add_argument("--no-report", action="store_true", help="do not write report.html into the bundle")
     from ..notify.options import add_arguments as add_notify_arguments
@@ -105,6 +113,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers must be at least 1 (got {args.workers})")
     if args.hang_timeout is not None and args.hang_timeout <= 0:
         raise UsageError(f"--hang-timeout must be positive (got {args.hang_timeout})")
+    _check_restart_args(args)
     _check_command(argv)
     out = os.path.abspath(args.out or _default_out())
     notify = _notify_config(args, out)
@@ -122,7 +131,8 @@ def run_command(args: argparse.Namespace) -> int:
             live = None
     cfg = RunConfig(argv=argv, cluster=cluster, out_dir=out, hang_timeout=args.hang_timeout, on_hang=args.on_hang,
                     grace=args.grace, failure_grace=args.failure_grace, stream=human, live=live,
-                    notify=notify)
+                    notify=notify, restarts=args.restarts, restart_delay=args.restart_delay,
+                    restart_delay_max=args.restart_delay_max)
     print(f"[distdoctor] {len(cluster.tasks)} tasks ({', '.join(cluster.tasks)}); bundle: {out}", file=human, flush=True)
     sup = Supervisor(cfg)
     try:
@@ -133,7 +143,7 @@ def run_command(args: argparse.Namespace) -> int:
             diag, _job = sup.run()
     finally:
         pass
-    data = diag.to_json()
+    data = _bundle_diagnosis(out) or diag.to_json()
     if not args.no_report:
         try:
             from ..report.command import write_report
@@ -152,10 +162,32 @@ def _notify_config(args: argparse.Namespace, out: str):
     return config_from_args(args, out)
 
 
+def _check_restart_args(args: argparse.Namespace) -> None:
+    if args.restarts < 0:
+        raise UsageError(f"--restarts must be 0 or more (got {args.restarts})")
+    if not args.restart_delay >= 0:
+        raise UsageError(f"--restart-delay must be 0 or more seconds (got {args.restart_delay})")
+    if not args.restart_delay_max >= args.restart_delay:
+        raise UsageError(f"--restart-delay-max ({args.restart_delay_max}) must be at least --restart-delay "
+                         f"({args.restart_delay})")
+
+
+def _bundle_diagnosis(out: str) -> dict | None:
+    """diagnosis.json as written (with the attempt ledger and goodput), for printing."""
+    try:
+        with open(os.path.join(out, "diagnosis.json")) as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
 def _run_node(args: argparse.Namespace, argv: list[str]) -> int:
     from .nodecommand import run_node
     if args.workers is not None or args.ps is not None or args.chief:
         raise UsageError("--node takes the cluster from TF_CONFIG or Slurm: drop --workers, --ps and --chief")
+    if args.restarts:
+        raise UsageError("--restarts is for local runs; under --node the scheduler restarts the task "
+                         "(a Kubernetes Job's backoffLimit, Slurm's --requeue)")
     for name in ("mesh_timeout", "peer_timeout", "final_wait"):
         if not getattr(args, name) > 0:
             raise UsageError(f"--{name.replace('_', '-')} must be positive")

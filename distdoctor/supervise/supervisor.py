@@ -14,21 +14,32 @@ Policies:
   recorded (py-spy, else the agent's), the diagnosis written, and the job
   stopped -- unless ``--on-hang wait``;
 * SIGINT/SIGTERM/SIGHUP to the supervisor are forwarded (SIGTERM to each
-  task's process group, SIGKILL after ``grace``); tasks also carry
-  PR_SET_PDEATHSIG, so even a SIGKILLed supervisor leaves no orphan.
+  task's process group, SIGKILL after ``grace``), so TensorFlow's
+  PreemptionCheckpointHandler can save; tasks also carry PR_SET_PDEATHSIG,
+  so even a SIGKILLed supervisor leaves no orphan;
+* with ``--restarts N`` every verdict is followed by one decision of the pure
+  policy (:func:`.policy.decide_restart`): restart the whole job (a
+  MultiWorkerMirrored job cannot replace one task) after a jittered
+  exponential backoff, on fresh ports if the old ones are still held, or
+  stop. Each attempt is a record of the ledger (:mod:`.ledger`) in
+  ``diagnosis.json``; the files of earlier attempts move to
+  ``attempts/<n>/``, the bundle's top level is always the latest attempt.
 """
 from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
+import shutil
+import socket
 import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..cluster.tfconfig import LocalCluster
+from ..cluster.tfconfig import LocalCluster, build_local_cluster
 from ..diagnose.engine import diagnose
 from ..diagnose.events import EventKind
 from ..diagnose.observations import HangVerdict, JobObservation, MemorySample
@@ -37,10 +48,13 @@ from ..model import Diagnosis
 from . import probe
 from .channel import AgentChannel
 from .detect import JobSnapshot, assess
+from .goodput import job_goodput
 from .launch import TaskProcess
+from .ledger import AttemptRecord, ResumePoint, load_ledger
+from .policy import Action, Position, RestartDecision, RestartPolicy, decide_restart
 from .tracking import TaskTrack
 
-__all__ = ["RunConfig", "Supervisor", "BOOTSTRAP_DIR", "write_json"]
+__all__ = ["RunConfig", "Supervisor", "BOOTSTRAP_DIR", "write_json", "wait_backoff", "signal_label"]
 
 # a hang verdict's kind -> the rule code and category the engine will give it (for the hang alert)
 _HANG_KINDS = {"stalled_worker": ("DD201", "hang_stalled_worker"),
@@ -49,6 +63,28 @@ _HANG_KINDS = {"stalled_worker": ("DD201", "hang_stalled_worker"),
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bootstrap")
 TICK_S = 0.25
 STARTUP_FAIL_S = 3.0
+
+
+def signal_label(rc: int | None) -> str:
+    """``exit code N``, ``signal SIGKILL`` or ``signal 34`` (real-time signals have no name)."""
+    if rc is None or rc >= 0:
+        return f"exit code {rc or 0}"
+    try:
+        return f"signal {signal.Signals(-rc).name}"
+    except ValueError:
+        return f"signal {-rc}"
+
+
+def wait_backoff(seconds: float, *, clock=time.time, sleep=time.sleep, stopped=lambda: False,
+                 tick: float = TICK_S) -> bool:
+    """Wait ``seconds`` unless ``stopped()`` turns true; True when the whole wait passed."""
+    deadline = clock() + seconds
+    while not stopped():
+        left = deadline - clock()
+        if left <= 0:
+            return True
+        sleep(min(tick, left))
+    return False
 
 
 def write_json(path: str, data: dict) -> None:
@@ -73,6 +109,10 @@ class RunConfig:
     live: object = None                 # a LiveView-like object with update(rows, banner, lines)
     extra_env: dict[str, str] = field(default_factory=dict)
     notify: object = None               # a notify.hub.NotifyConfig: alerts, metrics, thresholds, TensorBoard
+    restarts: int = 0                   # --restarts: the restart budget (0: stop at the first failure)
+    restart_delay: float = 10.0         # the first backoff, doubling ...
+    restart_delay_max: float = 360.0    # ... up to this
+    rng: object = None                  # random.Random-like, for the backoff's jitter (tests inject one)
 
 
 class Supervisor:
@@ -91,6 +131,12 @@ class Supervisor:
         self._first_failure: tuple[float, str] | None = None
         self._chief_done_at: float | None = None
         self.notifier = None
+        self.ledger: list[AttemptRecord] = []
+        self._attempt_started_at = time.time()
+        self._ckpt_at_start: dict[str, bool] = {}
+        self._ckpt_warned = False
+        self._rng = cfg.rng if cfg.rng is not None else random.Random()
+        self._notes: list[str] = []
 
     # -- output ---------------------------------------------------------
     def _echo(self, text: str) -> None:
@@ -202,6 +248,12 @@ class Supervisor:
         if self.notifier is not None:
             self.notifier.event(event, time.time(), **fields)
 
+    def _notify_decision(self, event: str, root, attempt: int, backoff: float, reason: str, **extra) -> None:
+        """A restart decision (``restart``) or the end of the budget (``gave_up``) as an alert event."""
+        self._notify(event, category=root.category.value if root else None, code=root.code if root else None,
+                     culprit=root.culprit if root else None, summary=reason, attempt=attempt,
+                     backoff_s=round(backoff, 3), **extra)
+
     def _notify_tick(self, now: float, assessment) -> None:
         if self.notifier is None or not self.notifier.due(now):
             return
@@ -281,7 +333,7 @@ class Supervisor:
             if oom is not None:
                 lines = tuple(probe.kernel_oom_lines({p.pid, track.agent_pid or p.pid})) if rc and rc < 0 else ()
                 track.oom = oom if not lines else type(oom)(**{**oom.__dict__, "kernel_lines": lines})
-            how = f"exit code {rc}" if rc is not None and rc >= 0 else f"signal {signal.Signals(-rc).name}" if rc else "exit code 0"
+            how = signal_label(rc)
             self._event(p.ended_at or now, track.task, "exit", how)
             if p.killed_by_supervisor:
                 continue
@@ -332,10 +384,38 @@ class Supervisor:
     def run(self) -> tuple[Diagnosis, JobObservation]:
         os.makedirs(self.cfg.out_dir, exist_ok=True)
         self._start_notifier()  # a taken --metrics-port is a usage error, before anything starts
-        self._events_fh = open(os.path.join(self.cfg.out_dir, "events.jsonl"), "w")
-        self._samples_fh = open(os.path.join(self.cfg.out_dir, "samples.jsonl"), "w")
+        self.ledger = load_ledger(self.cfg.out_dir) if self.cfg.restarts > 0 else []
+        if self.ledger:
+            used = sum(1 for r in self.ledger if r.decision == Action.RESTART)
+            self._say(f"continuing the {len(self.ledger)} attempt(s) recorded in {self.cfg.out_dir} "
+                      f"({used} of {self.cfg.restarts} restarts used)")
         self.channel = AgentChannel(on_sample=self._on_agent)
         old = self._install_signals()
+        attempts_here = 0
+        try:
+            while True:
+                diag, job = self._run_attempt()
+                attempts_here += 1
+                decision = self._decide(diag, job)
+                if decision.action != Action.RESTART or not self._between_attempts(decision):
+                    break
+        finally:
+            self.channel.close()
+            for s, h in old.items():
+                signal.signal(s, h)
+        if self.notifier is not None:
+            lost = self.notifier.finish(diag.to_json(), time.time())  # sends the verdict, waits for the queues
+            if lost:  # alerts that could not be delivered, the verdict's own included
+                from dataclasses import replace
+                diag = replace(diag, notes=diag.notes + tuple(lost))
+                self._write_json_with_ledger(diag)
+        if attempts_here == 1:
+            self._check_startup_failure(job)
+        return diag, job
+
+    def _run_attempt(self) -> tuple[Diagnosis, JobObservation]:
+        """One attempt: launch every task, watch, stop, and diagnose it."""
+        self._start_attempt()
         try:
             self._launch()
             self._loop()
@@ -344,10 +424,156 @@ class Supervisor:
             for t in self.tracks.values():
                 t.proc.drain(5.0)
                 t.close_log()
-            self.channel.close()
-            for s, h in old.items():
-                signal.signal(s, h)
         return self._finish()
+
+    def _start_attempt(self) -> None:
+        out = self.cfg.out_dir
+        if self.ledger and os.path.isdir(os.path.join(out, "logs")):
+            self._archive(self.ledger[-1].number)
+        self.tracks = {}
+        self.detected_at = self.hang = self.banner = None
+        self._first_failure = self._chief_done_at = None
+        self._attempt_started_at = time.time()
+        known = {d for r in self.ledger for d in r.checkpoints}
+        self._ckpt_at_start = {d: _non_empty(d) for d in known}
+        self._events_fh = open(os.path.join(out, "events.jsonl"), "w")
+        self._samples_fh = open(os.path.join(out, "samples.jsonl"), "w")
+        if self.ledger:
+            self._event(self._attempt_started_at, None, "attempt", f"attempt {len(self.ledger) + 1} starts")
+
+    def _archive(self, number: int) -> None:
+        """Move attempt ``number``'s files to ``attempts/<number>/``: the top level is the latest attempt."""
+        out = self.cfg.out_dir
+        dst = os.path.join(out, "attempts", str(number))
+        os.makedirs(dst, exist_ok=True)
+        for name in ("logs", "events.jsonl", "samples.jsonl"):
+            src = os.path.join(out, name)
+            if os.path.exists(src) and not os.path.exists(os.path.join(dst, name)):
+                os.replace(src, os.path.join(dst, name))
+        if os.path.exists(os.path.join(out, "diagnosis.json")):
+            shutil.copyfile(os.path.join(out, "diagnosis.json"), os.path.join(dst, "diagnosis.json"))
+
+    # -- restarts -------------------------------------------------------
+    def _lead_tracks(self, culprit: str | None) -> list[TaskTrack]:
+        """The culprit first (where the failure happened), then the others in cluster order."""
+        tracks = list(self.tracks.values())
+        return sorted(tracks, key=lambda t: t.task != culprit)
+
+    def _position(self, culprit: str | None) -> tuple[Position, int | None]:
+        """How far the attempt trained: the culprit's position when there is one, else the furthest task's."""
+        best, steps = Position(), None
+        for t in self._lead_tracks(culprit):
+            p = Position(*t.position())
+            if t.task == culprit and (p.epoch is not None or p.step is not None):
+                return p, t.steps()
+            if p.key() > best.key():
+                best, steps = p, t.steps()
+        return best, steps
+
+    def _resume_point(self, culprit: str | None) -> tuple[ResumePoint, tuple[str, ...], tuple]:
+        marks, dirs = (), []
+        for t in self._lead_tracks(culprit):
+            if t.epoch_marks and not marks:
+                marks = tuple(t.epoch_marks)
+            for _kind, d in t.checkpoints:
+                if d and d not in dirs:
+                    dirs.append(d)
+        for r in self.ledger:
+            for d in r.checkpoints:
+                if d not in dirs:
+                    dirs.append(d)
+        epoch = marks[0][0] if marks else None
+        restored = next((d for d in dirs if self._ckpt_at_start.get(d) or (epoch and d)), None)
+        return ResumePoint(epoch=epoch, step=None, checkpoint=restored), tuple(dirs), marks
+
+    def _decide(self, diag: Diagnosis, job: JobObservation) -> RestartDecision:
+        """Ask the policy, record the attempt in the ledger, rewrite diagnosis.json, say why."""
+        number = len(self.ledger) + 1
+        root = diag.root_cause
+        reached, steps = self._position(root.culprit if root is not None else None)
+        culprit = diag.tasks.get(root.culprit) if root is not None and root.culprit else None
+        exit_code = culprit.exit_code if culprit is not None else None
+        policy = RestartPolicy(max_restarts=self.cfg.restarts, delay_s=self.cfg.restart_delay,
+                               delay_max_s=self.cfg.restart_delay_max)
+        decision = decide_restart(root, [r.outcome() for r in self.ledger], policy, self._rng,
+                                  succeeded=diag.status.value == "succeeded", reached=reached, exit_code=exit_code,
+                                  interrupted=self.interrupted)
+        resumed, dirs, marks = self._resume_point(root.culprit if root is not None else None)
+        firsts = [t.first_step_at for t in self.tracks.values() if t.first_step_at is not None]
+        ended = max((t.proc.ended_at or 0 for t in self.tracks.values()), default=0) or time.time()
+        failed_at = root.at if root is not None and root.at is not None else (self.detected_at if root else None)
+        record = AttemptRecord(
+            number=number, started_at=self._attempt_started_at, ended_at=ended, status=diag.status.value,
+            root_cause=root, decision=decision.action, reason=decision.reason, backoff_s=decision.backoff_s,
+            resumed_from=resumed, reached=reached, steps=steps, exit_code=exit_code,
+            first_step_at=min(firsts) if firsts else None, failed_at=failed_at, checkpoints=dirs,
+            epoch_starts=marks[-1000:], restart_class=decision.restart_class.value if decision.restart_class else None,
+            root_json=root.to_json() if root is not None else None)
+        self.ledger.append(record)
+        if decision.action == Action.RESTART and not dirs and (steps or reached.epoch):
+            self._warn_no_checkpoint(reached)
+        self._write_json_with_ledger(diag)
+        if decision.action == Action.RESTART:
+            self._say(f"attempt {number} ended ({diag.status.value}); restarting every task in "
+                      f"{decision.backoff_s:.1f} s: {decision.reason}")
+            self._notify_decision("restart", root, number, decision.backoff_s, decision.reason)
+        elif decision.action == Action.STOP and (self.cfg.restarts > 0 or len(self.ledger) > 1):
+            self._say(f"attempt {number} ended ({diag.status.value}); not restarting: {decision.reason}")
+            self._notify_decision("gave_up", root, number, 0.0, decision.reason)
+        return decision
+
+    def _warn_no_checkpoint(self, reached: Position) -> None:
+        if self._ckpt_warned:
+            return
+        self._ckpt_warned = True
+        text = (f"the job writes no checkpoint (no BackupAndRestore, CheckpointManager or PreemptionCheckpointHandler "
+                f"was seen): the restart starts from the beginning and trains again up to {reached.describe()}. "
+                "Fix: model.fit(..., callbacks=[tf.keras.callbacks.BackupAndRestore(backup_dir=\"/shared/backup\")])")
+        self._say("warning: " + text)
+        self._notes.append(text)
+
+    def _between_attempts(self, decision: RestartDecision) -> bool:
+        """The backoff, then fresh ports if the old ones are still held; False when interrupted."""
+        if not wait_backoff(decision.backoff_s, stopped=lambda: self.interrupted is not None):
+            last = self.ledger[-1]
+            from dataclasses import replace as _replace
+            self.ledger[-1] = _replace(last, decision=Action.STOP,
+                                       reason=f"distdoctor received {self.interrupted} during the backoff; "
+                                              "run it again with the same --out to continue the restart budget")
+            self._say(f"received {self.interrupted} during the backoff: not restarting")
+            self._rewrite_ledger()
+            return False
+        self._fresh_ports_if_held()
+        return True
+
+    def _fresh_ports_if_held(self) -> None:
+        cluster = self.cfg.cluster
+        if not isinstance(cluster, LocalCluster):
+            return
+        held = [a for addrs in cluster.jobs.values() for a in addrs if not _port_free(a)]
+        if not held:
+            return
+        jobs = cluster.jobs
+        self.cfg.cluster = build_local_cluster(len(jobs.get("worker", ())), len(jobs.get("ps", ())), "chief" in jobs)
+        self._say(f"port(s) {', '.join(held)} are still held: the restart uses fresh ports")
+
+    def _write_json_with_ledger(self, diag: Diagnosis) -> None:
+        data = diag.to_json()
+        data["notes"] = list(data.get("notes") or []) + [n for n in self._notes if n not in data.get("notes", [])]
+        data["attempts"] = [r.to_json() for r in self.ledger]
+        data["goodput"] = job_goodput(self.ledger)
+        write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), data)
+
+    def _rewrite_ledger(self) -> None:
+        path = os.path.join(self.cfg.out_dir, "diagnosis.json")
+        try:
+            with open(path) as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            return
+        data["attempts"] = [r.to_json() for r in self.ledger]
+        data["goodput"] = job_goodput(self.ledger)
+        write_json(path, data)
 
     def _on_agent(self, sample) -> None:
         track = self.tracks.get(sample.task)
@@ -447,7 +673,7 @@ class Supervisor:
             from dataclasses import replace
             from ..notify.rules import threshold_findings
             diag = replace(diag, findings=diag.findings + tuple(threshold_findings(self.notifier.crossings())))
-        write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), diag.to_json())
+        self._write_json_with_ledger(diag)
         return diag, job
 
     def _finish(self) -> tuple[Diagnosis, JobObservation]:
@@ -457,15 +683,7 @@ class Supervisor:
             except Exception:
                 pass
         self._events_fh = self._samples_fh = None
-        diag, job = self._write_diagnosis()
-        if self.notifier is not None:
-            lost = self.notifier.finish(diag.to_json(), time.time())  # sends the verdict, waits for the queues
-            if lost:  # alerts that could not be delivered, the verdict's own included
-                from dataclasses import replace
-                diag = replace(diag, notes=diag.notes + tuple(lost))
-                write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), diag.to_json())
-        self._check_startup_failure(job)
-        return diag, job
+        return self._write_diagnosis()
 
     def _check_startup_failure(self, job: JobObservation) -> None:
         """A command that fails at once on every task is a usage error, not a training failure."""
@@ -490,3 +708,22 @@ class Supervisor:
             pass
         raise UsageError(f"the command exited at once with code {t.exit_code} on every task"
                          + (f": {last[:200]}" if last else "") + f" (logs in {os.path.dirname(t.log_path)})")
+
+
+def _non_empty(path: str) -> bool:
+    try:
+        return any(True for _ in os.scandir(path))
+    except OSError:
+        return False
+
+
+def _port_free(address: str) -> bool:
+    """Whether a restarted task could bind ``host:port`` (gRPC binds with SO_REUSEADDR: only a listener blocks it)."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1" if host in ("localhost", "") else host, int(port)))
+        return True
+    except (OSError, ValueError):
+        return False

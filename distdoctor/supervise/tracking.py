@@ -56,6 +56,9 @@ class TaskTrack:
         self.exit_handled = False
         self.last_proc: ProcSample | None = None
         self._nan_seen = False
+        self.epoch_marks: list[tuple[int, float, int]] = []  # (0-based epoch, when it began, steps before it)
+        self.first_step_at: float | None = None
+        self.checkpoints: tuple[tuple[str, str | None], ...] = ()  # where the job checkpoints (the agent saw it)
         self.frozen_view: dict | None = None  # what the task was doing when the verdict was reached
         self.host: str | None = None           # run --node: the machine it runs on
         self.lost_at: float | None = None      # run --node: its supervisor was last heard from then ...
@@ -87,10 +90,14 @@ class TaskTrack:
                         self.keras_steps += self._epoch_step
                     self._epoch_step = e.step
                     self.last_progress_at = ts
+                    if self.first_step_at is None and e.step > 0:
+                        self.first_step_at = ts
                 elif e.kind == EventKind.EPOCH:
                     self.keras_steps += self._epoch_step
                     self._epoch_step = 0
                     self.last_progress_at = ts
+                    if e.epoch is not None and len(self.epoch_marks) < 10000:
+                        self.epoch_marks.append((e.epoch - 1, ts, self.keras_steps))
                 if len(self.events) < self.MAX_EVENTS or e.kind not in (EventKind.PROGRESS, EventKind.EPOCH):
                     self.events.append(e)
             return evs
@@ -110,6 +117,8 @@ class TaskTrack:
                 self.last_calls = s.calls
                 self.last_calls_ts = s.ts
                 self.last_progress_at = s.ts
+                if self.first_step_at is None:
+                    self.first_step_at = s.ts
             if s.steps is not None and s.steps != self.explicit_steps:
                 self.explicit_steps = s.steps
                 self.last_progress_at = s.step_ts or s.ts
@@ -118,6 +127,8 @@ class TaskTrack:
                     self.events.append(LogEvent(task=self.task, ts=s.step_ts or s.ts, kind=EventKind.NAN_LOSS,
                                                 text=f"loss {s.loss} at step {s.steps} (reported by DoctorCallback)",
                                                 step=s.steps, loss=s.loss))
+            if s.checkpoints:
+                self.checkpoints = s.checkpoints
             if s.tf_loaded and s.calls > 0:
                 self.samples_training += 1
                 if s.in_call is None and not self._in_tf_code(s) and not self._serving(s):
@@ -183,6 +194,13 @@ class TaskTrack:
                 serving=self._serving(s), user_thread_busy=bool(s and s.user_threads),
                 last_progress_at=self.last_progress_at, cpu_rate=self.cpu_rate(), started_at=p.started_at,
                 agent_ts=s.ts if s else None)
+
+    def position(self) -> tuple[int | None, int | None]:
+        """(0-based epoch, steps done in it) from Keras' lines, else (None, steps done)."""
+        with self.lock:
+            if self.epoch_marks:
+                return self.epoch_marks[-1][0], self._epoch_step
+        return None, self.steps()
 
     def where(self) -> str | None:
         s = self.agent

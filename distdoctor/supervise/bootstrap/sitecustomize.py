@@ -10,6 +10,10 @@ It:
   ``tf.function`` call, i.e. one per training step in Keras) and remembers
   which function the main thread is inside and since when -- the answer to
   "is this task waiting in a collective / graph execution?";
+* notices where the job checkpoints: it wraps the constructors of Keras'
+  ``BackupAndRestore``, ``tf.train.CheckpointManager`` and
+  ``PreemptionCheckpointHandler`` as their modules are imported, and reports
+  each directory (what ``run --restarts`` resumes from);
 * runs a daemon sampler thread that sends, every ``DISTDOCTOR_SAMPLE_S``
   seconds, one small JSON datagram to the supervisor's Unix socket: the main
   thread's stack, the call counters, explicit steps, and whether another
@@ -88,7 +92,7 @@ def _start_agent():
     period = float(os.environ.get("DISTDOCTOR_SAMPLE_S", "0.5"))
     main_ident = threading.main_thread().ident
     state = {"calls": 0, "in_call": None, "call_since": None, "steps": None, "step_ts": None,
-             "hooked": False, "loss": None}
+             "hooked": False, "loss": None, "checkpoints": []}
     lock = threading.Lock()
 
     agent = types.ModuleType("_distdoctor_agent")
@@ -140,6 +144,77 @@ def _start_agent():
         Context.call_function = call_function
         return True
 
+    # Where the job checkpoints: module -> (class, how to read its directory from the instance).
+    checkpointers = {
+        "tf_keras.src.callbacks": ("BackupAndRestore", "backup_dir"),
+        "keras.src.callbacks.backup_and_restore": ("BackupAndRestore", "backup_dir"),
+        "tensorflow.python.checkpoint.checkpoint_management": ("CheckpointManager", "_directory"),
+        "tensorflow.python.distribute.failure_handling.failure_handling": ("PreemptionCheckpointHandler", "_checkpoint_dir"),
+    }
+
+    def patch_checkpointer(modname, module):
+        cls_name, attr = checkpointers[modname]
+        cls = getattr(module, cls_name, None)
+        orig = getattr(cls, "__init__", None)
+        if orig is None or getattr(orig, "_distdoctor", False):
+            return
+
+        def __init__(self, *args, **kwargs):
+            orig(self, *args, **kwargs)
+            try:
+                where = getattr(self, attr, None)
+                if where is None and attr == "_checkpoint_dir":
+                    where = getattr(getattr(self, "_write_checkpoint_manager", None), "_directory", None)
+                entry = [cls_name, os.path.abspath(str(where)) if where else None]
+                with lock:
+                    if entry not in state["checkpoints"] and len(state["checkpoints"]) < 8:
+                        state["checkpoints"].append(entry)
+            except Exception:
+                pass
+
+        __init__._distdoctor = True
+        cls.__init__ = __init__
+
+    def patch_loaded_checkpointers():
+        for name in checkpointers:
+            mod = sys.modules.get(name)
+            if mod is not None:
+                try:
+                    patch_checkpointer(name, mod)
+                except Exception:
+                    pass
+
+    class CheckpointerFinder:
+        """Patches the checkpointing classes right after their modules are executed."""
+
+        def find_spec(self, name, path=None, target=None):
+            if name not in checkpointers:
+                return None
+            try:
+                import importlib.machinery
+                spec = importlib.machinery.PathFinder.find_spec(name, path)
+                loader = spec.loader if spec else None
+                orig_exec = getattr(loader, "exec_module", None)
+                if orig_exec is None:
+                    return None
+
+                def exec_module(module):
+                    orig_exec(module)
+                    try:
+                        patch_checkpointer(name, module)
+                    except Exception:
+                        pass
+
+                loader.exec_module = exec_module
+                return spec
+            except Exception:
+                return None
+
+    try:
+        sys.meta_path.insert(0, CheckpointerFinder())
+    except Exception:
+        pass
+
     site_markers = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
     stdlib = os.path.dirname(os.__file__)
 
@@ -184,7 +259,7 @@ def _start_agent():
                 "steps": state["steps"], "step_ts": state["step_ts"], "loss": state["loss"],
                 "hooked": state["hooked"],
                 "stack": stack[-30:], "location": loc, "user_threads": user_threads[:4],
-                "tf_loaded": "tensorflow" in sys.modules,
+                "tf_loaded": "tensorflow" in sys.modules, "checkpoints": list(state["checkpoints"]),
             }
         data = json.dumps(msg).encode()
         if len(data) > 60000:
@@ -199,6 +274,7 @@ def _start_agent():
             try:
                 if not state["hooked"]:
                     state["hooked"] = hook_tensorflow()
+                patch_loaded_checkpointers()
                 sample()
                 failures = 0
             except (BlockingIOError, ConnectionRefusedError, FileNotFoundError):
