@@ -58,6 +58,8 @@ def attempt_goodput(records: Sequence[AttemptRecord]) -> list[AttemptGoodput]:
         trained = 0.0 if a.first_step_at is None else max(0.0, end - a.first_step_at)
         wasted, steps = _wasted(a, nxt, end)
         wasted = min(wasted, trained)
+        if wasted > 0 and not steps:
+            steps = None  # Keras printed no per-step lines (verbose=2): the steps inside the epoch are unknown
         to_next = None
         if nxt is not None and nxt.first_step_at is not None:
             to_next = max(0.0, nxt.first_step_at - end)

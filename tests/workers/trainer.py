@@ -10,6 +10,10 @@ Faults (applied on --fault-task only, at --fault-step):
   memory cgroup in $DD_TEST_CGROUP kills us), fewer_batches (this task's data
   has fewer batches), straggler (0.15 s extra per step), pause_all (every task
   sleeps $DD_PAUSE_S seconds at the fault step), nan (loss becomes NaN).
+
+For restarts: --backup DIR adds Keras' BackupAndRestore; --fault-epoch E (1-based)
+fires the fault only in that epoch; --fault-once FILE fires it only while FILE does
+not exist (it is created just before), i.e. on the first attempt only.
 """
 import argparse
 import ctypes
@@ -34,6 +38,9 @@ p.add_argument("--fault-step", type=int, default=8)
 p.add_argument("--steps", type=int, default=30)
 p.add_argument("--epochs", type=int, default=2)
 p.add_argument("--batch", type=int, default=32)
+p.add_argument("--backup", default=None)
+p.add_argument("--fault-epoch", type=int, default=None)
+p.add_argument("--fault-once", default=None)
 args = p.parse_args()
 
 cfg = json.loads(os.environ["TF_CONFIG"])
@@ -70,9 +77,18 @@ ds = ds.with_options(options)
 hog = []
 
 
+current_epoch = [0]
+
+
 def inject(step):
     if step != args.fault_step and fault not in ("straggler",):
         return
+    if args.fault_epoch is not None and current_epoch[0] != args.fault_epoch:
+        return
+    if args.fault_once and fault != "none":
+        if os.path.exists(args.fault_once):
+            return
+        open(args.fault_once, "w").close()
     if fault == "straggler":
         time.sleep(0.15)
         return
@@ -105,6 +121,9 @@ def inject(step):
 
 
 class Inject(keras.callbacks.Callback):
+    def on_epoch_begin(self, epoch, logs=None):
+        current_epoch[0] = epoch + 1
+
     def on_train_batch_end(self, batch, logs=None):
         inject(batch + 1)
 
@@ -117,8 +136,11 @@ if args.loop == "fit":
     # fewer_batches: each task derives steps_per_epoch from the size of its own shard, the
     # classic mistake; the faulty task's shard is half as big.
     spe = args.steps // 2 if fault == "fewer_batches" else args.steps
+    callbacks = [Inject()]
+    if args.backup:
+        callbacks.insert(0, keras.callbacks.BackupAndRestore(backup_dir=args.backup))
     hist = model.fit(ds.repeat(), epochs=args.epochs, steps_per_epoch=spe,
-                     callbacks=[Inject()], verbose=2)
+                     callbacks=callbacks, verbose=2)
     print(f"{me} final loss {hist.history['loss'][-1]:.6f}", flush=True)
 else:
     dist = strategy.experimental_distribute_dataset(ds)
