@@ -95,3 +95,29 @@ def test_signal_label_survives_realtime_signals():
     assert signal_label(-9) == "signal SIGKILL"
     assert signal_label(-35) == "signal 35"   # SIGRTMIN+1 has no name: signal.Signals(35) raises
     assert signal_label(3) == "exit code 3" and signal_label(None) == "exit code 0"
+
+
+def test_terminal_report_shows_one_row_per_attempt_and_the_goodput():
+    import io
+
+    from rich.console import Console
+
+    from distdoctor.report.terminal import render_diagnosis
+    d = {"status": "succeeded", "root_cause": None, "findings": [], "tasks": {}, "notes": [],
+         "attempts": [
+             {"number": 1, "started_at": 100.0, "ended_at": 130.0, "status": "failed", "decision": "restart",
+              "reason": "peer_crashed on worker:1 at epoch 2: killed from outside", "backoff_s": 10.0,
+              "root_cause": {"category": "peer_crashed", "culprit": "worker:1"},
+              "resumed_from": {"epoch": 0, "step": None, "checkpoint": None}},
+             {"number": 2, "started_at": 140.0, "ended_at": 200.0, "status": "succeeded", "decision": "none",
+              "reason": "the job succeeded", "backoff_s": 0.0, "root_cause": None,
+              "resumed_from": {"epoch": 1, "step": None, "checkpoint": "/ckpt"}}],
+         "goodput": {"wall_s": 100.0, "productive_s": 62.0, "ratio": 0.62,
+                     "badput": {"program_startup_s": 20.0, "wasted_progress_s": 5.0, "disruption_s": 3.0, "backoff_s": 10.0}}}
+    buf = io.StringIO()
+    render_diagnosis(d, Console(file=buf, width=120))
+    out = buf.getvalue()
+    assert "goodput 62%: 62.0 s of productive training in 100.0 s" in out
+    assert "restart after 10.0 s" in out and "epoch 2 from /ckpt" in out
+    assert "#1 restart: peer_crashed on worker:1" in out
+    assert "wasted progress 5.0 s" in out

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..model import format_clock
+from .attempts import render_attempts
 from .data import evidence_lines, task_sort_key
 from .fmt import clean_text, fmt_bytes
 
@@ -67,6 +68,7 @@ def render_diagnosis(diag_json: dict, console: Console) -> None:
             line.append("  " + _s(f.get("summary")))
             console.print(line)
         console.print()
+    render_attempts(diag_json, console)
     if tasks:
         console.print(_task_table(tasks, culprits))
     for note in diag_json.get("notes") or ():
