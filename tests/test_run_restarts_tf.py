@@ -51,3 +51,22 @@ def test_the_same_exception_on_every_attempt_gets_one_attempt(tmp_path):
     assert d["attempts"][0]["root_cause"]["category"] == "user_code_error"
     assert "a restart would fail the same way" in d["attempts"][0]["reason"]
     assert not (r.bundle / "attempts").exists()
+
+
+def test_an_outside_sigterm_saves_a_checkpoint_and_the_restart_resumes_from_it(tmp_path):
+    """worker:1 gets SIGTERM (a preemption notice); TF's PreemptionCheckpointHandler saves on every worker and
+    exits 42; distdoctor calls it a preemption, restarts, and the job restores the saved step."""
+    ckpt = tmp_path / "ckpt"
+    r = dd_run("restart-tf-sigterm", ["--restarts", "1", "--restart-delay", "0.5", "--failure-grace", "5"],
+               trainer("--loop", "custom", "--fault", "sigterm", "--fault-step", "25", "--steps", "30",
+                       "--preempt-dir", str(ckpt), "--fault-once", str(tmp_path / "fired")), timeout=400)
+    d = r.diag
+    assert d is not None, r.stderr[-3000:]
+    a = d["attempts"]
+    assert (d["status"], r.rc, [x["decision"] for x in a]) == ("succeeded", 0, ["restart", "none"]), \
+        json.dumps(a, indent=1)[:3000]
+    assert a[0]["root_cause"]["category"] == "preemption" and a[0]["root_cause"]["code"] == "DD108"
+    assert "saved a checkpoint after a termination notice" in a[0]["root_cause"]["summary"]
+    assert a[0]["saved_step"] == 26
+    assert a[1]["resumed_from"] == {"epoch": None, "step": 26, "checkpoint": str(ckpt)}
+    assert "restored at step 26" in (r.bundle / "logs" / "worker-0.log").read_text()

@@ -306,6 +306,13 @@ def _terminated(rule: Rule, job: JobObservation):
         if _died_of_own_failure(t) and t.signal == _signal.SIGTERM:
             yield rule.finding(culprit=t.task, at=t.ended_at, summary=f"{t.task} was terminated by SIGTERM from outside distdoctor",
                                evidence=[_exit_evidence(t, f"process {t.pid} ended by SIGTERM")] + [_ev(e) for e in _of(t, EventKind.PREEMPTION)[:2]])
+            continue
+        saved = [e for e in _of(t, EventKind.PREEMPTION) if "saved a checkpoint" in e.text]
+        if saved and _died_of_own_failure(t) and t.signal is None:
+            # TF's PreemptionCheckpointHandler saves on a termination notice, then exits (code 42 by default)
+            yield rule.finding(culprit=t.task, at=saved[0].ts or t.ended_at, evidence=[_ev(saved[0]), _exit_evidence(t, f"exit code {t.exit_code}")],
+                               summary=f"{t.task} saved a checkpoint after a termination notice (SIGTERM, preemption) "
+                                       f"and exited with code {t.exit_code}")
     if job.interrupted:
         yield rule.finding(culprit=None, at=job.ended_at, summary=f"the run was interrupted ({job.interrupted}); every task was stopped",
                            evidence=[Evidence(task=None, ts=job.ended_at, text=f"distdoctor received {job.interrupted}")])

@@ -52,6 +52,7 @@ class AttemptRecord:
     epoch_starts: tuple[tuple[int, float, int], ...] = field(default=())  # (0-based epoch, ts, steps before)
     restart_class: str | None = None
     root_json: dict | None = None            # the finding as diagnosis.json showed it (evidence included)
+    saved_step: int | None = None            # the step a preemption save recorded (PreemptionCheckpointHandler)
 
     def outcome(self) -> AttemptOutcome:
         return AttemptOutcome(self.number, self.root_cause, self.decision, self.reached, self.exit_code)
@@ -76,6 +77,7 @@ class AttemptRecord:
             "failed_at": self.failed_at,
             "checkpoints": list(self.checkpoints),
             "epoch_starts": [list(e) for e in self.epoch_starts],
+            "saved_step": self.saved_step,
         }
 
     @staticmethod
@@ -92,7 +94,7 @@ class AttemptRecord:
             exit_code=d.get("exit_code"), first_step_at=d.get("first_step_at"), failed_at=d.get("failed_at"),
             checkpoints=tuple(d.get("checkpoints") or ()),
             epoch_starts=tuple(tuple(e) for e in d.get("epoch_starts") or ()),
-            restart_class=d.get("restart_class"), root_json=root)
+            restart_class=d.get("restart_class"), root_json=root, saved_step=d.get("saved_step"))
 
 
 def finding_from_json(d: dict) -> Finding:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shlex
 import shutil
 import socket
@@ -482,9 +483,20 @@ class Supervisor:
             for d in r.checkpoints:
                 if d not in dirs:
                     dirs.append(d)
+        dirs = [d for d in dirs if "/workertemp_" not in d]  # TF's scratch copies on non-chief workers
         epoch = marks[0][0] if marks else None
         restored = next((d for d in dirs if self._ckpt_at_start.get(d) or (epoch and d)), None)
-        return ResumePoint(epoch=epoch, step=None, checkpoint=restored), tuple(dirs), marks
+        step = self.ledger[-1].saved_step if restored and self.ledger and self.ledger[-1].saved_step else None
+        return ResumePoint(epoch=epoch, step=step, checkpoint=restored), tuple(dirs), marks
+
+    def _saved_step(self) -> int | None:
+        """The step a preemption save recorded (the agent's line after PreemptionCheckpointHandler saved)."""
+        for t in self.tracks.values():
+            for e in t.events:
+                m = _SAVED_RUN.search(e.text) if e.kind == EventKind.PREEMPTION else None
+                if m:
+                    return int(m.group(1))
+        return None
 
     def _decide(self, diag: Diagnosis, job: JobObservation) -> RestartDecision:
         """Ask the policy, record the attempt in the ledger, rewrite diagnosis.json, say why."""
@@ -508,7 +520,7 @@ class Supervisor:
             resumed_from=resumed, reached=reached, steps=steps, exit_code=exit_code,
             first_step_at=min(firsts) if firsts else None, failed_at=failed_at, checkpoints=dirs,
             epoch_starts=marks[-1000:], restart_class=decision.restart_class.value if decision.restart_class else None,
-            root_json=root.to_json() if root is not None else None)
+            root_json=root.to_json() if root is not None else None, saved_step=self._saved_step())
         self.ledger.append(record)
         if decision.action == Action.RESTART and not dirs and (steps or reached.epoch):
             self._warn_no_checkpoint(reached)
@@ -708,6 +720,9 @@ class Supervisor:
             pass
         raise UsageError(f"the command exited at once with code {t.exit_code} on every task"
                          + (f": {last[:200]}" if last else "") + f" (logs in {os.path.dirname(t.log_path)})")
+
+
+_SAVED_RUN = re.compile(r"PreemptionCheckpointHandler saved a checkpoint .*\(run (\d+)\)")
 
 
 def _non_empty(path: str) -> bool:

@@ -41,6 +41,10 @@ p.add_argument("--batch", type=int, default=32)
 p.add_argument("--backup", default=None)
 p.add_argument("--fault-epoch", type=int, default=None)
 p.add_argument("--fault-once", default=None)
+p.add_argument("--preempt-dir", default=None,
+               help="custom loop: wrap each step in TF's PreemptionCheckpointHandler saving to this folder")
+p.add_argument("--save-before-preemption", action="store_true",
+               help="BackupAndRestore(save_before_preemption=True): TF's PreemptionCheckpointHandler saves on SIGTERM")
 args = p.parse_args()
 
 cfg = json.loads(os.environ["TF_CONFIG"])
@@ -99,6 +103,10 @@ def inject(step):
     elif fault == "sigkill":
         print(f"{me}: killing myself with SIGKILL", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
+    elif fault == "sigterm":
+        print(f"{me}: SIGTERM from outside (a preemption notice)", flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1.0)  # the handler saves at the next step
     elif fault == "segv":
         ctypes.string_at(0)
     elif fault == "abort":
@@ -138,7 +146,8 @@ if args.loop == "fit":
     spe = args.steps // 2 if fault == "fewer_batches" else args.steps
     callbacks = [Inject()]
     if args.backup:
-        callbacks.insert(0, keras.callbacks.BackupAndRestore(backup_dir=args.backup))
+        callbacks.insert(0, keras.callbacks.BackupAndRestore(backup_dir=args.backup,
+                                                             save_before_preemption=args.save_before_preemption))
     hist = model.fit(ds.repeat(), epochs=args.epochs, steps_per_epoch=spe,
                      callbacks=callbacks, verbose=2)
     print(f"{me} final loss {hist.history['loss'][-1]:.6f}", flush=True)
@@ -158,8 +167,16 @@ else:
         return strategy.reduce(tf.distribute.ReduceOp.MEAN, per, axis=None)
 
     step = 0
+    handler = None
+    if args.preempt_dir:
+        ckpt = tf.train.Checkpoint(model=model, optimizer=opt)
+        handler = tf.distribute.experimental.PreemptionCheckpointHandler(strategy.cluster_resolver, ckpt,
+                                                                         args.preempt_dir)
+        step = int(handler.total_run_calls)
+        print(f"{me}: restored at step {step}", flush=True)
+        dist = strategy.experimental_distribute_dataset(ds.skip(step))
     for batch in dist:
-        loss = train_step(batch)
+        loss = handler.run(train_step, batch) if handler else train_step(batch)
         step += 1
         inject(step)
         if step % 10 == 0:
