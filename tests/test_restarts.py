@@ -121,3 +121,33 @@ def test_terminal_report_shows_one_row_per_attempt_and_the_goodput():
     assert "restart after 10.0 s" in out and "epoch 2 from /ckpt" in out
     assert "#1 restart: peer_crashed on worker:1" in out
     assert "wasted progress 5.0 s" in out
+
+
+def roles(*args):
+    return [PY, str(WORKERS / "roles.py"), *args]
+
+
+def test_pss_a_lost_worker_leaves_the_grace_stop_armed_for_a_later_ps_failure():
+    """worker:0 dies first (PSS goes on), then ps:0 dies: the grace stop must still end the job."""
+    r = dd_run("pss-worker-then-ps", ["--workers", "2", "--ps", "1", "--failure-grace", "1"],
+               roles("--exit", "worker:0=3@1", "--exit", "ps:0=4@3.5", "--chief-s", "60"))
+    assert r.diag is not None, r.stderr[-2000:]
+    assert r.wall_s < 30, r.wall_s              # before the fix it ran until the chief's 60 s
+    assert r.diag["status"] == "failed"
+    assert any(f["culprit"] == "ps:0" and f["severity"] == "error" for f in r.diag["findings"])
+    assert "ps:0 failed (exit code 4); the job cannot complete" in r.stderr
+
+
+def test_pss_a_killed_worker_restarts_alone_while_the_job_goes_on(tmp_path):
+    r = dd_run("pss-worker-restart", ["--workers", "2", "--ps", "1", "--restarts", "1", "--restart-delay", "0.2"],
+               roles("--exit", "worker:1=-9@0.5", "--once", str(tmp_path), "--chief-s", "4"))
+    d = r.diag
+    assert d is not None, r.stderr[-2000:]
+    assert d["status"] == "succeeded" and r.rc == 0
+    tr = d["task_restarts"]
+    assert [(x["task"], x["decision"]) for x in tr] == [("worker:1", "restart")]
+    assert tr[0]["root_cause"]["category"] == "peer_crashed"
+    assert [a["decision"] for a in d["attempts"]] == ["none"]          # the job itself never restarted
+    assert "worker:1 ends with -9" in (r.bundle / "logs" / "worker-1.before-restart-1.log").read_text()
+    assert "worker:1 serving" in (r.bundle / "logs" / "worker-1.log").read_text()
+    assert "restarting worker:1 alone" in r.stderr

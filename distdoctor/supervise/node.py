@@ -363,7 +363,7 @@ class NodeSupervisor(Supervisor):
             track.lost_at, track.lost_how = st.last_heard, how
             self._event(now, task, "supervisor_lost", how)
             self._say(f"the supervisor of {task} ({st.host}) is lost: {how}")
-            if self._first_failure is None:
+            if self._first_failure is None and self._fatal(task):  # a lost PSS worker leaves detection armed
                 self._first_failure = (st.last_heard or now, task)
                 self.detected_at = now
                 if self._fatal(task):

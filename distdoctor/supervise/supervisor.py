@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..cluster.tfconfig import LocalCluster, build_local_cluster
-from ..diagnose.engine import diagnose
+from ..diagnose.engine import collect_findings, diagnose, pick_root_cause
 from ..diagnose.events import EventKind
 from ..diagnose.observations import HangVerdict, JobObservation, MemorySample
 from ..errors import UsageError
@@ -52,7 +52,8 @@ from .detect import JobSnapshot, assess
 from .goodput import job_goodput
 from .launch import TaskProcess
 from .ledger import AttemptRecord, ResumePoint, load_ledger
-from .policy import Action, Position, RestartDecision, RestartPolicy, decide_restart
+from .policy import (Action, Position, RestartClass, RestartDecision, RestartPolicy, backoff_s, classify,
+                     decide_restart)
 from .tracking import TaskTrack
 
 __all__ = ["RunConfig", "Supervisor", "BOOTSTRAP_DIR", "write_json", "wait_backoff", "signal_label"]
@@ -138,6 +139,8 @@ class Supervisor:
         self._ckpt_warned = False
         self._rng = cfg.rng if cfg.rng is not None else random.Random()
         self._notes: list[str] = []
+        self._task_restarts: list[dict] = []       # PSS workers restarted alone (all attempts of this run)
+        self._relaunch_at: dict[str, float] = {}
 
     # -- output ---------------------------------------------------------
     def _echo(self, text: str) -> None:
@@ -339,18 +342,81 @@ class Supervisor:
             if p.killed_by_supervisor:
                 continue
             self._say(f"{track.task} ended ({how})")
-            if rc != 0 and self._first_failure is None:
+            if rc != 0 and not self._fatal(track.task):
+                # a lost ParameterServerStrategy worker: the coordinator goes on; hang detection and the
+                # grace stop stay armed for a later fatal failure (_first_failure is only a fatal one)
+                self._event(now, track.task, "fault", f"{track.task} failed ({how})")
+                self._say(f"{track.task} failed ({how}); ParameterServerStrategy goes on without it")
+                self._notify("task_failed", culprit=track.task, summary=f"{track.task} failed ({how})",
+                             since=p.ended_at or now)
+                self._maybe_restart_task(track, now)
+            elif rc != 0 and self._first_failure is None:
                 self._first_failure = (p.ended_at or now, track.task)
                 self.detected_at = now
                 self._event(now, track.task, "fault", f"{track.task} failed ({how})")
                 faults = [e.text for e in track.events if e.kind in self._FAULT_KINDS]
                 self._notify("task_failed", culprit=track.task, summary=f"{track.task} failed ({how})",
                              first_failure=faults[0] if faults else None, since=p.ended_at or now)
-                if self._fatal(track.task):
-                    self.banner = f"{track.task} failed ({how}); the job cannot complete"
-                    self._say(self.banner + f"; waiting up to {self.cfg.failure_grace:.0f} s for the other tasks")
+                self.banner = f"{track.task} failed ({how}); the job cannot complete"
+                self._say(self.banner + f"; waiting up to {self.cfg.failure_grace:.0f} s for the other tasks")
             if track.task == "chief:0" and self.cfg.cluster.strategy == "parameter_server":
                 self._chief_done_at = now
+
+    # -- ParameterServerStrategy: a lost worker restarts alone -----------------
+    def _restarts_used(self) -> int:
+        return sum(1 for r in self.ledger if r.decision == Action.RESTART) + \
+            sum(1 for r in self._task_restarts if r["decision"] == "restart")
+
+    def _maybe_restart_task(self, track: TaskTrack, now: float) -> None:
+        """Judge a lost PSS worker alone (its own findings) and schedule its relaunch if a restart can fix it."""
+        if self.cfg.restarts <= 0 or self.interrupted:
+            return
+        findings = [f for f in collect_findings(self.observation()) if f.culprit == track.task]
+        root = pick_root_cause(findings) or (findings[0] if findings else None)
+        record = {"task": track.task, "at": now, "root_cause": root.to_json() if root else None,
+                  "attempt": len(self.ledger) + 1, "backoff_s": 0.0}
+        used = self._restarts_used()
+        if root is None:
+            record.update(decision="stop", reason="no finding explains the worker's exit; not restarting blindly")
+        else:
+            cls, why = classify(root, ())
+            if cls == RestartClass.DETERMINISTIC:
+                record.update(decision="stop", reason=why)
+            elif used >= self.cfg.restarts:
+                record.update(decision="stop", reason=f"{why}; but the restart budget is spent ({used} of {self.cfg.restarts})")
+            else:
+                wait = backoff_s(used + 1, RestartPolicy(self.cfg.restarts, self.cfg.restart_delay,
+                                                         self.cfg.restart_delay_max), self._rng)
+                record.update(decision="restart", reason=f"{why} (restart {used + 1} of {self.cfg.restarts})", backoff_s=wait)
+                self._relaunch_at[track.task] = now + wait
+        self._task_restarts.append(record)
+        if record["decision"] == "restart":
+            self._say(f"restarting {track.task} alone in {record['backoff_s']:.1f} s: {record['reason']}")
+            self._notify_decision("restart", root, record["attempt"], record["backoff_s"], record["reason"],
+                                  task=track.task)
+        else:
+            self._say(f"not restarting {track.task}: {record['reason']}")
+
+    def _relaunch_due(self, now: float) -> None:
+        for task, when in list(self._relaunch_at.items()):
+            if now < when:
+                continue
+            del self._relaunch_at[task]
+            if self.interrupted or self._first_failure is not None or self._chief_done_at is not None:
+                continue
+            old = self.tracks[task]
+            old.proc.drain(2.0)
+            old.close_log()
+            n = sum(1 for r in self._task_restarts if r["task"] == task and r["decision"] == "restart")
+            base, ext = os.path.splitext(old.proc.log_path)
+            try:
+                os.replace(old.proc.log_path, f"{base}.before-restart-{n}{ext}")
+            except OSError:
+                pass
+            proc = TaskProcess(task, self.cfg.argv, self._env(task), old.proc.log_path, self._on_line)
+            self.tracks[task] = TaskTrack(task, proc)
+            self._event(proc.started_at, task, "start", f"pid {proc.pid}: restarted alone ({n})")
+            self._say(f"{task} restarted (pid {proc.pid})")
 
     def _fatal(self, task: str) -> bool:
         if self.cfg.cluster.strategy != "parameter_server":
@@ -434,6 +500,7 @@ class Supervisor:
         self.tracks = {}
         self.detected_at = self.hang = self.banner = None
         self._first_failure = self._chief_done_at = None
+        self._relaunch_at = {}
         self._attempt_started_at = time.time()
         known = {d for r in self.ledger for d in r.checkpoints}
         self._ckpt_at_start = {d: _non_empty(d) for d in known}
@@ -505,8 +572,9 @@ class Supervisor:
         reached, steps = self._position(root.culprit if root is not None else None)
         culprit = diag.tasks.get(root.culprit) if root is not None and root.culprit else None
         exit_code = culprit.exit_code if culprit is not None else None
-        policy = RestartPolicy(max_restarts=self.cfg.restarts, delay_s=self.cfg.restart_delay,
-                               delay_max_s=self.cfg.restart_delay_max)
+        policy = RestartPolicy(max_restarts=max(0, self.cfg.restarts - sum(
+            1 for r in self._task_restarts if r["decision"] == "restart")), delay_s=self.cfg.restart_delay,
+            delay_max_s=self.cfg.restart_delay_max)
         decision = decide_restart(root, [r.outcome() for r in self.ledger], policy, self._rng,
                                   succeeded=diag.status.value == "succeeded", reached=reached, exit_code=exit_code,
                                   interrupted=self.interrupted)
@@ -574,6 +642,8 @@ class Supervisor:
         data["notes"] = list(data.get("notes") or []) + [n for n in self._notes if n not in data.get("notes", [])]
         data["attempts"] = [r.to_json() for r in self.ledger]
         data["goodput"] = job_goodput(self.ledger)
+        if self._task_restarts:
+            data["task_restarts"] = list(self._task_restarts)
         write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), data)
 
     def _rewrite_ledger(self) -> None:
@@ -607,8 +677,9 @@ class Supervisor:
             self._tick(now)
             self._poll(now)
             self._handle_exits(now)
+            self._relaunch_due(now)
             alive = [t for t in self.tracks.values() if t.proc.alive]
-            if not alive and not self._awaiting_peers(now):
+            if not alive and not self._awaiting_peers(now) and not self._relaunch_at:
                 return
             if self._first_failure is not None and self._fatal(self._first_failure[1]):
                 if now - self.detected_at >= cfg.failure_grace:
