@@ -205,3 +205,12 @@ def test_a_last_line_that_only_says_done_is_not_the_end_of_training():
         assert not _CLOSING.search(line), line
     for line in ("Training finished.", "final loss 0.12", "INFO:tensorflow:Loss for final step: 3.3"):
         assert _CLOSING.search(line), line
+
+
+def test_a_frozen_task_fails_the_job_rather_than_hanging_it():
+    """SIGSTOP (or a stuck host): the verdict came from the hang detector, but the job failed on a frozen peer."""
+    h = HangVerdict(kind="frozen", declared_at=T + 40, since=T + 20, culprits=("worker:1",), waiting=("worker:0",), reason="r")
+    w1 = obs("worker:1", exit_code=-15, killed_by_supervisor=True, state="stopped", state_since=T + 20)
+    d = run(obs("worker:0", exit_code=-15, killed_by_supervisor=True), w1, hang=h)
+    assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("peer_unresponsive", "worker:1")
+    assert d["status"] == "failed"

@@ -45,7 +45,7 @@ CASES = [
     ("exception", ["--fault", "exception"], "failed", "user_code_error", "worker:1", 1),
     ("stall", ["--fault", "stall"], "hung", "hang_stalled_worker", "worker:1", 3),
     ("stall_input", ["--fault", "stall_input"], "hung", "hang_stalled_worker", "worker:1", 3),
-    ("sigstop", ["--fault", "sigstop"], "hung", "peer_unresponsive", "worker:1", 3),
+    ("sigstop", ["--fault", "sigstop"], "failed", "peer_unresponsive", "worker:1", 1),
 ]
 
 

@@ -121,6 +121,11 @@ def _consequences(job: JobObservation, root: Finding) -> tuple[Evidence, ...]:
     return tuple(e for e in extra if (e.task, e.text) not in have)[:8]
 
 
+def _frozen(root: Finding | None) -> bool:
+    """A frozen task (SIGSTOP, a stuck host) failed the job: the others wait for a peer that is gone, not hung."""
+    return root is not None and root.category == Category.PEER_UNRESPONSIVE
+
+
 def _task_reports(job: JobObservation) -> dict[str, TaskReport]:
     out = {}
     for t in job.ordered():
@@ -137,7 +142,7 @@ def diagnose(job: JobObservation, *, detected_at: float, command: str = "run") -
     failed_tasks = [t for t in job.ordered() if t.exit_code not in (None, 0) and not t.killed_by_supervisor]
     if job.strategy == "parameter_server" and chief_succeeded(job):
         failed_tasks = [t for t in failed_tasks if not t.task.startswith("worker:")]
-    if job.hang is not None and (root is None or root.code in _HANG_CODES):
+    if job.hang is not None and (root is None or root.code in _HANG_CODES) and not _frozen(root):
         status = Status.HUNG
     elif root is not None or failed_tasks or job.interrupted:
         status = Status.FAILED

@@ -16,7 +16,7 @@ import psutil
 
 from ..diagnose.observations import OomEvidence
 
-__all__ = ["ProcSample", "sample_tree", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "host_memory_limit"]
+__all__ = ["ProcSample", "sample_tree", "cgroup_of", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "host_memory_limit"]
 
 _STATE_NAMES = {
     psutil.STATUS_RUNNING: "running", psutil.STATUS_SLEEPING: "sleeping",
@@ -35,6 +35,11 @@ class ProcSample:
     cpu_seconds: float       # whole process tree, user+system
     cgroup: str | None       # memory cgroup path of the main process
     num_threads: int
+
+
+def cgroup_of(pid: int) -> str | None:
+    """The memory cgroup of ``pid`` (``v1:/path`` or ``v2:/path``)."""
+    return _cgroup_of(pid)
 
 
 def _cgroup_of(pid: int) -> str | None:

@@ -141,6 +141,8 @@ class Supervisor:
         self._notes: list[str] = []
         self._task_restarts: list[dict] = []       # PSS workers restarted alone (all attempts of this run)
         self._relaunch_at: dict[str, float] = {}
+        self._oom_baselines: dict[str | None, int] = {}
+        self._oom_since_start(probe.read_cgroup_memory(probe.cgroup_of(os.getpid())))  # tasks start in ours
 
     # -- output ---------------------------------------------------------
     def _echo(self, text: str) -> None:
@@ -293,7 +295,7 @@ class Supervisor:
                 continue
             if s.cgroup:
                 track.cgroup = s.cgroup
-            oom = probe.read_cgroup_memory(track.cgroup)
+            oom = self._oom_since_start(probe.read_cgroup_memory(track.cgroup))
             limit = host_total
             if oom is not None and oom.limit_bytes:
                 limit = min(limit, oom.limit_bytes)
@@ -333,7 +335,7 @@ class Supervisor:
                 continue
             track.exit_handled = True
             rc = p.returncode
-            oom = probe.read_cgroup_memory(track.cgroup)
+            oom = self._oom_since_start(probe.read_cgroup_memory(track.cgroup))
             if oom is not None:
                 lines = tuple(probe.kernel_oom_lines({p.pid, track.agent_pid or p.pid})) if rc and rc < 0 else ()
                 track.oom = oom if not lines else type(oom)(**{**oom.__dict__, "kernel_lines": lines})
@@ -417,6 +419,13 @@ class Supervisor:
             self.tracks[task] = TaskTrack(task, proc)
             self._event(proc.started_at, task, "start", f"pid {proc.pid}: restarted alone ({n})")
             self._say(f"{task} restarted (pid {proc.pid})")
+
+    def _oom_since_start(self, oom):
+        """The cgroup's OOM-kill counter is cumulative (earlier jobs, other processes): count only kills
+        since distdoctor first read that cgroup, so a plain SIGKILL is not called an OOM."""
+        if oom is None:
+            return None
+        return oom_kills_since(oom, self._oom_baselines.setdefault(oom.cgroup, oom.oom_kill_count or 0))
 
     def _fatal(self, task: str) -> bool:
         if self.cfg.cluster.strategy != "parameter_server":
@@ -794,6 +803,14 @@ class Supervisor:
 
 
 _SAVED_RUN = re.compile(r"PreemptionCheckpointHandler saved a checkpoint .*\(run (\d+)\)")
+
+
+def oom_kills_since(oom, baseline: int):
+    """``oom`` with its OOM-kill count taken relative to ``baseline`` (pure)."""
+    if oom.oom_kill_count is None:
+        return oom
+    from dataclasses import replace as _replace
+    return _replace(oom, oom_kill_count=max(0, oom.oom_kill_count - baseline))
 
 
 def _non_empty(path: str) -> bool:

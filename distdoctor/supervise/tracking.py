@@ -33,6 +33,7 @@ class TaskTrack:
         self.lock = threading.Lock()
         self.parser = TaskLogParser(task)
         self.events: list[LogEvent] = []
+        self.dropped_events = 0
         self.line_no = 0
         self.state = "starting"
         self.state_since = proc.started_at
@@ -100,7 +101,22 @@ class TaskTrack:
                         self.epoch_marks.append((e.epoch - 1, ts, self.keras_steps))
                 if len(self.events) < self.MAX_EVENTS or e.kind not in (EventKind.PROGRESS, EventKind.EPOCH):
                     self.events.append(e)
+            if len(self.events) >= 2 * self.MAX_EVENTS:
+                self._thin_events()
             return evs
+
+    _KEEP_KINDS = (EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR, EventKind.OOM_GPU,
+                   EventKind.CHECK_FAILED, EventKind.PORT_IN_USE, EventKind.NAN_LOSS, EventKind.CLUSTER_CONNECTED,
+                   EventKind.PREEMPTION)
+
+    def _thin_events(self) -> None:
+        """Bound the events: keep the first MAX/2 (start-up, the first fault), the newest, and every fault
+        between; drop the repetitive middle (a task that logs the same warning for days)."""
+        head = self.MAX_EVENTS // 2
+        middle = self.events[head:-head]
+        kept = [e for e in middle if e.kind in self._KEEP_KINDS][: self.MAX_EVENTS // 4]
+        self.dropped_events += len(middle) - len(kept)
+        self.events[head:-head] = kept
 
     def close_log(self) -> None:
         """The task's output ended: flush what the parser still holds (a cut traceback or crash dump)."""

@@ -1,0 +1,30 @@
+"""Fixes to the supervisor found by measuring and reading (issue 11, item 7), each pinned by a test."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from distdoctor.diagnose.events import EventKind
+from distdoctor.diagnose.observations import OomEvidence
+from distdoctor.supervise.supervisor import oom_kills_since
+from distdoctor.supervise.tracking import TaskTrack
+
+
+def test_the_events_of_a_chatty_task_stay_bounded_and_keep_first_fault_and_last_lines():
+    t = TaskTrack("worker:0", SimpleNamespace(started_at=0.0))
+    t.on_line(1.0, "Traceback (most recent call last):")
+    t.on_line(1.0, '  File "train.py", line 3, in <module>')
+    t.on_line(1.0, "ValueError: first")
+    n = 0
+    for i in range(6 * TaskTrack.MAX_EVENTS):
+        n += len(t.on_line(2.0 + i, f"UnavailableError: Connection reset by peer {i}"))
+    assert n >= 3 * TaskTrack.MAX_EVENTS, "the line must make events for this test to mean anything"
+    assert len(t.events) < 2 * TaskTrack.MAX_EVENTS and t.dropped_events > 0
+    assert any(e.kind == EventKind.PY_EXCEPTION and "first" in e.text for e in t.events)
+    assert str(6 * TaskTrack.MAX_EVENTS - 1) in t.events[-1].text
+
+
+def test_oom_kill_counter_counts_only_kills_since_distdoctor_started():
+    before = OomEvidence(cgroup="/job", oom_kill_count=3)
+    assert oom_kills_since(before, 3).oom_kill_count == 0        # 3 kills of earlier jobs: not this task's
+    assert oom_kills_since(OomEvidence(cgroup="/job", oom_kill_count=4), 3).oom_kill_count == 1
+    assert oom_kills_since(OomEvidence(cgroup="/job", oom_kill_count=None), 3).oom_kill_count is None
