@@ -28,3 +28,20 @@ def test_oom_kill_counter_counts_only_kills_since_distdoctor_started():
     assert oom_kills_since(before, 3).oom_kill_count == 0        # 3 kills of earlier jobs: not this task's
     assert oom_kills_since(OomEvidence(cgroup="/job", oom_kill_count=4), 3).oom_kill_count == 1
     assert oom_kills_since(OomEvidence(cgroup="/job", oom_kill_count=None), 3).oom_kill_count is None
+
+
+def test_live_steps_per_second_does_not_read_zero_while_steps_advance():
+    """The counter moves every 0.5 s (agent samples), the view refreshes every 0.25 s: never 0/s."""
+    import collections
+
+    from distdoctor.supervise.liveadapter import window_rate
+    hist = collections.deque()
+    rates = []
+    for i in range(200):
+        now = i * 0.25
+        steps = int(now / 0.5) * 10          # 20 steps/s, seen in jumps
+        rates.append(window_rate(hist, now, steps))
+    seen = [r for r in rates[8:] if r is not None]
+    assert seen and min(seen) > 15 and max(seen) < 25
+    assert len(hist) <= 45                   # the window keeps ~10 s of refreshes
+    assert window_rate(hist, 50.25, 3) is None  # a restart resets the counter: no negative or stale rate

@@ -5,7 +5,27 @@ import collections
 
 from ..report.live import LiveRow, LiveView
 
-__all__ = ["LiveAdapter"]
+__all__ = ["LiveAdapter", "window_rate"]
+
+RATE_WINDOW_S = 10.0
+
+
+def window_rate(hist: "collections.deque[tuple[float, int]]", now: float, steps: int,
+                window: float = RATE_WINDOW_S) -> float | None:
+    """Steps per second over the last ``window`` seconds; ``hist`` holds (time, steps) and is updated.
+
+    A rate between two nearby refreshes read 0/s whenever the step counter (updated per agent
+    sample or per Keras line) had not moved in between; over a window it does not flicker.
+    """
+    if hist and steps < hist[-1][1]:
+        hist.clear()  # a restarted task counts from 0 again
+    hist.append((now, steps))
+    while len(hist) > 2 and now - hist[1][0] >= window:
+        hist.popleft()
+    t0, s0 = hist[0]
+    if now - t0 < 0.5:
+        return None
+    return max(0.0, (steps - s0) / (now - t0))
 
 
 class LiveAdapter:
@@ -15,7 +35,7 @@ class LiveAdapter:
         from rich.console import Console
         self.view = LiveView(Console(file=stream))
         self.lines: collections.deque[str] = collections.deque(maxlen=12)
-        self._prev: dict[str, tuple[float, int]] = {}
+        self._hist: dict[str, collections.deque] = {}
 
     def __enter__(self):
         self.view.__enter__()
@@ -34,11 +54,7 @@ class LiveAdapter:
             steps = t.steps() if t.steps() is not None else (a.calls if a else None)
             rate = None
             if steps is not None:
-                prev = self._prev.get(name)
-                if prev and now > prev[0]:
-                    rate = max(0.0, (steps - prev[1]) / (now - prev[0]))
-                if prev is None or now - prev[0] >= 2.0:
-                    self._prev[name] = (now, steps)
+                rate = window_rate(self._hist.setdefault(name, collections.deque()), now, steps)
             proc = t.last_proc
             state = t.state if t.proc.alive else f"exit {t.proc.returncode}"
             rows.append(LiveRow(task=name, state=state, step=steps, total=None, steps_per_s=rate,
