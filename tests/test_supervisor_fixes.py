@@ -45,3 +45,19 @@ def test_live_steps_per_second_does_not_read_zero_while_steps_advance():
     assert seen and min(seen) > 15 and max(seen) < 25
     assert len(hist) <= 45                   # the window keeps ~10 s of refreshes
     assert window_rate(hist, 50.25, 3) is None  # a restart resets the counter: no negative or stale rate
+
+
+def test_timeline_does_not_paint_a_short_start_up_disk_sleep_as_frozen():
+    from distdoctor.report.bundle import Sample
+    from distdoctor.report.data import LaneMark, Mark, Phase, _spans
+
+    def samples(states):
+        return [Sample(ts=100.0 + 0.5 * i, task="worker:0", state=st) for i, st in enumerate(states)]
+
+    marks = [LaneMark(Mark.START, 100.0, "start")]
+    short = _spans(marks, samples(["running", "disk-sleep", "disk-sleep", "running", "sleeping"] * 3), False, False, None, 110.0)
+    assert not any(s.phase == Phase.FROZEN for s in short)
+    long_d = _spans(marks, samples(["running"] + ["disk-sleep"] * 10 + ["running"]), False, False, None, 110.0)
+    assert any(s.phase == Phase.FROZEN and s.end - s.start >= 3 for s in long_d)
+    sigstop = _spans(marks, samples(["running", "stopped", "running"]), False, False, None, 110.0)
+    assert any(s.phase == Phase.FROZEN for s in sigstop)   # SIGSTOP is frozen however short

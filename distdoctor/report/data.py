@@ -43,6 +43,7 @@ TAIL_OTHER = 40        # ... and for every other task
 MAX_STACK_LINES = 200
 _RUNNING_STATES = frozenset({"running", "sleeping", "stopped", "disk-sleep", "idle", "tracing-stop"})
 _FROZEN_STATES = frozenset({"stopped", "disk-sleep", "tracing-stop"})
+FROZEN_MIN_DISK_SLEEP_S = 3.0   # shorter D-state stretches are I/O (imports at start-up), not a frozen task
 
 
 class Mark(str, enum.Enum):
@@ -570,15 +571,19 @@ def _spans(marks: list[LaneMark], samples: list[Sample], culprit: bool, idle_at_
         t_end = min(t_next, ended)
         if t_end > t:
             spans.append(Span(t, t_end, phase))
-    # Frozen stretches (SIGSTOP, D state) from the samples, drawn over the rest.
-    run_start = None
+    # Frozen stretches (SIGSTOP, D state) from the samples, drawn over the rest. Uninterruptible sleep
+    # alone is normal for a moment (reading files while importing at start-up): only a long one is frozen.
+    run_start, stopped = None, False
     for s in samples:
-        if s.state in _FROZEN_STATES and run_start is None:
-            run_start = s.ts
-        elif s.state not in _FROZEN_STATES and run_start is not None:
-            spans.append(Span(run_start, s.ts, Phase.FROZEN))
+        if s.state in _FROZEN_STATES:
+            if run_start is None:
+                run_start, stopped = s.ts, False
+            stopped = stopped or s.state != "disk-sleep"
+        elif run_start is not None:
+            if stopped or s.ts - run_start >= FROZEN_MIN_DISK_SLEEP_S:
+                spans.append(Span(run_start, s.ts, Phase.FROZEN))
             run_start = None
-    if run_start is not None:
+    if run_start is not None and (stopped or max(ended, run_start) - run_start >= FROZEN_MIN_DISK_SLEEP_S):
         spans.append(Span(run_start, max(ended, run_start), Phase.FROZEN))
     return tuple(spans)
 
