@@ -214,3 +214,16 @@ def test_a_frozen_task_fails_the_job_rather_than_hanging_it():
     d = run(obs("worker:0", exit_code=-15, killed_by_supervisor=True), w1, hang=h)
     assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("peer_unresponsive", "worker:1")
     assert d["status"] == "failed"
+
+
+def test_a_job_whose_tasks_all_exit_zero_is_never_failed():
+    """E.g. unequal per-worker data: TF stops every worker at the shortest input, and every task exits 0;
+    peers' complaints at shutdown or an imbalance finding are warnings, the job succeeded."""
+    w0 = obs("worker:0", steps=256, events=(symptom("worker:0", T + 19, "The following tasks are unhealthy "
+                                                     "(stopped sending heartbeats): /job:worker/replica:0/task:1", peer="worker:1"),))
+    w1 = obs("worker:1", steps=238)
+    d = run(w0, w1, source="run")
+    assert d["status"] == "succeeded" and d["root_cause"] is None
+    assert all(f["severity"] != "error" for f in d["findings"])
+    imb = [f for f in d["findings"] if f["category"] == "data_sharding_imbalance"]
+    assert imb and imb[0]["culprit"] == "worker:1" and "18 fewer" in imb[0]["summary"]

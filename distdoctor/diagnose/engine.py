@@ -136,8 +136,19 @@ def _task_reports(job: JobObservation) -> dict[str, TaskReport]:
     return out
 
 
+def _all_exited_zero(job: JobObservation) -> bool:
+    """Every task ran to exit 0 by itself (``run`` knows exit codes; logs alone do not)."""
+    tasks = list(job.ordered())
+    return bool(tasks) and job.source == "run" and job.hang is None and not job.interrupted and \
+        all(t.exit_code == 0 and not t.killed_by_supervisor for t in tasks)
+
+
 def diagnose(job: JobObservation, *, detected_at: float, command: str = "run") -> Diagnosis:
     findings = collect_findings(job)
+    if _all_exited_zero(job):
+        # A job whose tasks all exit 0 is never failed: what the rules call errors (a peer that vanished at
+        # shutdown, a shard that ran out early) are warnings about a job that succeeded.
+        findings = [replace(f, severity=Severity.WARNING) if f.severity == Severity.ERROR else f for f in findings]
     root = _explain_hang(findings, pick_root_cause(findings), job)
     failed_tasks = [t for t in job.ordered() if t.exit_code not in (None, 0) and not t.killed_by_supervisor]
     if job.strategy == "parameter_server" and chief_succeeded(job):
