@@ -34,6 +34,9 @@ def test_a_killed_task_restarts_the_job_which_resumes_and_succeeds(tmp_path):
     assert 0 < g["ratio"] < 1 and g["attempts"][0]["recomputed_steps"] == 3
     # no checkpointing library was seen (flaky.py saves by hand): the one-line fix is printed once
     assert r.stderr.count("the job writes no checkpoint") == 1 and "BackupAndRestore(backup_dir=" in r.stderr
+    html = (r.bundle / "report.html").read_text()     # one band per attempt in the HTML report
+    assert html.count('class="attempt-band"') == 2 and 'data-attempt="2" data-status="succeeded"' in html
+    assert "productive training" in html
 
 
 def test_the_same_exception_every_time_ends_after_one_attempt(tmp_path):

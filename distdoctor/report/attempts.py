@@ -5,6 +5,8 @@ nothing is printed for a run of one attempt that needed no decision.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -12,7 +14,47 @@ from rich.text import Text
 from ..model import format_clock
 from .fmt import clean_text
 
-__all__ = ["render_attempts", "attempts_worth_showing", "resumed_text"]
+__all__ = ["render_attempts", "attempts_worth_showing", "resumed_text", "AttemptBand", "attempt_bands", "goodput_line"]
+
+
+@dataclass(frozen=True)
+class AttemptBand:
+    """One attempt of a restarted run, as the HTML report draws it (a band on a shared time axis)."""
+
+    number: int
+    start: float
+    end: float
+    status: str
+    cause: str
+    decision: str
+    reason: str
+    backoff_s: float
+    resumed: str
+
+
+def attempt_bands(diag_json: dict) -> tuple[AttemptBand, ...]:
+    out = []
+    for a in attempts_worth_showing(diag_json):
+        try:
+            start, end = float(a["started_at"]), float(a["ended_at"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        rc = a.get("root_cause") or {}
+        cause = f"{rc.get('category')} {rc.get('culprit') or ''}".strip() if rc else ""
+        out.append(AttemptBand(int(a.get("number") or len(out) + 1), start, max(end, start), str(a.get("status") or ""),
+                               cause, str(a.get("decision") or "none"), str(a.get("reason") or ""),
+                               float(a.get("backoff_s") or 0.0), resumed_text(a)))
+    return tuple(out)
+
+
+def goodput_line(diag_json: dict) -> str | None:
+    g = diag_json.get("goodput") or {}
+    if g.get("ratio") is None or not attempts_worth_showing(diag_json):
+        return None
+    b = g.get("badput") or {}
+    bad = ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v:.1f} s" for k, v in b.items())
+    return (f"goodput {g['ratio']:.0%}: {g.get('productive_s', 0):.1f} s of productive training in "
+            f"{g.get('wall_s', 0):.1f} s" + (f"; badput: {bad}" if bad else ""))
 
 _DECISION_STYLE = {"restart": "bold yellow", "stop": "bold red", "none": "green"}
 

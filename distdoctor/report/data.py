@@ -29,6 +29,7 @@ from ..diagnose.events import EventKind, LogEvent, unresolved_waits
 from ..diagnose.logparse import classify
 from ..model import format_clock
 from .series import Series, aggregate, cpu_percent, downsample, step_times
+from .attempts import attempt_bands, goodput_line
 from .bundle import CONNECT_KINDS, FAULT_KINDS, SYMPTOM_KINDS, BundleData, JobEvent, Sample, TaskLog
 
 __all__ = [
@@ -232,6 +233,8 @@ class ReportPage:
     markers: tuple[JobMarker, ...] = ()
     notes: tuple[str, ...] = ()
     caveats: tuple[str, ...] = ()
+    attempts: tuple = ()               # report.attempts.AttemptBand, one per attempt of a restarted run
+    goodput: str | None = None
 
     @property
     def tasks(self) -> tuple[str, ...]:
@@ -656,7 +659,8 @@ def build_page(data: BundleData, group_min_tasks: int = GROUP_MIN_TASKS, title: 
     return ReportPage(title=title or f"distdoctor report: {verdict.title.lower()}", source=data.source,
                       path=data.path, verdict=verdict, findings=others, lanes=lanes, t0=t0, t1=t1,
                       markers=_markers(data.events, verdict, t0, t1),
-                      notes=tuple(str(n) for n in diag.get("notes") or ()), caveats=data.caveats)
+                      notes=tuple(str(n) for n in diag.get("notes") or ()), caveats=data.caveats,
+                      attempts=attempt_bands(diag), goodput=goodput_line(diag))
 
 
 def _time_range(data: BundleData, logs: dict[str, TaskLog]) -> tuple[float, float]:

@@ -45,6 +45,7 @@ def render_html(page: ReportPage) -> str:
         "<main>",
         _verdict(page),
         _findings(page.findings),
+        _attempts(page),
         _timeline(page, colors),
         _charts(page, colors),
         _tasks(page, colors),
@@ -141,6 +142,34 @@ def _findings(findings: tuple[FindingView, ...]) -> str:
                      + (f'<p class="f-remedy">{_t(f.remedy)}</p>' if f.remedy else "")
                      + _evidence(f) + "</li>")
     return f'<section id="findings" class="card"><h2>Other findings</h2><ul class="findings">{"".join(items)}</ul></section>'
+
+
+_BAND_COLOR = {"succeeded": "#2e7d32", "failed": "#c62828", "hung": "#f9a825"}
+
+
+def _attempts(page: ReportPage) -> str:
+    """One band per attempt on the run's time axis; the gaps between them are the backoffs."""
+    bands = page.attempts
+    if not bands:
+        return ""
+    t0, t1 = bands[0].start, max(b.end for b in bands)
+    span = max(t1 - t0, 1e-6)
+    cells, rows = [], []
+    for b in bands:
+        left, width = 100 * (b.start - t0) / span, max(0.5, 100 * (b.end - b.start) / span)
+        tip = f"attempt {b.number}: {b.status}" + (f", {b.cause}" if b.cause else "") + f"; {b.decision}: {b.reason}"
+        cells.append(f'<div class="attempt-band" data-attempt="{b.number}" data-status="{_a(b.status)}" title="{_a(tip)}" '
+                     f'style="position:absolute;left:{left:.2f}%;width:{width:.2f}%;top:0;bottom:0;'
+                     f'background:{_BAND_COLOR.get(b.status, "#757575")};color:#fff;font-size:12px;overflow:hidden;'
+                     f'white-space:nowrap;padding:2px 4px;box-sizing:border-box">#{b.number} {_t(b.status)}</div>')
+        wait = f" after {b.backoff_s:.1f} s" if b.decision == "restart" else ""
+        rows.append(f"<tr><td>#{b.number}</td><td>{_t(b.status)}</td><td>{_t(b.cause or '-')}</td>"
+                    f"<td>{_t(b.decision + wait)}</td><td>{_t(b.resumed)}</td><td>{_t(b.reason)}</td></tr>")
+    sub = f" <small>{_t(page.goodput)}</small>" if page.goodput else ""
+    return (f'<section id="attempts" class="card"><h2>Attempts{sub}</h2>'
+            f'<div style="position:relative;height:22px;background:#eee;margin:6px 0">{"".join(cells)}</div>'
+            '<table class="attempts"><tr><th>#</th><th>ended</th><th>root cause</th><th>decision</th>'
+            f'<th>resumed at</th><th>reason</th></tr>{"".join(rows)}</table></section>')
 
 
 _MARK_WORDS = ((Mark.START, "start"), (Mark.CONNECTED, "joined cluster"), (Mark.FIRST_STEP, "first step"),
