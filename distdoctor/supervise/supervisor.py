@@ -51,6 +51,8 @@ from .channel import AgentChannel
 from .detect import JobSnapshot, assess
 from .goodput import job_goodput
 from .launch import TaskProcess
+from .lifecycle import (ClearStall, DeclareHang, EndAttempt, JobEvent, JobEventKind, LoopState, Phase, StopAll,
+                        SuspectStall, allowed, decide)
 from .ledger import AttemptRecord, ResumePoint, load_ledger
 from .policy import (Action, Position, RestartClass, RestartDecision, RestartPolicy, backoff_s, classify,
                      decide_restart)
@@ -133,6 +135,7 @@ class Supervisor:
         self._first_failure: tuple[float, str] | None = None
         self._chief_done_at: float | None = None
         self.notifier = None
+        self.phase = Phase.IDLE
         self.ledger: list[AttemptRecord] = []
         self._attempt_started_at = time.time()
         self._ckpt_at_start: dict[str, bool] = {}
@@ -162,10 +165,17 @@ class Supervisor:
             except (OSError, ValueError):
                 pass
 
-    def _event(self, ts: float, task: str | None, kind: str, text: str) -> None:
+    def _event(self, ts: float, task: str | None, kind: JobEventKind | str, text: str) -> None:
+        """Append one :class:`.lifecycle.JobEvent` to events.jsonl (kinds are :class:`JobEventKind`)."""
+        try:
+            kind = JobEventKind(kind)
+        except ValueError:
+            pass  # a kind outside the enum (lifecycle_error) is still written
         if self._events_fh is not None:
+            line = JobEvent(ts, task, kind, text).to_json() if isinstance(kind, JobEventKind) else \
+                {"ts": ts, "task": task, "kind": kind, "text": text}
             with self._out_lock:
-                self._events_fh.write(json.dumps({"ts": ts, "task": task, "kind": kind, "text": text}) + "\n")
+                self._events_fh.write(json.dumps(line) + "\n")
                 self._events_fh.flush()
 
     def _say(self, text: str) -> None:
@@ -500,9 +510,12 @@ class Supervisor:
             for t in self.tracks.values():
                 t.proc.drain(5.0)
                 t.close_log()
-        return self._finish()
+        result = self._finish()
+        self._enter(Phase.DONE)
+        return result
 
     def _start_attempt(self) -> None:
+        self._enter(Phase.LAUNCHING)
         out = self.cfg.out_dir
         if self.ledger and os.path.isdir(os.path.join(out, "logs")):
             self._archive(self.ledger[-1].number)
@@ -623,6 +636,7 @@ class Supervisor:
 
     def _between_attempts(self, decision: RestartDecision) -> bool:
         """The backoff, then fresh ports if the old ones are still held; False when interrupted."""
+        self._enter(Phase.BACKOFF)
         if not wait_backoff(decision.backoff_s, stopped=lambda: self.interrupted is not None):
             last = self.ledger[-1]
             from dataclasses import replace as _replace
@@ -675,69 +689,94 @@ class Supervisor:
                 self._event(sample.ts, sample.task, "agent", f"agent reporting from pid {sample.pid}")
 
     def _loop(self) -> None:
-        cfg = self.cfg
+        """Observe, ask :func:`.lifecycle.decide`, carry its actions out; until it ends the attempt."""
+        self._enter(Phase.RUNNING)
         while True:
             now = time.time()
-            if self.interrupted:
-                self._say(f"received {self.interrupted}: stopping every task (SIGTERM, SIGKILL after {cfg.grace:.0f} s)")
-                self.detected_at = now
-                self._stop_all(reason=self.interrupted)
-                return
-            self._tick(now)
-            self._poll(now)
-            self._handle_exits(now)
-            self._relaunch_due(now)
-            alive = [t for t in self.tracks.values() if t.proc.alive]
-            if not alive and not self._awaiting_peers(now) and not self._relaunch_at:
-                return
-            if self._first_failure is not None and self._fatal(self._first_failure[1]):
-                if now - self.detected_at >= cfg.failure_grace:
-                    self._say("stopping the tasks that are still running: " + ", ".join(t.task for t in alive))
-                    self._stop_all(reason="failure")
-                    return
-            if self._chief_done_at is not None:
-                if all(t.task.split(":")[0] in ("worker", "ps") for t in alive) and now - self._chief_done_at >= 1.0:
-                    self._stop_all(reason="chief finished")
-                    return
-            a = assess(self._snapshot(now), now)
-            if a.status == "suspect" and not self.banner:
-                self.banner = f"stall suspected: {a.reason}"
-                self._say(self.banner)
-                self._event(now, a.suspect, "stall_suspected", a.reason)
-                self._notify("hang_suspected", culprit=a.suspect, summary=a.reason, since=now - a.stalled_for,
-                             stalled_s=f"{a.stalled_for:.1f}", threshold_s=f"{a.threshold:.1f}")
-            elif a.status == "ok" and self.banner and self.banner.startswith("stall suspected"):
-                self.banner = None
-                self._notify("hang_suspected", resolved=True, summary="progress resumed")
-            self._notify_tick(now, a)
-            if a.status == "hung" and a.verdict is not None and self._first_failure is None and self._detects_hangs():
-                self.hang = a.verdict
-                self.detected_at = now
-                self.banner = f"HANG: {a.reason}"
-                self._say(f"hang declared: {a.reason}")
-                self._event(now, a.suspect, "hang_declared", a.reason)
-                v = a.verdict
-                code, category = _HANG_KINDS.get(v.kind, (None, None))
-                culprit_track = self.tracks.get(v.culprits[0]) if v.culprits else None
-                self._notify("hang_declared", culprit=v.culprits[0] if v.culprits else None, summary=a.reason,
-                             category=category, code=code, since=v.since, status="hung",
-                             first_failure=culprit_track.location() if culprit_track else None,
-                             waiting=",".join(v.waiting))
-                for t in self.tracks.values():
-                    t.freeze()
-                self._capture_stacks()
-                if cfg.on_hang == "wait":
-                    self._write_diagnosis()
-                    pids = ", ".join(f"{t.task}={t.agent_pid or t.proc.pid}" for t in self.tracks.values() if t.proc.alive)
-                    self._say(f"--on-hang wait: the job is kept alive for debugging ({pids}); "
-                              "attach with `py-spy dump --pid PID` or gdb; Ctrl-C ends it")
-                    while not self.interrupted and any(t.proc.alive for t in self.tracks.values()):
-                        time.sleep(TICK_S)
-                    self.interrupted = None  # ending a kept-alive hang is not a new verdict
-                self._stop_all(reason="hang")
+            a = None
+            if not self.interrupted:
+                self._tick(now)
+                self._poll(now)
+                self._handle_exits(now)
+                self._relaunch_due(now)
+                if self._first_failure is not None:
+                    self._enter(Phase.FAILING)
+                if any(t.proc.alive for t in self.tracks.values()):
+                    a = assess(self._snapshot(now), now)
+                    self._notify_tick(now, a)
+            if self._carry_out(decide(self._loop_state(now, a), now), now, a):
                 return
             self._live_update(now, a)
             time.sleep(TICK_S)
+
+    def _loop_state(self, now: float, a) -> LoopState:
+        fatal = self._first_failure is not None and self._fatal(self._first_failure[1])
+        return LoopState(
+            interrupted=self.interrupted, alive=tuple(t.task for t in self.tracks.values() if t.proc.alive),
+            awaiting_peers=self._awaiting_peers(now), relaunch_pending=bool(self._relaunch_at),
+            fatal_failure_at=self.detected_at if fatal else None, failure_grace=self.cfg.failure_grace,
+            chief_done_at=self._chief_done_at, hang_allowed=self._first_failure is None and self._detects_hangs(),
+            assessment=a.status if a is not None else "ok", has_verdict=bool(a is not None and a.verdict is not None),
+            banner=self.banner)
+
+    def _carry_out(self, actions, now: float, a) -> bool:
+        """Do what :func:`decide` said; True when the attempt is over."""
+        for act in actions:
+            if isinstance(act, SuspectStall):
+                self.banner = f"stall suspected: {a.reason}"
+                self._say(self.banner)
+                self._event(now, a.suspect, JobEventKind.STALL_SUSPECTED, a.reason)
+                self._notify("hang_suspected", culprit=a.suspect, summary=a.reason, since=now - a.stalled_for,
+                             stalled_s=f"{a.stalled_for:.1f}", threshold_s=f"{a.threshold:.1f}")
+            elif isinstance(act, ClearStall):
+                self.banner = None
+                self._notify("hang_suspected", resolved=True, summary="progress resumed")
+            elif isinstance(act, DeclareHang):
+                self._declare_hang(a, now)
+            elif isinstance(act, StopAll):
+                if act.reason == self.interrupted:
+                    self._say(f"received {self.interrupted}: stopping every task (SIGTERM, SIGKILL after "
+                              f"{self.cfg.grace:.0f} s)")
+                    self.detected_at = now
+                elif act.say:
+                    self._say(act.say)
+                self._enter(Phase.STOPPING)
+                self._stop_all(reason=act.reason)
+            elif isinstance(act, EndAttempt):
+                return True
+        return False
+
+    def _declare_hang(self, a, now: float) -> None:
+        self._enter(Phase.HUNG)
+        self.hang = a.verdict
+        self.detected_at = now
+        self.banner = f"HANG: {a.reason}"
+        self._say(f"hang declared: {a.reason}")
+        self._event(now, a.suspect, JobEventKind.HANG_DECLARED, a.reason)
+        v = a.verdict
+        code, category = _HANG_KINDS.get(v.kind, (None, None))
+        culprit_track = self.tracks.get(v.culprits[0]) if v.culprits else None
+        self._notify("hang_declared", culprit=v.culprits[0] if v.culprits else None, summary=a.reason,
+                     category=category, code=code, since=v.since, status="hung",
+                     first_failure=culprit_track.location() if culprit_track else None,
+                     waiting=",".join(v.waiting))
+        for t in self.tracks.values():
+            t.freeze()
+        self._capture_stacks()
+        if self.cfg.on_hang == "wait":
+            self._write_diagnosis()
+            pids = ", ".join(f"{t.task}={t.agent_pid or t.proc.pid}" for t in self.tracks.values() if t.proc.alive)
+            self._say(f"--on-hang wait: the job is kept alive for debugging ({pids}); "
+                      "attach with `py-spy dump --pid PID` or gdb; Ctrl-C ends it")
+            while not self.interrupted and any(t.proc.alive for t in self.tracks.values()):
+                time.sleep(TICK_S)
+            self.interrupted = None  # ending a kept-alive hang is not a new verdict
+
+    def _enter(self, phase: Phase) -> None:
+        """Move to ``phase``; a move the table forbids is recorded (a supervisor bug), never fatal to the run."""
+        if not allowed(self.phase, phase):
+            self._event(time.time(), None, "lifecycle_error", f"{self.phase.value} -> {phase.value} is not allowed")
+        self.phase = phase
 
     def _stop_all(self, reason: str) -> None:
         live = [t for t in self.tracks.values() if t.proc.group_alive()]
