@@ -154,3 +154,4 @@ def test_pss_a_killed_worker_restarts_alone_while_the_job_goes_on(tmp_path):
     assert "worker:1 ends with -9" in (r.bundle / "logs" / "worker-1.before-restart-1.log").read_text()
     assert "worker:1 serving" in (r.bundle / "logs" / "worker-1.log").read_text()
     assert "restarting worker:1 alone" in r.stderr
+    assert any("worker:1 was restarted alone" in n for n in d["notes"])

@@ -428,6 +428,9 @@ class Supervisor:
             proc = TaskProcess(task, self.cfg.argv, self._env(task), old.proc.log_path, self._on_line)
             self.tracks[task] = TaskTrack(task, proc)
             self._event(proc.started_at, task, "start", f"pid {proc.pid}: restarted alone ({n})")
+            last = next(r for r in reversed(self._task_restarts) if r["task"] == task)
+            cause = (last.get("root_cause") or {}).get("summary") or "it failed"
+            self._notes.append(f"{task} was restarted alone while the job went on ({cause})")
             self._say(f"{task} restarted (pid {proc.pid})")
 
     def _oom_since_start(self, oom):
