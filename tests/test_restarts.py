@@ -155,3 +155,34 @@ def test_pss_a_killed_worker_restarts_alone_while_the_job_goes_on(tmp_path):
     assert "worker:1 serving" in (r.bundle / "logs" / "worker-1.log").read_text()
     assert "restarting worker:1 alone" in r.stderr
     assert any("worker:1 was restarted alone" in n for n in d["notes"])
+
+
+def test_a_supervisor_stopped_from_outside_records_stop_and_a_rerun_continues(tmp_path):
+    """The supervisor itself gets SIGTERM (its pod is evicted): it forwards it, records `stop`, and the same
+    command again continues the ledger, resuming from the checkpoint the first attempt left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    out = tmp_path / "bundle"
+    argv = [sys.executable, "-m", "distdoctor", "run", "--json", "--no-live", "--no-report", "--out", str(out),
+            "--restarts", "2", "--restart-delay", "0", "--grace", "2", "--",
+            *flaky(tmp_path / "ck", "--epochs", "60")]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline and not (tmp_path / "ck" / "epoch-worker:0").exists():
+        time.sleep(0.1)
+    time.sleep(0.5)
+    os.kill(p.pid, signal.SIGTERM)
+    so, se = p.communicate(timeout=60)
+    d = json.loads(so)
+    assert [a["decision"] for a in d["attempts"]] == ["stop"]
+    assert "received SIGTERM" in d["attempts"][0]["reason"] and "same --out" in d["attempts"][0]["reason"]
+    # the same command again: attempt 2 continues from flaky.py's saved epoch (a short job this time)
+    argv2 = argv[:argv.index("--epochs")] + ["--epochs", "3"]
+    p2 = subprocess.run(argv2, capture_output=True, text=True, timeout=60)
+    d2 = json.loads(p2.stdout)
+    assert [a["number"] for a in d2["attempts"]] == [1, 2] and d2["status"] == "succeeded"
+    assert "continuing the 1 attempt(s)" in p2.stderr
+    assert (out / "attempts" / "1" / "logs" / "worker-0.log").exists()

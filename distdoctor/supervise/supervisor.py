@@ -603,6 +603,9 @@ class Supervisor:
         decision = decide_restart(root, [r.outcome() for r in self.ledger], policy, self._rng,
                                   succeeded=diag.status.value == "succeeded", reached=reached, exit_code=exit_code,
                                   interrupted=self.interrupted)
+        if self.hang is not None and self.cfg.on_hang == "wait" and decision.action == Action.RESTART:
+            decision = RestartDecision(Action.STOP, "--on-hang wait kept the hung job for debugging; not restarting it",
+                                       restart_class=decision.restart_class)
         resumed, dirs, marks = self._resume_point(root.culprit if root is not None else None)
         firsts = [t.first_step_at for t in self.tracks.values() if t.first_step_at is not None]
         ended = max((t.proc.ended_at or 0 for t in self.tracks.values()), default=0) or time.time()
