@@ -186,3 +186,16 @@ def test_a_supervisor_stopped_from_outside_records_stop_and_a_rerun_continues(tm
     assert [a["number"] for a in d2["attempts"]] == [1, 2] and d2["status"] == "succeeded"
     assert "continuing the 1 attempt(s)" in p2.stderr
     assert (out / "attempts" / "1" / "logs" / "worker-0.log").exists()
+
+
+def test_restart_decisions_reach_the_alert_sinks(tmp_path):
+    """Each restart decision and the final give-up are alert events (issue 12's sinks), with cause and attempt."""
+    log = tmp_path / "alerts.jsonl"
+    r = dd_run("restart-alerts", ["--restarts", "1", "--restart-delay", "0", "--alert-cmd", f"cat >> {log}; echo >> {log}"],
+               flaky(tmp_path / "ck", "--fault", "exception-always", "--fault-epoch", "1"))
+    assert r.diag is not None and r.diag["status"] == "failed", r.stderr[-2000:]
+    events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    gave_up = [e for e in events if e.get("event") == "gave_up"]
+    assert gave_up, events
+    g = json.dumps(gave_up[0])
+    assert "user_code_error" in g and "worker:1" in g and "a restart would fail the same way" in g
