@@ -69,3 +69,15 @@ def test_pasted_fragment_on_stdin():
     d = json.loads(out.stdout)
     assert d["root_cause"]["category"] == "user_code_error" and d["root_cause"]["confidence"] in ("medium", "high")
     assert d["root_cause"]["evidence_detail"][0]["where"] == "<stdin>:1"
+
+
+@pytest.mark.parametrize("text, status", [("hello, nothing to see\n", "unknown"),
+                                          ("srun: error: node7: task 4: Out Of Memory\n", "failed")])
+def test_html_report_of_a_fragment(tmp_path, text, status):
+    """The incident report is written for a fragment too (no task lanes, no known writer)."""
+    out = tmp_path / "r.html"
+    p = subprocess.run([sys.executable, "-m", "distdoctor", "diagnose", "--json", "--html", str(out), "-"], input=text,
+                       capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert p.returncode in (0, 1), p.stderr
+    html = out.read_text()
+    assert html.lstrip().lower().startswith("<!doctype html>") and f'data-status="{status}"' in html

@@ -37,7 +37,7 @@ MAX_EPOCHS = 200
 MAX_PEER_JOINS = 600     # "task:N has connected" lines kept per log (the coordination leader's: one per task)
 MAX_SAMPLES = 1500       # samples kept per task: an hour at 2 Hz is thinned to one every ~2.4 s
 _LOG_NAME = re.compile(r"^([A-Za-z_]+)-(\d+)\.log$")
-_STATUSES = ("succeeded", "failed", "hung", "running")
+_STATUSES = ("succeeded", "failed", "hung", "running", "unknown")
 
 # Log events a report shows on a lane; everything else in a log is context.
 FAULT_KINDS = frozenset({EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.CHECK_FAILED, EventKind.OOM_TENSOR,

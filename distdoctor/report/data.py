@@ -287,7 +287,7 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-_TITLES = {"succeeded": "Succeeded", "failed": "Failed", "hung": "Hung", "running": "Running"}
+_TITLES = {"succeeded": "Succeeded", "failed": "Failed", "hung": "Hung", "running": "Running", "unknown": "No failure found"}
 
 
 def _verdict(diag: dict, n_tasks: int) -> tuple[Verdict, tuple[FindingView, ...]]:
