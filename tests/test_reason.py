@@ -100,3 +100,15 @@ def test_a_traceback_cut_inside_a_network_call_is_the_network_and_on_kubernetes_
           "  File \"/usr/lib/python2.7/urllib.py\", line 98, in urlretrieve\n")
     assert verdict(tb).category == Category.NETWORK_UNREACHABLE
     assert verdict("kubectl logs -f job-ps-1 tensorflow\n" + tb).category == Category.FIREWALL_OR_PORT_BLOCKED
+
+
+def test_the_remote_target_of_a_failed_call_is_the_peer():
+    v = verdict("tensorflow.python.framework.errors_impl.UnavailableError: Socket closed\n"
+                "Additional GRPC error information from remote target /job:ps/replica:0/task:0:\n")
+    assert (v.category, v.culprit) == (Category.PEER_CRASHED, "ps:0")
+
+
+def test_shutdown_noise_is_not_a_failure():
+    v = verdict("E0000 00:00:1.0 1 coordination_service_agent.cc:490] Failed to disconnect from coordination service "
+                "with status: DEADLINE_EXCEEDED: Deadline Exceeded\n")
+    assert v.status == Status.UNKNOWN

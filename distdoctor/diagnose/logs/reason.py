@@ -98,7 +98,9 @@ def _distinct(root: Hit | None, hits) -> tuple[Hit, ...]:
 
 
 def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
-    job = _Job(hits=[h for h in hits if h.sig.role != Role.BENIGN], facts={f.name: f for f in facts})
+    benign_lines = {(h.stream, h.line_no) for h in hits if h.sig.role == Role.BENIGN}
+    job = _Job(hits=[h for h in hits if h.sig.role != Role.BENIGN and (h.stream, h.line_no) not in benign_lines],
+               facts={f.name: f for f in facts})
     for i, h in enumerate(hits):
         job.order[id(h)] = i
     benign = [h for h in hits if h.sig.role == Role.BENIGN]
@@ -121,7 +123,8 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
                        code=root.sig.code, summary=_summary(root, culprit), remedy=root.sig.remedy, root=root,
                        consequences=cons, alternatives=alts, looked_at=_looked(job), settle=_settle(culprit, root))
     if symptoms:
-        root = max(symptoms, key=lambda h: (h.sig.rank, -job.order.get(id(h), 0)))
+        true_symptoms = [h for h in symptoms if h.sig.role == Role.SYMPTOM] or symptoms
+        root = max(true_symptoms, key=lambda h: (h.sig.rank, -job.order.get(id(h), 0)))
         named = Counter(t for t in (_task_of(h) for h in symptoms) if t)
         culprit = named.most_common(1)[0][0] if named else None
         cons = _distinct(root, sorted(symptoms, key=lambda h: _key(job, h)))[:6]

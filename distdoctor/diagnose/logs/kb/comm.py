@@ -101,8 +101,8 @@ add("DD725", "horovod-gloo-timeout", C.STRAGGLER_SLOW_WORKER, R.CAUSE, ("Wait ti
     remedy="Some ranks reached the rendezvous much later than others (slow start-up, image pulls at scale): raise "
     "HOROVOD_GLOO_TIMEOUT_SECONDS, or start the ranks together.", source="Horovod common/gloo/http_store.cc",
     fixture="what():  [horovod/common/gloo/http_store.cc:53] Wait timeout for key(s): 0")
-add("DD726", "gloo-io", C.PEER_CRASHED, R.SYMPTOM, ("gloo::IoException",),
-    "Gloo lost its connection to a peer", rank=30, remedy=_PEER, source="Gloo transport/tcp/pair.cc",
+add("DD726", "gloo-io", C.PEER_CRASHED, R.CONTEXT, ("gloo::IoException",),
+    "Gloo raised an I/O exception (its `what()` line says why: a lost peer or a timeout)", rank=5, remedy=_PEER, source="Gloo transport/tcp/pair.cc",
     fixture="terminate called after throwing an instance of 'gloo::IoException'")
 add("DD727", "horovod-elastic-check-rank", C.USER_CODE_ERROR, R.CONTEXT, ("HostsUpdatedInterrupt",),
     "Horovod elastic: the set of hosts changed", rank=10, remedy="Expected under elastic training.",

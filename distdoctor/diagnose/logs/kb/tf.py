@@ -101,9 +101,9 @@ add("DD616", "tf-invalid-tf-config", C.CONFIG_TF_CONFIG, R.CAUSE,
     fixture="ValueError: Task type 'worker' is not found in cluster_spec {'chief': ['localhost:2222']}")
 add("DD617", "tf-task-not-in-cluster", C.CONFIG_TF_CONFIG, R.CAUSE,
     ("not found in cluster", "is not in cluster", "not found in the cluster", "index is out of range", "task_id is out of range",
-     "Task index", "Invalid task_id"),
+     "Task index", "Invalid task_id", "Unrecognized task_type", "Unrecognized task type"),
     "The task's own type or index is not in its cluster spec",
-    regex=r"(?i)(?:task[ _](?:type|index|id)|job)\b.{0,60}(?:not found in|is not in|out of range|invalid)|(?:not found in|not in) (?:the )?cluster",
+    regex=r"(?i)(?:task[ _](?:type|index|id)|job)\b.{0,60}(?:not found in|is not in|out of range|invalid)|(?:not found in|not in) (?:the )?cluster|unrecognized task[ _]type",
     rank=80, remedy="The task's `task.type`/`task.index` must name an entry of `cluster` in its TF_CONFIG (an evaluator "
     "needs its own entry where the strategy expects one).", source=SRC + " multi_worker_util.py",
     fixture="ValueError: Task type 'evaluator' is not found in cluster_spec.")
@@ -371,3 +371,13 @@ add("DD659", "tf-nccl-without-gpus", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CONTEXT
     "GPUs (`nvidia-smi`, the device plugin, CUDA_VISIBLE_DEVICES) like the other nodes.",
     source=SRC + " collective_all_reduce_strategy.py / cross_device_ops.py",
     fixture="WARNING:tensorflow:Enabled NCCL communication but no GPUs detected/specified.")
+add("DD690", "tf-grpc-remote-target", C.PEER_CRASHED, R.SYMPTOM, ("error information from remote target",),
+    "A remote call to the named task failed", names=_TASK, rank=20, expect="worker:1", remedy=_PEER,
+    source=SRC + " grpc_util.h (FromGrpcStatus: 'Additional GRPC error information from remote target')",
+    fixture="Additional GRPC error information from remote target /job:worker/replica:0/task:1 while calling /tensorflow.WorkerService/RecvBuf:")
+add("DD691", "tf-shutdown-disconnect", C.OTHER, R.BENIGN,
+    ("Failed to disconnect from coordination service", "Shutdown barrier in coordination service has passed"),
+    "A task could not say goodbye to the coordination service at shutdown (its leader had already exited)", rank=0,
+    remedy="Nothing to do when the job finished: the leader left first. If the job failed, the cause is earlier.",
+    source=SRC + " coordination_service_agent.cc (Shutdown)",
+    fixture="E0000 00:00:1795293256.1 1 coordination_service_agent.cc:490] Failed to disconnect from coordination service with status: DEADLINE_EXCEEDED: Deadline Exceeded")
