@@ -25,6 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     from .supervise import command as run_command
     run_command.register_cli(sub)
+    from .supervise import schedpolicy
+    schedpolicy.register_cli(sub)
     for modname in ("distdoctor.report.diagnose_cli", "distdoctor.preflight.command", "distdoctor.report.command"):
         try:
             mod = __import__(modname, fromlist=["register_cli"])

@@ -55,6 +55,11 @@ def register_cli(sub) -> None:
                     help="the first backoff before a restart, doubling with each restart (default 10 s)")
     rs.add_argument("--restart-delay-max", type=float, default=360.0, metavar="S",
                     help="the longest backoff (default 360 s)")
+    rs.add_argument("--exit-code-policy", nargs="?", const="on", choices=["off", "on"], default="off",
+                    help="when the job stops for good, exit 143 (retryable) after a transient failure and 1 "
+                         "(permanent) after a deterministic one, so TFJob's restartPolicy: ExitCode, a "
+                         "podFailurePolicy or Slurm's requeue act on the verdict (default off: the task's own "
+                         "status; `distdoctor policy tfjob|jobset|slurm` prints the matching snippet)")
     p.add_argument("--no-live", action="store_true", help="plain prefixed log streaming instead of the live view")
     p.add_argument("--no-report", action="store_true", help="do not write report.html into the bundle")
     from ..notify.options import add_arguments as add_notify_arguments
@@ -154,7 +159,18 @@ def run_command(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
     else:
         _print_human(data, out, human)
+    if args.exit_code_policy == "on":
+        return policy_exit(data, None, human)
     return diag.exit_code
+
+
+def policy_exit(data: dict, own_rc: int | None, human, prefix: str = "[distdoctor]") -> int:
+    """The exit code of ``--exit-code-policy``, said with its reason."""
+    from .exitcodes import policy_exit_status
+    choice = policy_exit_status(data, own_rc)
+    kind = {0: "success", 143: "retryable"}.get(choice.code, "permanent")
+    print(f"{prefix} exit code {choice.code} ({kind}, --exit-code-policy): {choice.reason}", file=human, flush=True)
+    return choice.code
 
 
 def _notify_config(args: argparse.Namespace, out: str):
@@ -185,9 +201,7 @@ def _run_node(args: argparse.Namespace, argv: list[str]) -> int:
     from .nodecommand import run_node
     if args.workers is not None or args.ps is not None or args.chief:
         raise UsageError("--node takes the cluster from TF_CONFIG or Slurm: drop --workers, --ps and --chief")
-    if args.restarts:
-        raise UsageError("--restarts is for local runs; under --node the scheduler restarts the task "
-                         "(a Kubernetes Job's backoffLimit, Slurm's --requeue)")
+    _check_restart_args(args)
     for name in ("mesh_timeout", "peer_timeout", "final_wait"):
         if not getattr(args, name) > 0:
             raise UsageError(f"--{name.replace('_', '-')} must be positive")

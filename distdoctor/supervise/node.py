@@ -41,7 +41,9 @@ from ..diagnose.observations import OomEvidence
 from . import probe
 from .channel import AgentSample
 from .launch import timestamp_prefix
-from .supervisor import RunConfig, Supervisor
+from .ledger import AttemptRecord
+from .policy import Action, RestartDecision
+from .supervisor import RunConfig, Supervisor, _port_free
 from .tracking import TaskTrack
 
 __all__ = ["NodeCluster", "RemoteProcess", "NodeSupervisor", "collector_of", "RECONNECT_GRACE_S"]
@@ -148,7 +150,7 @@ class NodeSupervisor(Supervisor):
     """A :class:`Supervisor` for one task of a cluster; the collector also mirrors every other task."""
 
     def __init__(self, cfg: RunConfig, *, collector: str, hub=None, client=None, peer_timeout: float = 15.0,
-                 expected: tuple[str, ...] = ()) -> None:
+                 expected: tuple[str, ...] = (), decision_wait: float = 60.0) -> None:
         super().__init__(cfg)
         self.me = cfg.cluster.task
         self.collector = collector
@@ -169,6 +171,8 @@ class NodeSupervisor(Supervisor):
         self._unlinked_noted: set[str] = set()
         self._started_wall = time.time()
         self.notes: list[str] = []
+        self.decision_wait = decision_wait          # how long a node waits for the collector's restart-or-stop
+        self._decisions: queue.Queue = queue.Queue()
 
     # -- what this node tells the collector ------------------------------------------------
     def _tell(self, msg: dict) -> None:
@@ -209,6 +213,9 @@ class NodeSupervisor(Supervisor):
         if t == "final":
             self.final = msg
             self._final_event.set()
+            self._decisions.put(msg)
+        elif t == "restart":
+            self._decisions.put(msg)
         elif t in ("stop", "signal", "stacks"):
             self._commands.put(msg)
 
@@ -401,6 +408,90 @@ class NodeSupervisor(Supervisor):
                                  "corrected to the collector's clock")
             notes += self.hub.refusals
         return replace(job, notes=tuple(notes))
+
+    # -- restarts inside the allocation (--restarts) -------------------------------------------
+    # The collector decides with the same policy as the local run; every node stops its task
+    # (the collector's "stop"), waits for "restart" (sent after the backoff), archives its
+    # attempt and starts its task again, on the same port once it is free.
+    def _restart_veto(self, root) -> str | None:
+        if root is not None and root.code == "DD112":
+            return (f"{root.culprit}'s node supervisor is lost (its host is gone or cut off): it cannot be restarted "
+                    "in place; stopping so that the scheduler replaces the node")
+        return None
+
+    def _decide(self, diag, job) -> RestartDecision:
+        if self.is_collector:
+            return super()._decide(diag, job)
+        if self.cfg.restarts <= 0 or self.client is None or self._collector_lost:
+            return RestartDecision(Action.STOP, "this node does not restart on its own")
+        deadline = time.time() + self.decision_wait + self.cfg.restart_delay_max
+        while time.time() < deadline:
+            try:
+                msg = self._decisions.get(timeout=0.25)
+            except queue.Empty:
+                heard = self.client.last_heard or self._started_wall
+                if time.time() - heard > self.peer_timeout:
+                    break
+                continue
+            if msg.get("t") == "final":
+                return RestartDecision(Action.STOP, "the collector stopped the job")
+            try:
+                self.ledger = [AttemptRecord.from_json(a) for a in msg.get("attempts") or ()]
+            except (KeyError, TypeError, ValueError):
+                pass
+            self._write_json_with_ledger_file()
+            self._say(f"the collector ({self.collector}) restarts the job: attempt {msg.get('number')}")
+            return RestartDecision(Action.RESTART, str(msg.get("reason") or "the collector restarts the job"))
+        return RestartDecision(Action.STOP, "no decision from the collector")
+
+    def _write_json_with_ledger_file(self) -> None:
+        """Put the collector's ledger into this node's diagnosis.json (its view of the attempt that ended)."""
+        self._rewrite_ledger()
+
+    def _between_attempts(self, decision: RestartDecision) -> bool:
+        if self.is_collector:
+            if not super()._between_attempts(decision):
+                return False
+            # archive before anyone restarts: a new attempt's remote logs must not be moved
+            self._archive(self.ledger[-1].number)
+            os.makedirs(os.path.join(self.cfg.out_dir, "logs"), exist_ok=True)
+            self._remote = {}
+            while not self._pending.empty():
+                self._pending.get_nowait()
+            self._stacks = {}
+            last = self.ledger[-1]
+            self.hub.broadcast({"t": "restart", "number": last.number + 1, "reason": last.reason,
+                                "attempts": [r.to_json() for r in self.ledger]})
+        else:
+            if self.interrupted and self.interrupted.startswith("stopped by the collector"):
+                self.interrupted = None
+            elif self.interrupted:
+                return False
+        while True:
+            try:
+                self._commands.get_nowait()   # commands meant for the attempt that ended
+            except queue.Empty:
+                break
+        self._exit_sent = False
+        self._started_wall = time.time()
+        self._wait_own_port()
+        return True
+
+    def _wait_own_port(self, timeout: float = 30.0) -> None:
+        """The task restarts on its own port: wait (bounded) until no old process listens on it."""
+        import json
+        try:
+            tf = json.loads(self.cfg.cluster.tf_config(self.me) or "{}")
+            job, _, idx = self.me.partition(":")
+            address = tf["cluster"][job][int(idx)]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return
+        port = address.rpartition(":")[2]
+        deadline = time.time() + timeout
+        while not _port_free(f":{port}") and time.time() < deadline:
+            time.sleep(0.2)
+        if not _port_free(f":{port}"):
+            self._say(f"port {address} is still held after {timeout:.0f} s; starting {self.me} anyway")
 
     # -- the end -----------------------------------------------------------------------------
     def wait_final(self, timeout: float) -> dict | None:

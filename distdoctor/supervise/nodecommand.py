@@ -28,11 +28,8 @@ __all__ = ["run_node", "node_exit_status", "check_token"]
 
 def node_exit_status(rc: int | None) -> int:
     """What the node supervisor exits with: its task's status, as a shell would report it."""
-    if rc is None:
-        return 1
-    if rc < 0:
-        return 128 + (-rc)
-    return rc
+    from .exitcodes import task_exit_status
+    return task_exit_status(rc)
 
 
 def check_token(environ) -> str:
@@ -116,6 +113,9 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                 diag = _preflight_diagnosis(report, me)
                 write_json(os.path.join(out, "diagnosis.json"), diag.to_json())
                 say(f"the preflight found {report.errors} error(s); {me} was not started (bundle: {out})")
+                if args.exit_code_policy == "on":
+                    from .command import policy_exit
+                    return policy_exit(diag.to_json(), None, human, prefix=f"[distdoctor {me}]")
                 return 1
             say(f"the preflight found {report.errors} error(s); starting {me} anyway (--preflight warn)")
         client = None
@@ -128,9 +128,10 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         cfg = RunConfig(argv=argv, cluster=NodeCluster(me, tuple(tasks), strategy, tf_config), out_dir=out,
                         hang_timeout=args.hang_timeout, on_hang=args.on_hang, grace=args.grace,
                         failure_grace=args.failure_grace, stream=human,
-                        notify=notify if me == collector else None)
+                        notify=notify if me == collector else None, restarts=args.restarts,
+                        restart_delay=args.restart_delay, restart_delay_max=args.restart_delay_max)
         sup = NodeSupervisor(cfg, collector=collector, hub=hub, client=client, peer_timeout=args.peer_timeout,
-                             expected=tuple(tasks))
+                             expected=tuple(tasks), decision_wait=args.final_wait)
         if hub is not None:
             hub.attach(sup.on_peer)
         if client is not None:
@@ -142,7 +143,8 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                                 f"; side link to {collector}" if client else ""))
         diag, _job = sup.run()
         own = sup.tracks[me].proc.returncode
-        data = diag.to_json()
+        from .command import _bundle_diagnosis
+        data = _bundle_diagnosis(out) or diag.to_json()   # with the attempt ledger and goodput
         if hub is not None:
             hub.broadcast({"t": "final", "diagnosis": data, "bundle": out, "host": socket.gethostname()})
             hub.flush(3.0)
@@ -164,6 +166,9 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         else:
             from .command import _print_human
             _print_human(data, out, human)
+        if args.exit_code_policy == "on":
+            from .command import policy_exit
+            return policy_exit(data, own, human, prefix=f"[distdoctor {me}]")
         return node_exit_status(own)
     finally:
         if hub is not None:

@@ -606,6 +606,9 @@ class Supervisor:
         if self.hang is not None and self.cfg.on_hang == "wait" and decision.action == Action.RESTART:
             decision = RestartDecision(Action.STOP, "--on-hang wait kept the hung job for debugging; not restarting it",
                                        restart_class=decision.restart_class)
+        veto = self._restart_veto(root) if decision.action == Action.RESTART else None
+        if veto:
+            decision = RestartDecision(Action.STOP, veto, restart_class=decision.restart_class)
         resumed, dirs, marks = self._resume_point(root.culprit if root is not None else None)
         firsts = [t.first_step_at for t in self.tracks.values() if t.first_step_at is not None]
         ended = max((t.proc.ended_at or 0 for t in self.tracks.values()), default=0) or time.time()
@@ -629,6 +632,10 @@ class Supervisor:
             self._say(f"attempt {number} ended ({diag.status.value}); not restarting: {decision.reason}")
             self._notify_decision("gave_up", root, number, 0.0, decision.reason)
         return decision
+
+    def _restart_veto(self, root) -> str | None:
+        """Why a restart the policy allows cannot happen here (``run --node``: a node whose host is gone)."""
+        return None
 
     def _warn_no_checkpoint(self, reached: Position) -> None:
         if self._ckpt_warned:

@@ -1,0 +1,88 @@
+"""``--exit-code-policy``: the exit status that makes the scheduler's own policy do the right thing.
+
+When a job stops for good (it succeeded, its failure is deterministic, the restart budget is
+spent, or the node cannot be restarted in place), each supervisor exits with one of three
+codes, chosen from the verdict by :func:`.policy.classify` (pure, tested with plain verdicts):
+
+* ``0`` -- the job succeeded;
+* ``143`` (:data:`RETRYABLE`) -- a transient failure: a restart can fix it. TFJob's
+  ``restartPolicy: ExitCode`` restarts the pod (130, 137 and 143 are its retryable codes), a
+  Job's ``podFailurePolicy`` counts it against ``backoffLimit``, Slurm requeues on it;
+* ``1`` (:data:`PERMANENT`) -- a deterministic failure: TFJob fails the job (1, 2, 126, 127,
+  128 and 139 are its permanent codes), a ``podFailurePolicy`` rule ``FailJob`` on 1 ends it
+  at once, Slurm does not requeue.
+
+Usage errors keep exit 2 (also permanent). Without the policy (the default) each node exits
+with its task's own status, as the scheduler would see it without distdoctor.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .policy import AttemptOutcome, Position, RestartClass, classify, RETRYABLE_EXIT_CODES
+
+__all__ = ["PERMANENT", "RETRYABLE", "USAGE", "ExitChoice", "policy_exit_status", "task_exit_status"]
+
+PERMANENT = 1
+RETRYABLE = 143
+USAGE = 2
+TFJOB_PERMANENT = (1, 2, 126, 127, 128, 139)
+TFJOB_RETRYABLE = (130, 137, 143)
+
+
+@dataclass(frozen=True)
+class ExitChoice:
+    code: int
+    restart_class: RestartClass | None
+    reason: str
+
+
+def task_exit_status(rc: int | None) -> int:
+    """A task's own status, as a shell reports it: 128+N for signal N; 1 when unknown."""
+    if rc is None:
+        return 1
+    if rc < 0:
+        return 128 + (-rc)
+    return rc
+
+
+def policy_exit_status(diagnosis: dict, own_rc: int | None = None) -> ExitChoice:
+    """The exit code for a job that stops for good with ``diagnosis`` (its ``diagnosis.json``).
+
+    The last attempt's ``restart_class`` in the ledger wins (it is the decision the restart
+    policy took, repeats included); otherwise the root cause is classified afresh.
+    """
+    from .ledger import finding_from_json
+    status = diagnosis.get("status")
+    if status in ("succeeded", "unknown"):
+        return ExitChoice(0, None, "the job succeeded")
+    attempts = diagnosis.get("attempts") or []
+    last_class = attempts[-1].get("restart_class") if attempts and isinstance(attempts[-1], dict) else None
+    root = diagnosis.get("root_cause")
+    if last_class in (RestartClass.TRANSIENT.value, RestartClass.DETERMINISTIC.value) and root:
+        cls = RestartClass(last_class)
+        why = str(attempts[-1].get("reason") or "")
+    elif root:
+        finding = finding_from_json(root)
+        reached = None
+        history = []
+        code = None
+        culprit = (diagnosis.get("tasks") or {}).get(finding.culprit or "") or {}
+        if isinstance(culprit, dict) and culprit.get("exit_code") is not None:
+            code = int(culprit["exit_code"])
+        for a in attempts[:-1]:
+            try:
+                history.append(AttemptOutcome(int(a["number"]), finding_from_json(a["root_cause"])
+                                              if a.get("root_cause") else None,
+                                              reached=Position(**(a.get("reached") or {}))))
+            except (KeyError, TypeError, ValueError):
+                continue
+        cls, why = classify(finding, history, reached=reached, exit_code=code)
+    else:
+        shell = task_exit_status(own_rc)
+        if own_rc is not None and (own_rc in RETRYABLE_EXIT_CODES or shell in TFJOB_RETRYABLE):
+            return ExitChoice(RETRYABLE, RestartClass.TRANSIENT,
+                              f"no root cause; the task's exit status {shell} is retryable (TFJob's ExitCode policy)")
+        return ExitChoice(PERMANENT, RestartClass.DETERMINISTIC, "no root cause to judge; not asking for a retry")
+    code = RETRYABLE if cls == RestartClass.TRANSIENT else PERMANENT
+    return ExitChoice(code, cls, why)
