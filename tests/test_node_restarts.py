@@ -74,13 +74,13 @@ def test_a_transient_failure_without_restarts_exits_retryable(tmp_path):
 
 def test_a_lost_host_is_not_restarted_in_place(tmp_path):
     """DD112 is transient (the scheduler may replace the node) but cannot be restarted inside the allocation."""
-    from distdoctor.model import Category, Finding
+    from distdoctor.model import Category, Finding, Severity
     from distdoctor.supervise.node import NodeCluster, NodeSupervisor
     from distdoctor.supervise.supervisor import RunConfig
     cfg = RunConfig(argv=["true"], cluster=NodeCluster("worker:0", ("worker:0", "worker:1"), "multi_worker_mirrored",
                                                        None), out_dir=str(tmp_path), restarts=2)
     sup = NodeSupervisor(cfg, collector="worker:0", expected=("worker:0", "worker:1"))
-    lost = Finding(code="DD112", category=Category.PEER_UNRESPONSIVE, culprit="worker:1", summary="lost")
+    lost = Finding(code="DD112", category=Category.PEER_UNRESPONSIVE, severity=Severity.ERROR, culprit="worker:1", summary="lost")
     assert "cannot be restarted in place" in sup._restart_veto(lost)
-    crashed = Finding(code="DD101", category=Category.PEER_CRASHED, culprit="worker:1", summary="killed")
+    crashed = Finding(code="DD101", category=Category.PEER_CRASHED, severity=Severity.ERROR, culprit="worker:1", summary="killed")
     assert sup._restart_veto(crashed) is None
