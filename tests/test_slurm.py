@@ -137,6 +137,30 @@ def test_killed_worker_is_peer_crashed(slurm):
     assert job.diagnosis(1)["root_cause"]["culprit"] == "worker:1"
 
 
+def test_killed_worker_restarts_inside_the_allocation_and_resumes(slurm):
+    """--restarts 2: worker 1 is SIGKILLed once in epoch 2; both tasks restart in the same allocation, on the
+    same ports, and the second attempt resumes from BackupAndRestore's epoch."""
+    base = OUTPUT / "slurm" / "restart"
+    backup, fired = base / "backup", base / "fired"
+    job = sbatch(slurm, "restart", ["--steps", "20", "--epochs", "3", "--fault", "sigkill", "--fault-task", "worker:1",
+                                    "--fault-epoch", "2", "--fault-step", "8", "--backup", str(backup),
+                                    "--fault-once", str(fired)],
+                 dd_args=["--restarts", "2", "--restart-delay", "1"])
+    assert job.rc == 0, job.output[-6000:]
+    diag = job.diagnosis(0)
+    assert diag["status"] == "succeeded", json.dumps(diag.get("attempts"), indent=1)[-4000:]
+    a = diag["attempts"]
+    assert len(a) == 2 and [x["decision"] for x in a] == ["restart", "none"], json.dumps(a, indent=1)
+    assert a[0]["root_cause"]["category"] == "peer_crashed" and a[0]["root_cause"]["culprit"] == "worker:1"
+    # epoch 1 was saved; the kill came in epoch 2: attempt 2 starts at 0-based epoch 1 from the backup
+    assert a[1]["resumed_from"]["epoch"] == 1, a[1]
+    assert a[1]["resumed_from"]["checkpoint"] == str(backup), a[1]
+    assert job.output.count("FAULT sigkill injected by worker:1") == 1, job.output[-3000:]
+    # the other node's bundle holds the same ledger and its own first attempt, archived
+    assert [x["decision"] for x in job.diagnosis(1)["attempts"]] == ["restart", "none"]
+    assert (job.ckpt / "distdoctor" / "1" / "attempts" / "1" / "logs" / "worker-1.log").exists()
+
+
 def test_deterministic_error_is_user_code_and_runs_once(slurm):
     job = sbatch(slurm, "exception", ["--steps", "30", "--epochs", "3", "--fault", "exception",
                                       "--fault-task", "worker:1", "--fault-step", "8"])

@@ -23,6 +23,11 @@ py-spy at a hang). On top of that:
   network to it was cut, or it was killed. A node that loses the collector keeps
   supervising its own task alone and says so.
 
+With ``--restarts N`` the collector decides after each verdict (the local run's policy and
+ledger); after the backoff it sends ``restart`` over the side link and every node archives its
+attempt and starts its task again, on the same port once free. A lost node (DD112) is not
+restarted in place: the job stops and the scheduler acts (``--exit-code-policy``).
+
 The node's exit status is its task's (128+N for a signal), so the scheduler's
 restart policy sees what it would see without distdoctor; 1 when the preflight
 stopped the task before it started, 2 for usage errors.
