@@ -178,6 +178,7 @@ class NodeSupervisor(Supervisor):
         self.notes: list[str] = []
         self.decision_wait = decision_wait          # how long a node waits for the collector's restart-or-stop
         self._decisions: queue.Queue = queue.Queue()
+        self._restart_msg: dict | None = None
 
     # -- what this node tells the collector ------------------------------------------------
     def _tell(self, msg: dict) -> None:
@@ -186,6 +187,9 @@ class NodeSupervisor(Supervisor):
 
     def _launch(self) -> None:
         super()._launch()
+        if self._restart_msg is not None and self.hub is not None:
+            self.hub.broadcast(self._restart_msg)
+            self._restart_msg = None
         track = self.tracks[self.me]
         track.host = self.hostname
         self._tell({"t": "start", "pid": track.proc.pid, "started_at": track.proc.started_at,
@@ -457,16 +461,14 @@ class NodeSupervisor(Supervisor):
         if self.is_collector:
             if not super()._between_attempts(decision):
                 return False
-            # archive before anyone restarts: a new attempt's remote logs must not be moved
-            self._archive(self.ledger[-1].number)
-            os.makedirs(os.path.join(self.cfg.out_dir, "logs"), exist_ok=True)
             self._remote = {}
             while not self._pending.empty():
                 self._pending.get_nowait()
             self._stacks = {}
             last = self.ledger[-1]
-            self.hub.broadcast({"t": "restart", "number": last.number + 1, "reason": last.reason,
-                                "attempts": [r.to_json() for r in self.ledger]})
+            # sent from _launch, once this attempt's bundle files are in place
+            self._restart_msg = {"t": "restart", "number": last.number + 1, "reason": last.reason,
+                                 "attempts": [r.to_json() for r in self.ledger]}
         else:
             if self.interrupted and self.interrupted.startswith("stopped by the collector"):
                 self.interrupted = None
