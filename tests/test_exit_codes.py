@@ -115,3 +115,19 @@ def test_policy_command_prints_and_rejects(capsys):
     assert yaml.safe_load(capsys.readouterr().out)["kind"] == "JobSet"
     p = subprocess.run([sys.executable, "-m", "distdoctor", "policy", "borg"], capture_output=True, text=True)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_local_run_with_the_policy(tmp_path):
+    """`run --exit-code-policy`: a killed worker (transient) exits 143; an exception (deterministic) exits 1."""
+    from mesh_helpers import ROOT, clean_env
+    flaky = str(ROOT / "tests" / "workers" / "flaky.py")
+    codes = []
+    for fault in ("sigkill", "exception-always"):
+        p = subprocess.run([sys.executable, "-m", "distdoctor", "run", "--workers", "2", "--no-live", "--no-report",
+                            "--failure-grace", "1", "--grace", "2", "--exit-code-policy",
+                            "--out", str(tmp_path / fault), "--", sys.executable, flaky, "--ckpt",
+                            str(tmp_path / f"ckpt-{fault}"), "--fault", fault, "--fault-epoch", "14", "--epochs", "16"],
+                           capture_output=True, text=True, cwd=ROOT, env=clean_env(), timeout=120)
+        codes.append(p.returncode)
+        assert "--exit-code-policy" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
+    assert codes == [RETRYABLE, PERMANENT]
