@@ -67,9 +67,10 @@ def test_a_rerun_with_the_same_out_continues_the_budget(tmp_path):
     assert (first.bundle / "attempts" / "2" / "logs").is_dir() and d["status"] == "failed"
 
 
-def test_restarts_are_refused_under_node(tmp_path):
-    r = dd_run("restart-node", ["--node", "--restarts", "1"], ["true"])
-    assert r.rc == 2 and "--restarts is for local runs" in r.stderr and "Traceback" not in r.stderr
+def test_restart_flags_are_checked_under_node(tmp_path):
+    """--node takes --restarts (tests/test_node_restarts.py); its flags are checked as the local run's."""
+    r = dd_run("restart-node", ["--node", "--restarts", "-1"], ["true"])
+    assert r.rc == 2 and "--restarts must be 0 or more" in r.stderr and "Traceback" not in r.stderr
 
 
 class FakeClock:
