@@ -84,3 +84,36 @@ def test_a_lost_host_is_not_restarted_in_place(tmp_path):
     assert "cannot be restarted in place" in sup._restart_veto(lost)
     crashed = Finding(code="DD101", category=Category.PEER_CRASHED, severity=Severity.ERROR, culprit="worker:1", summary="killed")
     assert sup._restart_veto(crashed) is None
+
+
+def test_a_lost_node_stops_the_job_for_the_scheduler(tmp_path):
+    """worker:1's supervisor freezes (SIGSTOP): DD112; with --restarts the collector does not restart in place,
+    and exits 143 so that the scheduler replaces the node."""
+    import os
+    import signal
+    import time
+    ports = free_ports(2)
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    procs = []
+    for i in range(2):
+        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN="tok")
+        argv = [PY, "-m", "distdoctor", "run", "--node", "--no-report", "--mesh-timeout", "10", "--failure-grace",
+                "1", "--grace", "2", "--peer-timeout", "3", "--restarts", "2", "--restart-delay", "0.2",
+                "--exit-code-policy", "--out", str(tmp_path / f"w{i}"), "--",
+                PY, FLAKY, "--ckpt", str(tmp_path / "ckpt"), "--epochs", "80"]
+        procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                      env=env))
+    deadline = time.time() + 30
+    while not (tmp_path / "ckpt" / "epoch-worker:1").exists() and time.time() < deadline:
+        time.sleep(0.1)
+    os.kill(procs[1].pid, signal.SIGSTOP)
+    try:
+        out0, err0 = procs[0].communicate(timeout=60)
+    finally:
+        os.kill(procs[1].pid, signal.SIGCONT)
+    procs[1].communicate(timeout=60)
+    assert procs[0].returncode == 143, out0[-3000:] + err0[-2000:]
+    d0 = _diag(tmp_path, 0)
+    assert d0["root_cause"]["code"] == "DD112" and d0["root_cause"]["culprit"] == "worker:1", d0["root_cause"]
+    assert len(d0["attempts"]) == 1 and d0["attempts"][0]["decision"] == "stop"
+    assert "cannot be restarted in place" in d0["attempts"][0]["reason"]
