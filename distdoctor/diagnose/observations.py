@@ -51,6 +51,8 @@ class TaskObservation:
     last_output_at: float | None = None
     steps: int | None = None                   # steps completed (callback, bootstrap or progress lines)
     step_times: tuple[float, ...] = ()         # recent step durations, seconds
+    step_calls: int | None = None              # calls the task entered of its step function (the agent's count)
+    step_calls_exact: bool = False             # that count was sent as the task's Python code ended: final
     in_tf_call: str | None = None              # name of the TF function the main thread is inside
     in_tf_since: float | None = None
     where: str | None = None                   # "tf", "python", "serving", or None

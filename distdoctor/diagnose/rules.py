@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal as _signal
 import statistics
+from dataclasses import replace as _replace
 from typing import Callable, Iterable
 
 from ..catalogue import Rule, register
@@ -387,7 +388,7 @@ def _resource(rule: Rule, job: JobObservation):
        remedy="Look at the culprit's stack: a deadlock or a blocking call in a callback, a slow or exhausted input pipeline, a lock, or I/O on that worker; add timeouts there.")
 def _stalled(rule: Rule, job: JobObservation):
     h = job.hang
-    if h is None or h.kind != "stalled_worker":
+    if h is None or h.kind != "stalled_worker" or left_the_loop(job):
         return
     yield _hang_finding(rule, job, h)
 
@@ -416,7 +417,7 @@ def _hang_finding(rule: Rule, job: JobObservation, h, summary: str | None = None
        remedy="Make every task run the same sequence of collectives: same model, same number of steps (`steps_per_epoch`), no task-dependent branches around `strategy.run`/`reduce`.")
 def _mismatch(rule: Rule, job: JobObservation):
     h = job.hang
-    if h is None or h.kind != "collective_mismatch":
+    if h is None or h.kind != "collective_mismatch" or left_the_loop(job):
         return
     if not h.culprits:
         # Nobody is outside the collective. The odd one out is the task whose step count differs from all the
@@ -445,26 +446,93 @@ def _frozen(rule: Rule, job: JobObservation):
 
 
 @_rule(code="DD204", rank=12, role="hang", name="sharding-imbalance", category=Category.DATA_SHARDING_IMBALANCE, title="A task ran out of data before its peers",
-       detects="A task that ran fewer steps than its peers and finished early, or finished while peers wait in a collective for it.",
-       why="Uneven shards (files per worker, `take`, filters) make one worker leave the synchronous loop early; the others hang or stop short.",
-       evidence="Step counts per task, exit times.",
-       remedy="Make every worker run the same number of steps: set `steps_per_epoch`, `repeat()` the dataset, shard by files evenly or use `tf.data.experimental.AutoShardPolicy.DATA`.")
+       detects="A task that ran fewer steps than its peers and finished early, or left the step loop (exit 0) while its peers wait in a collective for it, which then hangs or fails.",
+       why="Uneven shards (files per worker, `take`, filters) make one worker leave the synchronous loop early; the others hang or fail in the all-reduce it never joins. A custom loop over each worker's own `tf.data` dataset is the common case.",
+       evidence="Step counts per task (the agent's count of each task's step-function calls, taken at its exit), exit times, the peers' failed collective.",
+       remedy="Make every worker run the same number of steps: set `steps_per_epoch`, `repeat()` the dataset and loop a fixed number of steps, shard by files evenly or use `tf.data.experimental.AutoShardPolicy.DATA`. In a custom loop, iterate `strategy.experimental_distribute_dataset(ds)` (or `distribute_datasets_from_function`), not the worker's own dataset: TF then keeps every worker in the loop until all inputs are exhausted.")
 def _imbalance(rule: Rule, job: JobObservation):
+    counts = step_counts(job)
     h = job.hang
     if h is not None and h.kind == "peer_exited":
-        yield _hang_finding(rule, job, h, summary=f"the job hung: {h.reason}")
+        f = _hang_finding(rule, job, h, summary=f"the job hung: {h.reason}")
+        fewer = [n for n in h.culprits if n in counts]
+        if fewer:
+            f = _replace(f, evidence=f.evidence + tuple(_count_evidence(counts, fewer)))
+        yield f
         return
-    done = [t for t in job.ordered() if t.steps is not None and t.task.split(":")[0] in ("worker", "chief")]
-    if len(done) < 2:
+    if h is not None:
+        left = left_the_loop(job)
+        if left:
+            f = _hang_finding(rule, job, _replace(h, culprits=tuple(left)),
+                              summary=f"the job hung: {', '.join(left)} left the training loop after "
+                                      f"{counts[left[0]][0]} steps (its training code ended) while "
+                                      f"{_waiters(h, left)} in a collective it will never join")
+            yield _replace(f, evidence=f.evidence + tuple(_count_evidence(counts, left)))
         return
-    most = max(t.steps for t in done)
-    for t in done:
-        if t.steps < most and (t.exit_code == 0 or job.source == "logs") and most - t.steps >= max(1, int(0.02 * most)):
-            peers = [p for p in done if p.steps == most]
-            ev = [Evidence(task=t.task, ts=t.ended_at, text=f"ran {t.steps} steps", role="cause")]
-            ev += [Evidence(task=p.task, ts=p.ended_at, text=f"ran {p.steps} steps", role="context") for p in peers[:3]]
-            yield rule.finding(culprit=t.task, at=t.ended_at, evidence=ev,
-                               summary=f"{t.task} ran {t.steps} steps, {most - t.steps} fewer than its peers ({most}), and finished early")
+    for task, bad, most in ran_fewer(counts):
+        t = job.tasks[task]
+        peers = [n for n, (c, _) in counts.items() if c == most]
+        failed_after = [o for o in job.ordered() if o.task != task and _died_of_own_failure(o)
+                        and (o.ended_at is None or t.ended_at is None or o.ended_at >= t.ended_at)]
+        ev = _count_evidence(counts, [task])
+        if failed_after:
+            names = ", ".join(o.task for o in failed_after)
+            summary = (f"{task} left the training loop after {bad} steps (its input ran out; exit 0) while "
+                       f"{names} went on to step {most} and failed in the collective {task} never joined")
+        else:
+            summary = f"{task} ran {bad} steps, {most - bad} fewer than its peers ({most}), and finished early"
+        yield rule.finding(culprit=task, at=t.ended_at, evidence=ev, summary=summary,
+                           category=Category.DATA_SHARDING_IMBALANCE)
+
+
+def step_counts(job: JobObservation) -> dict[str, tuple[int, bool]]:
+    """Steps per training task, and whether that count is exact (the task's own final count).
+
+    The agent's count of each task's step-function calls is used when every training task has one: it is
+    per call, and exact when the agent sent it as the task exited. Otherwise the steps from progress lines
+    or the agent's periodic samples, exact only for a task that exited 0 (or, from logs, whose log ended):
+    a sample taken before a task's end is a lower bound, never evidence that it ran fewer."""
+    tasks = [t for t in job.ordered() if t.task.split(":")[0] in ("worker", "chief")]
+    if job.strategy != "parameter_server" and len(tasks) >= 2 and all(t.step_calls is not None for t in tasks):
+        return {t.task: (t.step_calls, t.step_calls_exact) for t in tasks}
+    return {t.task: (t.steps, t.exit_code == 0 or job.source == "logs") for t in tasks if t.steps is not None}
+
+
+def _waiters(h, left: list[str]) -> str:
+    names = [n for n in h.waiting if n not in left]
+    return f"{', '.join(names)} {'waits' if len(names) == 1 else 'wait'}" if names else "its peers wait"
+
+
+def left_the_loop(job: JobObservation) -> list[str]:
+    """Tasks of a hung job whose training code ended (their final step count is known) after fewer steps than
+    a peer's: they left the synchronous loop and the peers wait for them in a collective.
+
+    Only a final count proves it: a live task stuck in a callback at step 8 has the same counts (8 against a
+    waiting peer's 9) as one that left the loop, and stays a stalled worker."""
+    if job.hang is None or job.hang.kind not in ("stalled_worker", "collective_mismatch"):
+        return []
+    return [n for n, _, _ in ran_fewer(step_counts(job)) if job.tasks[n].step_calls_exact]
+
+
+def ran_fewer(counts: dict[str, tuple[int, bool]]) -> list[tuple[str, int, int]]:
+    """(task, its steps, the most any task ran) for each task whose exact count is below another's.
+
+    A lower bound on the side with more steps is still proof; an inexact count on the side with fewer is not.
+    Log counts are as coarse as the progress lines, so they must differ by 2 % (at least one step)."""
+    if len(counts) < 2:
+        return []
+    most = max(c for c, _ in counts.values())
+    return [(n, c, most) for n, (c, exact) in counts.items()
+            if exact and c < most and most - c >= max(1, int(0.02 * most))]
+
+
+def _count_evidence(counts: dict[str, tuple[int, bool]], fewer: list[str]) -> list[Evidence]:
+    ev = []
+    for n in sorted(counts, key=lambda n: (n not in fewer, counts[n][0])):
+        c, exact = counts[n]
+        ev.append(Evidence(task=n, ts=None, role="cause" if n in fewer else "context",
+                           text=f"ran {c} steps" + ("" if exact else " (at least; counted before it ended)")))
+    return ev[:6]
 
 
 @_rule(code="DD205", name="straggler", category=Category.STRAGGLER_SLOW_WORKER, title="One task is consistently slower",

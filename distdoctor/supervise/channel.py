@@ -27,6 +27,9 @@ class AgentSample:
     user_threads: tuple[dict, ...]
     tf_loaded: bool
     checkpoints: tuple[tuple[str, str | None], ...] = ()   # (class, directory) the job checkpoints with
+    step_calls: int | None = None    # calls entered of the task's most-called TF function (its step function)
+    step_fn: str | None = None       # that function's name
+    final: bool = False              # sent as the task's Python exited: the counts are those at its end
 
     @staticmethod
     def from_json(d: dict) -> "AgentSample":
@@ -39,6 +42,7 @@ class AgentSample:
             location=tuple(loc) if loc else None,
             user_threads=tuple(d.get("user_threads") or ()), tf_loaded=bool(d.get("tf_loaded")),
             checkpoints=tuple((str(k), v if v is None else str(v)) for k, v in (d.get("checkpoints") or ())),
+            step_calls=_top_calls(d)[1], step_fn=_top_calls(d)[0], final=d.get("final") is True,
         )
 
     def stack_text(self) -> str:
@@ -50,6 +54,18 @@ class AgentSample:
             for fn, ln, name in t.get("stack", []):
                 lines.append(f'  File "{fn}", line {ln}, in {name}')
         return "\n".join(lines)
+
+
+def _top_calls(d: dict) -> tuple[str | None, int | None]:
+    """The most-called TF function in a sample's ``fn_calls`` ([[name, count], ...]) and its count."""
+    try:
+        rows = [(str(n), int(c)) for n, c in d.get("fn_calls") or ()]
+    except (TypeError, ValueError):
+        return None, None
+    if not rows:
+        return None, None
+    name, count = max(rows, key=lambda r: r[1])
+    return name, count
 
 
 class AgentChannel:

@@ -59,6 +59,8 @@ class TaskTrack:
         self._nan_seen = False
         self.epoch_marks: list[tuple[int, float, int]] = []  # (0-based epoch, when it began, steps before it)
         self.first_step_at: float | None = None
+        self.step_calls: int | None = None     # the agent's count of the step function's calls
+        self.final_sample = False              # the agent sent its sample at exit: step_calls is exact
         self.checkpoints: tuple[tuple[str, str | None], ...] = ()  # where the job checkpoints (the agent saw it)
         self.frozen_view: dict | None = None  # what the task was doing when the verdict was reached
         self.host: str | None = None           # run --node: the machine it runs on
@@ -145,6 +147,9 @@ class TaskTrack:
                                                 step=s.steps, loss=s.loss))
             if s.checkpoints:
                 self.checkpoints = s.checkpoints
+            if s.step_calls is not None:
+                self.step_calls = s.step_calls
+            self.final_sample = self.final_sample or s.final
             if s.tf_loaded and s.calls > 0:
                 self.samples_training += 1
                 if s.in_call is None and not self._in_tf_code(s) and not self._serving(s):
@@ -249,7 +254,8 @@ class TaskTrack:
                 task=self.task, events=tuple(self.events), pid=self.agent_pid or p.pid, started_at=p.started_at,
                 ended_at=p.ended_at, exit_code=rc, signal=sig, state=state, state_since=self.state_since,
                 last_progress_at=self.last_progress_at, last_output_at=p.last_output_at, steps=self.steps(),
-                step_times=tuple(self.step_intervals), in_tf_call=s.in_call if s and rc is None else None,
+                step_times=tuple(self.step_intervals), step_calls=self.step_calls,
+                step_calls_exact=self.final_sample, in_tf_call=s.in_call if s and rc is None else None,
                 in_tf_since=s.call_since if s and rc is None else None, where=self.where() if rc is None else None,
                 user_thread_busy=bool(s and s.user_threads), outside_tf_fraction=frac,
                 stack=self.stack or (s.stack_text() if s and rc is None else ""), location=self.location(),

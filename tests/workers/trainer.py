@@ -41,10 +41,17 @@ p.add_argument("--batch", type=int, default=32)
 p.add_argument("--backup", default=None)
 p.add_argument("--fault-epoch", type=int, default=None)
 p.add_argument("--fault-once", default=None)
+p.add_argument("--input", default="distributed", choices=["distributed", "local"],
+               help="custom loop: iterate strategy.experimental_distribute_dataset (TF stops every worker at the "
+                    "shortest input) or each worker's own tf.data dataset directly (a worker whose data ends leaves "
+                    "the step loop while its peers wait in the all-reduce)")
 p.add_argument("--preempt-dir", default=None,
                help="custom loop: wrap each step in TF's PreemptionCheckpointHandler saving to this folder")
 p.add_argument("--save-before-preemption", action="store_true",
                help="BackupAndRestore(save_before_preemption=True): TF's PreemptionCheckpointHandler saves on SIGTERM")
+p.add_argument("--linger", type=float, default=0.0,
+               help="after training, a non-daemon thread (an uploader, say) keeps the process alive this long")
+p.add_argument("--print-every", type=int, default=10, help="custom loop: print the step and loss every N steps (0: never)")
 args = p.parse_args()
 
 cfg = json.loads(os.environ["TF_CONFIG"])
@@ -63,8 +70,14 @@ n_steps = args.steps * args.epochs
 rng = np.random.default_rng(0)
 
 
+# fewer_batches in the custom loop: this task's own data is shorter (its shard holds fewer records)
+n_records = n_steps * args.batch
+if fault == "fewer_batches" and args.loop == "custom":
+    n_records = (n_steps * 2 // 3) * args.batch
+
+
 def gen():
-    for i in range(n_steps * args.batch):
+    for i in range(n_records):
         if fault == "stall_input" and i == args.fault_step * args.batch:
             print(f"{me}: input pipeline blocks now", flush=True)
             time.sleep(100000)
@@ -152,7 +165,7 @@ if args.loop == "fit":
                      callbacks=callbacks, verbose=2)
     print(f"{me} final loss {hist.history['loss'][-1]:.6f}", flush=True)
 else:
-    dist = strategy.experimental_distribute_dataset(ds)
+    dist = strategy.experimental_distribute_dataset(ds) if args.input == "distributed" else ds
     opt = model.optimizer
 
     @tf.function
@@ -163,7 +176,7 @@ else:
             grads = tape.gradient(loss, model.trainable_variables)
             opt.apply_gradients(zip(grads, model.trainable_variables))
             return loss
-        per = strategy.run(step, args=batch)
+        per = strategy.run(step, args=tuple(batch))
         return strategy.reduce(tf.distribute.ReduceOp.MEAN, per, axis=None)
 
     step = 0
@@ -174,11 +187,13 @@ else:
                                                                          args.preempt_dir)
         step = int(handler.total_run_calls)
         print(f"{me}: restored at step {step}", flush=True)
-        dist = strategy.experimental_distribute_dataset(ds.skip(step))
+        dist = strategy.experimental_distribute_dataset(ds.skip(step)) if args.input == "distributed" else ds.skip(step)
     for batch in dist:
         loss = handler.run(train_step, batch) if handler else train_step(batch)
         step += 1
         inject(step)
-        if step % 10 == 0:
+        if args.print_every and step % args.print_every == 0:
             print(f"step {step} loss {float(loss):.6f}", flush=True)
     print(f"{me} final loss {float(loss):.6f} after {step} steps", flush=True)
+if args.linger:
+    __import__("threading").Thread(target=time.sleep, args=(args.linger,), name="uploader").start()

@@ -92,7 +92,11 @@ def _start_agent():
     period = float(os.environ.get("DISTDOCTOR_SAMPLE_S", "0.5"))
     main_ident = threading.main_thread().ident
     state = {"calls": 0, "in_call": None, "call_since": None, "steps": None, "step_ts": None,
-             "hooked": False, "loss": None, "checkpoints": []}
+             "hooked": False, "loss": None, "checkpoints": [], "final": False}
+    # calls entered per TF function on the main thread (bounded): the most-called one is the step function,
+    # and how many times each task entered it is how many steps it ran (or began) -- the count that tells
+    # which task left the synchronous loop first
+    fn_calls = {}
     lock = threading.Lock()
 
     agent = types.ModuleType("_distdoctor_agent")
@@ -128,8 +132,11 @@ def _start_agent():
             on_main = threading.get_ident() == main_ident
             if on_main:
                 try:
-                    state["in_call"] = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+                    fn = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+                    state["in_call"] = fn
                     state["call_since"] = time.time()
+                    if fn in fn_calls or len(fn_calls) < 64:
+                        fn_calls[fn] = fn_calls.get(fn, 0) + 1
                 except Exception:
                     pass
             try:
@@ -275,6 +282,7 @@ def _start_agent():
                 "hooked": state["hooked"],
                 "stack": stack[-30:], "location": loc, "user_threads": user_threads[:4],
                 "tf_loaded": "tensorflow" in sys.modules, "checkpoints": list(state["checkpoints"]),
+                "fn_calls": sorted(fn_calls.items(), key=lambda kv: -kv[1])[:3], "final": state["final"],
             }
         data = json.dumps(msg).encode()
         if len(data) > 60000:
@@ -302,6 +310,27 @@ def _start_agent():
 
     t = threading.Thread(target=loop, name="distdoctor-sampler", daemon=True)
     t.start()
+
+    def final_sample():
+        # The periodic sample can be up to one period (and a GIL hold) old when the task exits: at a few
+        # ms per step, dozens of steps. One last sample, marked final, makes the counts at exit exact.
+        if state["final"]:
+            return
+        state["final"] = True
+        try:
+            sample()
+        except Exception:
+            pass
+
+    try:  # runs when the main thread's code ends, before TensorFlow's own atexit teardown
+        threading._register_atexit(final_sample)
+    except Exception:
+        pass
+    try:
+        import atexit
+        atexit.register(final_sample)
+    except Exception:
+        pass
 
 
 try:
