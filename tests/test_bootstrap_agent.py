@@ -87,3 +87,55 @@ def test_agent_reports_where_the_job_checkpoints(tmp_path):
     finally:
         sock.close()
     assert ["BackupAndRestore", "/tmp/dd-backup-here"] in samples[-1]["checkpoints"], samples[-1:]
+
+
+FINAL_SCRIPT = """
+import sys, types
+mod = types.ModuleType("tensorflow.python.eager.context")
+class Context:
+    def call_function(self, name, *args):
+        return name
+mod.Context = Context
+sys.modules["tensorflow.python.eager.context"] = mod
+import time
+time.sleep(0.3)                      # the agent's first sample hooks Context
+for _ in range(5):
+    Context().call_function(b"__inference_train_step_462")
+for _ in range(2):                   # a retrace (an empty last batch): another concrete function, the same step
+    Context().call_function(b"__inference_train_step_981")
+Context().call_function(b"__inference_reduce_7")
+"""
+
+
+def test_agent_sends_its_final_counts_when_the_training_code_ends():
+    """The periodic sample is up to a period old at exit (at a few ms per step: dozens of steps, the 238 against
+    256 report); the sample sent as the main code ends carries the exact counts, per step function."""
+    d = tempfile.mkdtemp(prefix="dd-agent-test-")
+    path = os.path.join(d, "agent.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(0.2)
+    try:
+        env = dict(os.environ, PYTHONPATH=BOOTSTRAP_DIR, DISTDOCTOR_SOCK=path, DISTDOCTOR_TASK="worker:1",
+                   DISTDOCTOR_SAMPLE_S="0.2")
+        proc = subprocess.Popen([sys.executable, "-c", FINAL_SCRIPT], env=env)
+        proc.wait(20)
+        samples = []
+        while True:
+            try:
+                samples.append(json.loads(sock.recv(65536)))
+            except socket.timeout:
+                break
+    finally:
+        sock.close()
+        os.unlink(path)
+        os.rmdir(d)
+    final = [s for s in samples if s.get("final")]
+    assert final, [(s["calls"], s.get("final")) for s in samples]
+    last = final[-1]
+    assert last["calls"] == 8
+    assert dict(map(tuple, last["fn_calls"]))["__inference_train_step"] == 7
+    from distdoctor.supervise.channel import AgentSample
+    s = AgentSample.from_json(last)
+    assert (s.step_fn, s.step_calls, s.final) == ("__inference_train_step", 7, True)
+    assert not any(x.get("final") for x in samples[:-len(final)])

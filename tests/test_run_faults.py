@@ -167,6 +167,51 @@ def test_fewer_batches_on_one_worker():
         json.dumps(r.diag)[:3000]
 
 
+def test_custom_loop_over_per_worker_data_worker_with_less_data_is_the_root_cause():
+    """A custom loop over each worker's own tf.data dataset (no experimental_distribute_dataset): worker:1's data
+    holds 20 batches, worker:0's 30. worker:1 leaves the loop after 20 steps and exits 0; worker:0's 21st
+    all-reduce then fails on the closed connection (or waits: a hang). Either way: the imbalance, on worker:1."""
+    r = dd_run("fewer-custom", [], trainer("--loop", "custom", "--input", "local", "--fault", "fewer_batches",
+                                           "--steps", "15"))
+    assert r.diag is not None, r.stderr[-3000:]
+    assert (r.diag["status"], r.root["category"], r.root["culprit"]) in (
+        ("failed", "data_sharding_imbalance", "worker:1"), ("hung", "data_sharding_imbalance", "worker:1")), \
+        json.dumps(r.diag)[:3000]
+    assert r.rc in (1, 3)
+    assert r.root["evidence"][0].startswith("[worker:1") and "ran 20 steps" in r.root["evidence"][0], r.root["evidence"]
+    assert any(e.startswith("[worker:0") and "ran 21 steps" in e for e in r.root["evidence"]), r.root["evidence"]
+
+
+def test_task_that_left_the_loop_but_lingers_hangs_its_peer_as_an_imbalance():
+    """The same, but a non-daemon thread keeps worker:1's process alive after its training code ended: worker:0
+    waits in the all-reduce forever. The agent's final count proves worker:1 left the loop: not a stall."""
+    r = dd_run("fewer-custom-linger", [], trainer("--loop", "custom", "--input", "local", "--fault", "fewer_batches",
+                                                  "--steps", "15", "--linger", "300"))
+    assert r.diag is not None, r.stderr[-3000:]
+    assert (r.diag["status"], r.root["code"], r.root["culprit"]) == ("hung", "DD204", "worker:1"), \
+        json.dumps(r.diag)[:3000]
+    assert r.rc == 3
+    assert "after 20 steps" in r.root["summary"]
+    assert any(e.startswith("[worker:0") and "ran 21 steps" in e for e in r.root["evidence"]), r.root["evidence"]
+
+
+def test_step_counts_of_a_distributed_dataset_over_unequal_data_are_exact():
+    """experimental_distribute_dataset over per-worker data of unequal length: TF keeps both workers in the loop
+    until every input is exhausted (the short one gets empty batches), so both run the same steps and exit 0.
+    The agent's counts must be exactly what the trainer printed, at a few ms per step (its periodic sample
+    alone lagged by up to a period: 587 or 592 against 600 in runs before the final sample)."""
+    r = dd_run("fewer-distributed", [], trainer("--loop", "custom", "--input", "distributed", "--fault",
+                                                "fewer_batches", "--steps", "100", "--print-every", "0"))
+    assert r.rc == 0 and r.diag["status"] == "succeeded", json.dumps(r.diag)[:3000]
+    import re
+    truth = {}
+    for task in ("worker:0", "worker:1"):
+        log = (r.bundle / "logs" / f"{task.replace(':', '-')}.log").read_text()
+        truth[task] = int(re.search(r"after (\d+) steps", log).group(1))
+    assert {t: v["steps"] for t, v in r.diag["tasks"].items()} == truth == {"worker:0": 400, "worker:1": 400}
+    assert not [f for f in r.diag["findings"] if f["severity"] == "error"]
+
+
 def test_straggler_named_in_successful_job():
     r = dd_run("straggler", [], trainer("--fault", "straggler"))
     assert r.rc == 0 and r.diag["status"] == "succeeded"

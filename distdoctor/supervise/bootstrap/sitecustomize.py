@@ -135,8 +135,11 @@ def _start_agent():
                     fn = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
                     state["in_call"] = fn
                     state["call_since"] = time.time()
-                    if fn in fn_calls or len(fn_calls) < 64:
-                        fn_calls[fn] = fn_calls.get(fn, 0) + 1
+                    # every trace of one Python function is another concrete function
+                    # (__inference_train_step_462, _981 after a retrace): count them as one
+                    base = fn.rstrip("0123456789").rstrip("_") or fn
+                    if base in fn_calls or len(fn_calls) < 64:
+                        fn_calls[base] = fn_calls.get(base, 0) + 1
                 except Exception:
                     pass
             try:
