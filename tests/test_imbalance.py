@@ -116,3 +116,17 @@ def test_agent_sample_carries_the_step_function_count_and_the_final_flag():
     assert (s.step_calls, s.final) == (None, False)
     s = AgentSample.from_json({**base, "fn_calls": [["x", "not a number"]]})
     assert s.step_calls is None
+
+
+def test_a_task_that_failed_on_its_own_is_not_the_one_that_ran_out_of_data():
+    """An exception at step 8 also ends the training code (a final count of 8 against the peer's 9): that is the
+    exception, not an imbalance."""
+    from distdoctor.diagnose.events import EventKind, LogEvent
+    exc = LogEvent(task="worker:1", ts=T + 9.9, kind=EventKind.PY_EXCEPTION, text="ValueError: bad record",
+                   frames=('File "train.py", line 3, in cb',))
+    w1 = obs("worker:1", exit_code=1, ended_at=T + 10.0, step_calls=8, step_calls_exact=True, events=(exc,))
+    w0 = obs("worker:0", exit_code=1, ended_at=T + 10.4, step_calls=9, step_calls_exact=True,
+             events=(symptom("worker:0", T + 10.3, ABORT),))
+    d = run(w0, w1, source="run")
+    assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("user_code_error", "worker:1")
+    assert not [f for f in d["findings"] if f["category"] == "data_sharding_imbalance"]

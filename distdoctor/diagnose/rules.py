@@ -460,18 +460,16 @@ def _imbalance(rule: Rule, job: JobObservation):
             f = _replace(f, evidence=f.evidence + tuple(_count_evidence(counts, fewer)))
         yield f
         return
-    if h is not None:
-        left = left_the_loop(job)
-        if left:
-            f = _hang_finding(rule, job, _replace(h, culprits=tuple(left)),
-                              summary=f"the job hung: {', '.join(left)} left the training loop after "
-                                      f"{counts[left[0]][0]} steps (its training code ended) while "
-                                      f"{_waiters(h, left)} in a collective it will never join")
-            yield _replace(f, evidence=f.evidence + tuple(_count_evidence(counts, left)))
+    left = left_the_loop(job)
+    if h is not None and left:
+        f = _hang_finding(rule, job, _replace(h, culprits=tuple(left)),
+                          summary=f"the job hung: {', '.join(left)} left the training loop after "
+                                  f"{counts[left[0]][0]} steps (its training code ended) while "
+                                  f"{_waiters(h, left)} in a collective it will never join")
+        yield _replace(f, evidence=f.evidence + tuple(_count_evidence(counts, left)))
         return
     for task, bad, most in ran_fewer(counts):
         t = job.tasks[task]
-        peers = [n for n, (c, _) in counts.items() if c == most]
         failed_after = [o for o in job.ordered() if o.task != task and _died_of_own_failure(o)
                         and (o.ended_at is None or t.ended_at is None or o.ended_at >= t.ended_at)]
         ev = _count_evidence(counts, [task])
@@ -489,12 +487,14 @@ def step_counts(job: JobObservation) -> dict[str, tuple[int, bool]]:
     """Steps per training task, and whether that count is exact (the task's own final count).
 
     The agent's count of each task's step-function calls is used when every training task has one: it is
-    per call, and exact when the agent sent it as the task exited. Otherwise the steps from progress lines
+    per call, and exact when the agent sent it as the task's code ended (and it did not fail on its own). Otherwise the steps from progress lines
     or the agent's periodic samples, exact only for a task that exited 0 (or, from logs, whose log ended):
     a sample taken before a task's end is a lower bound, never evidence that it ran fewer."""
     tasks = [t for t in job.ordered() if t.task.split(":")[0] in ("worker", "chief")]
     if job.strategy != "parameter_server" and len(tasks) >= 2 and all(t.step_calls is not None for t in tasks):
-        return {t.task: (t.step_calls, t.step_calls_exact) for t in tasks}
+        # a task that failed on its own (an exception, sys.exit(1)) also sends a final count: it ran fewer steps
+        # because it failed, which other rules name; only one that ended cleanly can have run out of data
+        return {t.task: (t.step_calls, t.step_calls_exact and not _died_of_own_failure(t)) for t in tasks}
     return {t.task: (t.steps, t.exit_code == 0 or job.source == "logs") for t in tasks if t.steps is not None}
 
 
