@@ -1,6 +1,7 @@
 """The bootstrap agent alone (no TensorFlow): a fake ``tensorflow.python.eager.context`` module."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -9,6 +10,22 @@ import sys
 import tempfile
 
 from distdoctor.supervise.supervisor import BOOTSTRAP_DIR
+
+
+@contextlib.contextmanager
+def agent_socket():
+    """A Unix datagram socket the agent can send to: (socket, path); removed afterwards."""
+    d = tempfile.mkdtemp(prefix="dd-agent-test-")
+    path = os.path.join(d, "agent.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(0.2)
+    try:
+        yield sock, path
+    finally:
+        sock.close()
+        os.unlink(path)
+        os.rmdir(d)
 
 # The module appears in sys.modules before its Context class exists, as during a real import.
 SCRIPT = """
@@ -28,12 +45,7 @@ time.sleep(0.4)
 
 
 def test_agent_hooks_tensorflow_once_its_context_class_exists():
-    d = tempfile.mkdtemp(prefix="dd-agent-test-")
-    path = os.path.join(d, "agent.sock")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(path)
-    sock.settimeout(0.2)
-    try:
+    with agent_socket() as (sock, path):
         env = dict(os.environ, PYTHONPATH=BOOTSTRAP_DIR, DISTDOCTOR_SOCK=path, DISTDOCTOR_TASK="worker:0",
                    DISTDOCTOR_SAMPLE_S="0.05")
         proc = subprocess.Popen([sys.executable, "-c", SCRIPT], env=env)
@@ -45,10 +57,6 @@ def test_agent_hooks_tensorflow_once_its_context_class_exists():
                 if proc.poll() is not None:
                     break
         proc.wait(10)
-    finally:
-        sock.close()
-        os.unlink(path)
-        os.rmdir(d)
     assert samples, "the agent sent nothing"
     assert max(s["calls"] for s in samples) == 3, [s["calls"] for s in samples]
 
@@ -69,11 +77,7 @@ def test_agent_reports_where_the_job_checkpoints(tmp_path):
     (pkg / "__init__.py").write_text("")
     (pkg / "callbacks.py").write_text("class BackupAndRestore:\n    def __init__(self, backup_dir):\n"
                                       "        self.backup_dir = backup_dir\n")
-    path = str(tmp_path / "agent.sock")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(path)
-    sock.settimeout(0.2)
-    try:
+    with agent_socket() as (sock, path):
         env = dict(os.environ, PYTHONPATH=BOOTSTRAP_DIR + os.pathsep + str(tmp_path), DISTDOCTOR_SOCK=path,
                    DISTDOCTOR_TASK="worker:0", DISTDOCTOR_SAMPLE_S="0.05")
         proc = subprocess.Popen([sys.executable, "-c", CKPT_SCRIPT], env=env)
@@ -84,8 +88,6 @@ def test_agent_reports_where_the_job_checkpoints(tmp_path):
             except socket.timeout:
                 pass
         proc.wait(10)
-    finally:
-        sock.close()
     assert ["BackupAndRestore", "/tmp/dd-backup-here"] in samples[-1]["checkpoints"], samples[-1:]
 
 
@@ -110,12 +112,7 @@ Context().call_function(b"__inference_reduce_7")
 def test_agent_sends_its_final_counts_when_the_training_code_ends():
     """The periodic sample is up to a period old at exit (at a few ms per step: dozens of steps, the 238 against
     256 report); the sample sent as the main code ends carries the exact counts, per step function."""
-    d = tempfile.mkdtemp(prefix="dd-agent-test-")
-    path = os.path.join(d, "agent.sock")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(path)
-    sock.settimeout(0.2)
-    try:
+    with agent_socket() as (sock, path):
         env = dict(os.environ, PYTHONPATH=BOOTSTRAP_DIR, DISTDOCTOR_SOCK=path, DISTDOCTOR_TASK="worker:1",
                    DISTDOCTOR_SAMPLE_S="0.2")
         proc = subprocess.Popen([sys.executable, "-c", FINAL_SCRIPT], env=env)
@@ -126,10 +123,6 @@ def test_agent_sends_its_final_counts_when_the_training_code_ends():
                 samples.append(json.loads(sock.recv(65536)))
             except socket.timeout:
                 break
-    finally:
-        sock.close()
-        os.unlink(path)
-        os.rmdir(d)
     final = [s for s in samples if s.get("final")]
     assert final, [(s["calls"], s.get("final")) for s in samples]
     last = final[-1]
