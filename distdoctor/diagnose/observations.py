@@ -6,11 +6,34 @@ left ``None``). Frozen dataclasses, no I/O.
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from .events import LogEvent
 
-__all__ = ["OomEvidence", "MemorySample", "TaskObservation", "HangVerdict", "JobObservation"]
+__all__ = ["TaskState", "FROZEN_STATES", "OomEvidence", "MemorySample", "TaskObservation", "HangVerdict", "JobObservation"]
+
+
+class TaskState(enum.StrEnum):
+    """A task's process state, as /proc (psutil) reports it, plus the supervisor's own ``starting``/``exited``.
+
+    A ``StrEnum``: it is its value in JSON, in text and in comparisons, so bundles and reports read the same.
+    """
+
+    STARTING = "starting"          # launched, no sample yet
+    RUNNING = "running"
+    SLEEPING = "sleeping"
+    DISK_SLEEP = "disk-sleep"      # uninterruptible (D): I/O, a stuck mount
+    STOPPED = "stopped"            # SIGSTOP, job control (T)
+    TRACING_STOP = "tracing-stop"  # a debugger (t)
+    ZOMBIE = "zombie"
+    DEAD = "dead"
+    IDLE = "idle"
+    EXITED = "exited"
+    UNKNOWN = "unknown"            # logs only: no process data
+
+
+FROZEN_STATES = frozenset({TaskState.STOPPED, TaskState.TRACING_STOP})
 
 
 @dataclass(frozen=True)
@@ -45,7 +68,7 @@ class TaskObservation:
     ended_at: float | None = None
     exit_code: int | None = None               # None: still running or unknown
     signal: int | None = None                  # fatal signal number, if killed by one
-    state: str = "unknown"                     # running, sleeping, stopped, disk-sleep, exited, unknown
+    state: str = TaskState.UNKNOWN             # a TaskState (a str: logs and bundles may carry others)
     state_since: float | None = None
     last_progress_at: float | None = None
     last_output_at: float | None = None

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 from ..catalogue import Rule, register
 from ..model import Category, Evidence, Finding, Severity
 from .events import EventKind, LogEvent
-from .observations import JobObservation, TaskObservation
+from .observations import JobObservation, TaskObservation, TaskState
 
 __all__ = ["CHECKS", "signal_name", "NATIVE_CRASH_SIGNALS", "rule_registrar", "evidence_of", "events_of",
            "completed", "chief_succeeded", "heard_the_abort", "PROPAGATED_ABORT"]
@@ -289,7 +289,7 @@ def _peer_reported(rule: Rule, job: JobObservation):
             continue  # it finished training; peers' complaints at shutdown are noise
         if heard_the_abort(target):
             continue  # its own log received the abort: it was alive when the job failed (DD158 may say who could not reach it)
-        if job.source == "run" and target.exit_code is None and target.state not in ("stopped", "disk-sleep", "unknown"):
+        if job.source == "run" and target.exit_code is None and target.state not in (TaskState.STOPPED, TaskState.DISK_SLEEP, TaskState.UNKNOWN):
             continue
         evs = sorted(evs, key=lambda e: e.ts or 0)
         yield rule.finding(culprit=peer, at=evs[0].ts, severity=Severity.ERROR,

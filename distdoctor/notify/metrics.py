@@ -14,12 +14,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from ..diagnose.observations import TaskState
 from .events import NotifyError
 
 __all__ = ["TaskRow", "JobRow", "MetricsServer", "HANG_STATES", "TASK_STATES"]
 
 HANG_STATES = {"ok": 0, "suspected": 1, "declared": 2}
-TASK_STATES = ("starting", "running", "sleeping", "disk-sleep", "stopped", "tracing-stop", "zombie", "exited")
+TASK_STATES = tuple(s.value for s in TaskState if s not in (TaskState.UNKNOWN, TaskState.DEAD, TaskState.IDLE))
 
 
 @dataclass(frozen=True)

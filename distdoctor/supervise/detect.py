@@ -20,7 +20,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from ..diagnose.observations import HangVerdict
+from ..diagnose.observations import FROZEN_STATES, HangVerdict, TaskState
 
 __all__ = ["TaskSnapshot", "JobSnapshot", "Assessment", "stall_threshold", "assess",
            "FROZEN_AFTER_S", "MIN_STALL_S", "MAX_STALL_S"]
@@ -123,12 +123,12 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
 
     # 1. frozen tasks: stopped for a few seconds, or in D state while nothing moves.
     for t in live:
-        if t.state in ("stopped", "tracing-stop") and now - t.state_since >= min(FROZEN_AFTER_S, threshold):
+        if t.state in FROZEN_STATES and now - t.state_since >= min(FROZEN_AFTER_S, threshold):
             verdict = HangVerdict(kind="frozen", declared_at=now, since=t.state_since, culprits=(t.task,),
                                   waiting=tuple(w.task for w in live if w is not t),
                                   reason=f"{t.task} has been stopped (state T) for {now - t.state_since:.1f} s")
             return Assessment("hung", threshold, stalled_for, verdict, t.task, verdict.reason)
-        if t.state == "disk-sleep" and now - t.state_since >= threshold and stalled_for >= threshold:
+        if t.state == TaskState.DISK_SLEEP and now - t.state_since >= threshold and stalled_for >= threshold:
             verdict = HangVerdict(kind="frozen", declared_at=now, since=t.state_since, culprits=(t.task,),
                                   waiting=tuple(w.task for w in live if w is not t),
                                   reason=f"{t.task} has been in uninterruptible sleep (state D) for {now - t.state_since:.1f} s")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import statistics
 
+from ..diagnose.observations import TaskState
 from ..notify.gpu import gpu_usage
 from ..notify.metrics import TaskRow
 from ..notify.thresholds import RECENT_STEPS, TaskResources
@@ -27,7 +28,7 @@ def notify_tick(notifier, tracks: dict[str, TaskTrack], now: float, assessment) 
             memory = t.memory[-FORECAST_SAMPLES:]
             alive = t.proc.alive
             rows.append(TaskRow(
-                task=t.task, alive=alive, state=t.state if alive else "exited", step=t.steps(),
+                task=t.task, alive=alive, state=t.state if alive else TaskState.EXITED, step=t.steps(),
                 last_step_at=t.last_progress_at,
                 step_seconds=statistics.median(intervals[-RECENT_STEPS:]) if intervals else None,
                 rss_bytes=p.rss_bytes if p else None, mem_limit_bytes=memory[-1].limit_bytes if memory else None,

@@ -14,15 +14,15 @@ from dataclasses import dataclass
 
 import psutil
 
-from ..diagnose.observations import OomEvidence
+from ..diagnose.observations import OomEvidence, TaskState
 
 __all__ = ["ProcSample", "sample_tree", "cgroup_of", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "host_memory_limit"]
 
 _STATE_NAMES = {
-    psutil.STATUS_RUNNING: "running", psutil.STATUS_SLEEPING: "sleeping",
-    psutil.STATUS_DISK_SLEEP: "disk-sleep", psutil.STATUS_STOPPED: "stopped",
-    psutil.STATUS_TRACING_STOP: "tracing-stop", psutil.STATUS_ZOMBIE: "zombie",
-    psutil.STATUS_DEAD: "dead", psutil.STATUS_IDLE: "idle",
+    psutil.STATUS_RUNNING: TaskState.RUNNING, psutil.STATUS_SLEEPING: TaskState.SLEEPING,
+    psutil.STATUS_DISK_SLEEP: TaskState.DISK_SLEEP, psutil.STATUS_STOPPED: TaskState.STOPPED,
+    psutil.STATUS_TRACING_STOP: TaskState.TRACING_STOP, psutil.STATUS_ZOMBIE: TaskState.ZOMBIE,
+    psutil.STATUS_DEAD: TaskState.DEAD, psutil.STATUS_IDLE: TaskState.IDLE,
 }
 
 
@@ -94,7 +94,7 @@ def sample_tree(leader_pid: int, main_pid: int | None, ts: float) -> ProcSample 
     try:
         state = _STATE_NAMES.get(main.status(), main.status())
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-        state = "exited"
+        state = TaskState.EXITED
     return ProcSample(ts=ts, pid=main.pid, state=state, rss_bytes=rss, cpu_seconds=cpu,
                       cgroup=_cgroup_of(main.pid), num_threads=threads)
 

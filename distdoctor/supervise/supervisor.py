@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from ..cluster.tfconfig import LocalCluster, build_local_cluster
 from ..diagnose.engine import collect_findings, diagnose, pick_root_cause
 from ..diagnose.events import EventKind
-from ..diagnose.observations import HangVerdict, JobObservation, MemorySample
+from ..diagnose.observations import FROZEN_STATES, HangVerdict, JobObservation, MemorySample
 from ..errors import UsageError
 from ..model import Diagnosis
 from . import probe
@@ -243,7 +243,7 @@ class Supervisor:
         pid = track.agent_pid or track.proc.pid
         text = None
         if track.proc.alive:
-            text = probe.py_spy_dump(pid, nonblocking=track.state in ("stopped", "tracing-stop"))
+            text = probe.py_spy_dump(pid, nonblocking=track.state in FROZEN_STATES)
         agent = track.agent.stack_text() if track.agent else ""
         return "\n\n".join(x for x in (text and f"py-spy dump of pid {pid}:\n{text}", agent) if x)
 

@@ -12,7 +12,7 @@ import threading
 
 from ..diagnose.events import EventKind, LogEvent
 from ..diagnose.logparse import TaskLogParser
-from ..diagnose.observations import MemorySample, OomEvidence, TaskObservation
+from ..diagnose.observations import MemorySample, OomEvidence, TaskObservation, TaskState
 from .channel import AgentSample
 from .detect import TaskSnapshot
 from .launch import TaskProcess
@@ -35,7 +35,7 @@ class TaskTrack:
         self.events: list[LogEvent] = []
         self.dropped_events = 0
         self.line_no = 0
-        self.state = "starting"
+        self.state: str = TaskState.STARTING
         self.state_since = proc.started_at
         self.cpu_hist: collections.deque[tuple[float, float]] = collections.deque(maxlen=40)
         self.memory: list[MemorySample] = []
@@ -73,7 +73,7 @@ class TaskTrack:
             s = self.agent
             alive = self.proc.alive
             self.frozen_view = {
-                "state": self.state if alive else "exited",
+                "state": self.state if alive else TaskState.EXITED,
                 "in_tf_call": s.in_call if s and alive else None,
                 "in_tf_since": s.call_since if s and alive else None,
                 "where": self.where() if alive else None,
@@ -246,7 +246,7 @@ class TaskTrack:
             frac = None
             if self.samples_training >= 10:
                 frac = self.samples_outside / self.samples_training
-            state = "exited" if rc is not None else self.state
+            state = TaskState.EXITED if rc is not None else self.state
             fv = self.frozen_view or {}
             if fv:
                 state = fv["state"]
