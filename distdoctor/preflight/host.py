@@ -17,6 +17,7 @@ import os
 import resource
 import shutil
 import socket
+import time
 from dataclasses import dataclass
 
 from ..catalogue import get
@@ -172,6 +173,10 @@ def port_holders(port: int) -> tuple[ProcessRef, ...]:
     return tuple(holders.values())
 
 
+HOLDER_LOOKS = 6
+HOLDER_LOOK_S = 0.1
+
+
 def probe_port(port: int, family: int = socket.AF_INET) -> PortProbe:
     """Bind the port as TensorFlow's server would (all interfaces, SO_REUSEADDR), then let go."""
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -181,7 +186,15 @@ def probe_port(port: int, family: int = socket.AF_INET) -> PortProbe:
         sock.listen(1)
     except OSError as exc:
         name = errno.errorcode.get(exc.errno or 0, str(exc))
-        holders = port_holders(port) if exc.errno == errno.EADDRINUSE else ()
+        holders: tuple[ProcessRef, ...] = ()
+        if exc.errno == errno.EADDRINUSE:
+            # Another process's own bind-and-let-go probe can hold the port for an instant and be gone by the
+            # time we look; the process that keeps it shows up a moment later. Look a few times, briefly.
+            for _ in range(HOLDER_LOOKS):
+                holders = port_holders(port)
+                if holders:
+                    break
+                time.sleep(HOLDER_LOOK_S)
         return PortProbe(port, False, name, holders)
     finally:
         sock.close()
