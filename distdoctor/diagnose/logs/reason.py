@@ -370,7 +370,7 @@ def _cut_traceback(job: _Job) -> Verdict | None:
                    settle="the end of the traceback (the exception line)")
 
 
-_K8S_MARKS = ("kubectl-subject", "k8s-oomkilled", "k8s-backoff", "k8s-evicted", "k8s-exit-code", "k8s-pod-running",
+_K8S_MARKS = ("k8s-oomkilled", "k8s-backoff", "k8s-evicted", "k8s-exit-code", "k8s-pod-running",
               "k8s-api-unreachable", "k8s-insufficient", "k8s-killing-container", "k8s-image-pull")
 
 

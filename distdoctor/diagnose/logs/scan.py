@@ -90,7 +90,6 @@ class _Prefilter:
         except Exception:   # noqa: BLE001 -- no Hyperscan (not x86-64, or no SIMD): RE2, else Python's re
             alts = [b"(?i:" + re.escape(x) + b")" if c else re.escape(x) for x, c in zip(self.literals, self.caseless)]
             pattern = b"|".join(sorted(alts, key=len, reverse=True))
-            self._index = {x.lower() if c else x: i for i, (x, c) in enumerate(zip(self.literals, self.caseless))}
             try:
                 if "re2" not in prefer:
                     raise ImportError("re2 not wanted")
