@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ...model import Category, Status
+from .clusters import defects, printed_clusters
 from .scan import Hit, StreamFacts
 from .signature import Role
 
@@ -98,6 +99,11 @@ def _distinct(root: Hit | None, hits) -> tuple[Hit, ...]:
 
 
 def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
+    v = _reason(hits, facts)
+    return _cluster_defect_behind(v, hits) or v
+
+
+def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     benign_lines = {(h.stream, h.line_no) for h in hits if h.sig.role == Role.BENIGN}
     job = _Job(hits=[h for h in hits if h.sig.role != Role.BENIGN and (h.stream, h.line_no) not in benign_lines],
                facts={f.name: f for f in facts})
@@ -388,6 +394,37 @@ def _cluster_defect(spec: dict, task: str | None) -> str | None:
         return "has parameter servers but no chief/master task"
     if jobs and jobs <= {"worker", "evaluator"} and "evaluator" in jobs and len(spec.get("worker", [])) > 1:
         return "has no chief for a multi-worker Estimator job"
+    return None
+
+
+_UNREACHED = (Category.PEER_UNRESPONSIVE, Category.NETWORK_UNREACHABLE, Category.FIREWALL_OR_PORT_BLOCKED)
+
+
+def _cluster_defect_behind(v: Verdict, hits: list[Hit]) -> Verdict | None:
+    """Tasks that cannot reach each other (or a log that shows nothing else) under a cluster the log printed with a
+    static defect -- a peer at ``localhost`` among remote hosts, two tasks at one address, an index past its job:
+    the defect is the cause, the waiting and the refused connections are its consequences (same rules as `check`)."""
+    reached = v.root is None or v.root.sig.role in (Role.SYMPTOM, Role.WAIT) or v.category in _UNREACHED
+    if not reached:
+        return None
+    for pc in printed_clusters(hits):
+        found = defects(pc)
+        if not found:
+            continue
+        f = found[0]
+        cons = ((v.root,) if v.root is not None else ()) + tuple(v.consequences)
+        seen = v.status in (Status.FAILED, Status.HUNG)
+        return Verdict(status=v.status if seen else Status.UNKNOWN, category=Category.CONFIG_TF_CONFIG,
+                       culprit=f.culprit or v.culprit,
+                       confidence="medium" if seen else "low", code=f.code,
+                       summary=f"the cluster printed in the log: {f.summary}"
+                               + (f"; the other lines are what that causes ({v.summary})" if seen else ""),
+                       remedy=f.remedy or "Fix the addresses in TF_CONFIG (or the operator's replica specs) so "
+                                          "that every task is listed at an address the others can reach.",
+                       root=pc.hits[0], context=pc.hits[1:3], consequences=_distinct(pc.hits[0], cons)[:6],
+                       alternatives=((Alternative(v.category, v.culprit, v.summary[:200]),) if v.root is not None
+                                     else ()) + v.alternatives[:2],
+                       looked_at=v.looked_at, settle=None if seen else "whether the job failed: every task's log")
     return None
 
 

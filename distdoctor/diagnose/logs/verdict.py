@@ -44,7 +44,8 @@ def finding_of(v: Verdict) -> Finding:
     evidence += [_ev(h, "consequence") for h in v.consequences]
     summary = v.summary
     return Finding(code=v.code or NO_EVIDENCE.code, category=v.category,
-                   severity=Severity.ERROR if v.status in (Status.FAILED, Status.HUNG) else Severity.INFO,
+                   severity=Severity.ERROR if v.status in (Status.FAILED, Status.HUNG)
+                   or (v.root is not None and v.category != Category.OTHER) else Severity.INFO,
                    culprit=v.culprit, summary=summary, evidence=tuple(evidence), remedy=v.remedy,
                    at=v.root.ts if v.root is not None else None, candidates=v.candidates,
                    confidence=v.confidence,

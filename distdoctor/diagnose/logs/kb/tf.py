@@ -381,3 +381,8 @@ add("DD691", "tf-shutdown-disconnect", C.OTHER, R.BENIGN,
     remedy="Nothing to do when the job finished: the leader left first. If the job failed, the cause is earlier.",
     source=SRC + " coordination_service_agent.cc (Shutdown)",
     fixture="E0000 00:00:1795293256.1 1 coordination_service_agent.cc:490] Failed to disconnect from coordination service with status: DEADLINE_EXCEEDED: Deadline Exceeded")
+add("DD899", "tf-channel-cache", C.CONFIG_TF_CONFIG, R.CONTEXT, ("Initialize GrpcChannelCache for job",),
+    "A task's gRPC server lists the addresses of one job of its cluster", rank=0,
+    remedy="Nothing by itself; the cluster it lists is checked with the preflight rules (diagnose/logs/clusters.py).",
+    source=SRC + " grpc_channel.cc (GrpcChannelCache)",
+    fixture="2020-01-15 19:13:45.012345: I tensorflow/core/distributed_runtime/rpc/grpc_channel.cc:300] Initialize GrpcChannelCache for job worker -> {0 -> localhost:2000, 1 -> 10.1.2.3:2001}")

@@ -1,0 +1,84 @@
+"""The cluster a log printed, judged by the same static rules as ``distdoctor check``.
+
+Tasks print their cluster in several shapes: a ``TF_CONFIG`` (user scripts, Estimator's ``TF_CONFIG environment
+variable: {...}``), MultiWorkerMirroredStrategy's ``cluster_spec = {...}``, the distribute coordinator's line, and
+the gRPC server's ``Initialize GrpcChannelCache for job worker -> {0 -> host:port, 1 -> ...}`` (one line per job).
+When a log shows tasks failing to reach each other, the printed cluster often says why: a peer listed at
+``localhost`` while the others are on other hosts, two tasks at one address, a task index past the end of its job.
+Those are the preflight rules (``preflight/rules.py``: DD305-DD309, DD313, DD314), applied here to what the log
+printed; rules that depend on the strategy or the TensorFlow version (a ps job without a chief, an evaluator in the
+cluster) are left to the reasoning that knows the version's habits.
+
+Pure: hits in, findings out.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...cluster.spec import ConfigDocument, TaskRef
+from ...model import Finding, Severity
+from ...preflight.rules import check_document
+from .demux import parse_cluster
+from .scan import Hit
+
+__all__ = ["PrintedCluster", "printed_clusters", "defects"]
+
+# a defect of the cluster itself, whatever the strategy or TensorFlow version
+STATIC_CODES = frozenset({"DD305", "DD306", "DD307", "DD308", "DD309", "DD313", "DD314"})
+_CHANNEL_CACHE = re.compile(r"Initialize GrpcChannelCache for job (?P<job>\w+) -> \{(?P<body>[^}]*)\}")
+
+
+@dataclass(frozen=True)
+class PrintedCluster:
+    jobs: dict[str, list[str]]
+    own: str | None          # the task whose cluster this is (its TF_CONFIG's task, or the writer of the lines)
+    hits: tuple[Hit, ...]    # the lines that printed it
+
+
+def _channel_job(text: str) -> tuple[str, list[str]] | None:
+    m = _CHANNEL_CACHE.search(text)
+    if not m:
+        return None
+    by_index = {}
+    for part in m.group("body").split(","):
+        idx, _, addr = part.partition("->")
+        if idx.strip().isdigit() and addr.strip():
+            by_index[int(idx)] = addr.strip()
+    if sorted(by_index) != list(range(len(by_index))):
+        return None   # a sparse cache (a task's view of its peers only) is not the whole job
+    return m.group("job").lower(), [by_index[i] for i in range(len(by_index))]
+
+
+def printed_clusters(hits: list[Hit]) -> list[PrintedCluster]:
+    """Every cluster the logs printed: whole specs as printed, channel caches merged per stream and writer."""
+    out: list[PrintedCluster] = []
+    caches: dict[tuple[str, str | None], tuple[dict[str, list[str]], list[Hit]]] = {}
+    for h in hits:
+        if h.sig.name == "tf-channel-cache":
+            job = _channel_job(h.text)
+            if job:
+                jobs, lines = caches.setdefault((h.stream, h.writer), ({}, []))
+                jobs[job[0]] = job[1]
+                lines.append(h)
+        elif h.sig.name == "cluster-config-printed":
+            spec, own = parse_cluster(h.text)
+            if spec:
+                out.append(PrintedCluster(spec, own or h.writer, (h,)))
+    for (_, writer), (jobs, lines) in caches.items():
+        out.append(PrintedCluster(jobs, writer, tuple(lines)))
+    return out
+
+
+def defects(pc: PrintedCluster) -> list[Finding]:
+    """The preflight rules' errors over one printed cluster (TF1's ``master`` is read as the chief)."""
+    jobs = {k: v for k, v in pc.jobs.items()}
+    if "master" in jobs and "chief" not in jobs:
+        jobs["chief"] = jobs.pop("master")
+    value: dict = {"cluster": jobs}
+    if pc.own:
+        t = TaskRef.parse(pc.own)
+        value["task"] = {"type": "chief" if t.type == "master" else t.type, "index": t.index}
+    doc = ConfigDocument(origin="the cluster printed in the log", kind="cluster_file", value=value)
+    report = check_document(doc)
+    return [f for f in report.findings if f.code in STATIC_CODES and f.severity == Severity.ERROR]
