@@ -146,6 +146,10 @@ _SUBJECT = re.compile(r"^Name:\s{2,}(?P<a>\S+)\s*$|(?:^|\s)(?:kubectl|k)\s+(?:-n
                       r"\s+(?:-f\s+|--previous\s+|-p\s+)*(?:pod/)?(?P<b>[a-z0-9][\w.-]*)")
 
 
+_POD_ROW = re.compile(r"^\s*(?:pod/)?(?P<pod>[a-z0-9][a-z0-9.-]*)\s+\d+/\d+\s+[A-Za-z:]+\s+\d+")   # NAME READY STATUS RESTARTS
+_POD_REF = re.compile(r"\bpods?(?:/| \")(?P<pod>[a-z0-9][a-z0-9.-]*)")
+
+
 def _named(sig: Signature, text: str, m) -> str | None:
     for rx_match in ((m if isinstance(m, re.Match) else None),
                      (sig.names_compiled.search(text) if sig.names_compiled is not None else None)):
@@ -163,6 +167,10 @@ def _named(sig: Signature, text: str, m) -> str | None:
         mm = _TASK_PATH.search(text)
         if mm:
             return f"{mm.group('job').lower()}:{int(mm.group('index'))}"
+    if sig.role in (Role.CAUSE, Role.SYMPTOM):
+        pm = _POD_ROW.match(text) or _POD_REF.search(text)
+        if pm:   # a `kubectl get pods` row or an event about pod/NAME: the pod's name names the task
+            return task_from_filename(pm.group("pod"))
     return None
 
 

@@ -1,0 +1,34 @@
+"""A pasted `kubectl get pods` table or event names the task by its pod's name (diagnose/logs/scan.py)."""
+from __future__ import annotations
+
+import pytest
+
+from distdoctor.diagnose.logs.reason import reason
+from distdoctor.diagnose.logs.scan import scan_bytes
+from distdoctor.model import Category
+
+HEAD = "NAME                      READY   STATUS             RESTARTS   AGE\n"
+
+
+def verdict(text: str):
+    hits, facts = scan_bytes("output.log", text.encode())
+    return reason(hits, [facts])
+
+
+@pytest.mark.parametrize("rows, category, culprit", [
+    ("dist-mnist-ps-0           1/1     Running            0          12m\n"
+     "dist-mnist-worker-1       0/1     OOMKilled          4          12m\n", Category.OOM_HOST, "worker:1"),
+    ("tfjob-chief-0             1/1     Running            0          3m\n"
+     "tfjob-worker-0            0/1     CrashLoopBackOff   6          3m\n", Category.PEER_CRASHED, "worker:0"),
+    ("pod/trainer-ps-1          0/1     Error              0          1h\n"
+     "  Warning  Evicted   2m   kubelet  pod/trainer-worker-3 The node was low on resource: memory.\n",
+     Category.OOM_HOST, "worker:3"),
+])
+def test_the_pod_name_names_the_task(rows, category, culprit):
+    v = verdict(HEAD + rows)
+    assert (v.category, v.culprit) == (category, culprit)
+
+
+def test_a_pod_name_that_names_no_task_names_nobody():
+    v = verdict(HEAD + "redis-7d9f8b-x2x       0/1     OOMKilled          1          5m\n")
+    assert (v.category, v.culprit) == (Category.OOM_HOST, None)
