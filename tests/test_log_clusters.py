@@ -84,3 +84,34 @@ def test_the_cli_names_the_loopback_peer(tmp_path):
     assert out.returncode == 3, out.stderr
     rc = json.loads(out.stdout)["root_cause"]
     assert (rc["code"], rc["category"], rc["culprit"]) == ("DD309", "config_tf_config", "worker:1")
+
+
+TB = ('Traceback (most recent call last):\n'
+      '  File "train.py", line 40, in <module>\n'
+      '    strategy = tf.distribute.MultiWorkerMirroredStrategy()\n'
+      '  File "/usr/local/lib/python3.8/dist-packages/tensorflow/python/distribute/multi_worker_util.py", line 93, '
+      'in _validate_cluster_spec\n'
+      '    raise ValueError(msg)\n')
+
+
+def test_a_generic_exception_raised_in_tensorflows_cluster_code_is_a_cluster_error():
+    v = verdict(TB + "ValueError: something this version words differently\n", "worker-1.log")
+    assert (v.status, v.category, v.code, v.culprit, v.confidence) == \
+        (Status.FAILED, Category.CONFIG_TF_CONFIG, "DD898", "worker:1", "medium")
+    assert v.root.text.startswith("ValueError") and "multi_worker_util.py" in v.context[0].text
+
+
+def test_a_cut_traceback_that_ends_in_cluster_code_is_a_cluster_error():
+    v = verdict(TB, "worker-1.log")
+    assert (v.category, v.code, v.confidence) == (Category.CONFIG_TF_CONFIG, "DD898", "low")
+
+
+def test_the_same_exception_from_other_code_stays_a_code_error():
+    other = TB.replace("distribute/multi_worker_util.py", "keras/engine/training.py").replace(
+        "_validate_cluster_spec", "fit")
+    v = verdict(other + "ValueError: something this version words differently\n", "worker-1.log")
+    assert v.category == Category.USER_CODE_ERROR
+    # a frame far above the exception (another traceback's) does not count
+    v = verdict(TB + "".join(f'  File "x.py", line {i}, in f\n    g()\n' for i in range(5))
+                + "ValueError: from user code\n", "worker-1.log")
+    assert v.category == Category.USER_CODE_ERROR

@@ -122,6 +122,14 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
         root = max(causes, key=lambda h: (h.sig.rank, -_key(job, h)[0], -job.order.get(id(h), 0)))
         culprit = carried.get(id(root)) or _task_of(root) or _nearby_task(job, root)
         culprit = _odd_one_out(job, root, culprit)
+        framed = _raised_in_cluster_code(job, root)
+        if framed is not None:
+            return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=culprit,
+                           confidence="medium", code=framed.sig.code,
+                           summary=f"TensorFlow rejected the cluster{' of ' + culprit if culprit else ''}: "
+                                   f"{root.text.strip()[:240]}", remedy=framed.sig.remedy, root=root,
+                           context=(framed,), alternatives=_alternatives(job, causes, symptoms, root),
+                           looked_at=_looked(job), settle=_settle(culprit, root))
         cons = _distinct(root, sorted(symptoms, key=lambda h: _key(job, h)))[:6]
         conf = "high" if root.sig.rank >= SPECIFIC_RANK else ("medium" if root.sig.rank >= 45 else "low")
         alts = _alternatives(job, causes, symptoms, root)
@@ -221,6 +229,19 @@ def _causes(job: _Job) -> tuple[list[Hit], list[Hit]]:
                 continue
         causes.append(h)
     return causes, demoted
+
+
+def _raised_in_cluster_code(job: _Job, root: Hit) -> Hit | None:
+    """The frame of TensorFlow's cluster-reading code that a generic exception (``ValueError: ...``) came out of:
+    the last frame of the same traceback (after its header, within a few lines before the exception)."""
+    if root.sig.name != "python-exception":
+        return None
+    heads = [h.line_no for h in job.of("python-traceback") if h.stream == root.stream and h.line_no < root.line_no]
+    if not heads:
+        return None
+    frames = [h for h in job.of("python-cluster-config-frame")
+              if h.stream == root.stream and max(heads) < h.line_no < root.line_no and root.line_no - h.line_no <= 6]
+    return frames[-1] if frames else None
 
 
 def _nearby_task(job: _Job, root: Hit) -> str | None:
@@ -354,6 +375,13 @@ def _cut_traceback(job: _Job) -> Verdict | None:
                            f"configuration, which {defect}", remedy="Fix the cluster in TF_CONFIG (the operator's "
                            "replica specs): the strategy this task runs expects that entry.", root=tb,
                            looked_at=_looked(job), settle="the exception line at the end of the traceback")
+    cfg = [h for h in job.of("python-cluster-config-frame") if h.stream == tb.stream and h.line_no > tb.line_no]
+    if cfg:
+        return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=culprit, confidence="low",
+                       code=cfg[-1].sig.code, summary="the task died inside TensorFlow's code that reads its cluster "
+                       "(its traceback ends in " + cfg[-1].text.strip()[:160] + ")", remedy=cfg[-1].sig.remedy,
+                       root=tb, context=tuple(cfg[-1:]), looked_at=_looked(job),
+                       settle="the exception line at the end of the traceback")
     net = [h for h in job.of("python-network-frame") if h.stream == tb.stream and h.line_no > tb.line_no]
     if net:
         # the task died inside a network call; on Kubernetes an outbound call that fails at start-up is most often

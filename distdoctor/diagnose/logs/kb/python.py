@@ -79,3 +79,19 @@ add("DD874", "python-broken-process-pool", C.PEER_CRASHED, R.CAUSE, ("A process 
     remedy="A pool worker was killed, usually by the OOM killer (`dmesg`): lower the pool size or per-process memory "
     "(e.g. Keras use_multiprocessing / workers).", source="CPython concurrent/futures/process.py",
     fixture="concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while the future was running or pending.")
+add("DD898", "python-cluster-config-frame", C.CONFIG_TF_CONFIG, R.CONTEXT,
+    ("multi_worker_util.py", "tfconfig_cluster_resolver.py", "run_config.py", "in _make_cluster_def"),
+    "A traceback frame inside TensorFlow's code that reads and validates the cluster (TF_CONFIG)", rank=0,
+    regex=r"File \".*(?:multi_worker_util\.py\", line \d+, in (?:_validate_cluster_spec|normalize_cluster_spec|"
+          r"task_count|worker_count|id_in_cluster|is_chief|collective_leader|coordination_leader)"
+          r"|tfconfig_cluster_resolver\.py\", line \d+, in (?:_load_tf_config|_get_value_in_tfconfig|cluster_spec|"
+          r"task_type|task_id)"
+          r"|run_config\.py\", line \d+, in (?:__init__|_validate_properties|_validate_task_type_and_task_id|"
+          r"_init_distributed_setting_from_environment_var|_count_ps|_count_worker|_get_session_master|"
+          r"_get_eval_session_master)"
+          r"|server_lib\.py\", line \d+, in _make_cluster_def)",
+    remedy="The task failed while TensorFlow read its cluster: fix TF_CONFIG (jobs, task type and index, addresses) "
+    "for that task.",
+    source="TensorFlow distribute/multi_worker_util.py, cluster_resolver/tfconfig_cluster_resolver.py, "
+    "training/server_lib.py, estimator/run_config.py (the functions that parse and validate TF_CONFIG)",
+    fixture='  File "/usr/local/lib/python3.8/dist-packages/tensorflow/python/distribute/multi_worker_util.py", line 82, in _validate_cluster_spec')
