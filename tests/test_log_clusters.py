@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+from distdoctor.diagnose.logs.demux import task_from_filename
 from distdoctor.diagnose.logs.clusters import PrintedCluster, defects, printed_clusters
 from distdoctor.diagnose.logs.reason import reason
 from distdoctor.diagnose.logs.scan import scan_bytes
@@ -18,7 +19,7 @@ WAITING = ("2023-05-02 10:11:22.130000: I tensorflow/core/distributed_runtime/ma
 
 
 def verdict(text: str, name: str = "output.log"):
-    hits, facts = scan_bytes(name, text.encode())
+    hits, facts = scan_bytes(name, text.encode(), task_from_filename(name))
     return reason(hits, [facts])
 
 
