@@ -22,11 +22,17 @@ KNOWN_GAPS = {
     "dev_012": "two NCCL INFO lines ('0 -> 1 via P2P/IPC') are all there is; that the two ranks are on different "
                "machines with the same hostname is known only from the thread",
     "dev_028": "the traceback is cut before its exception; nothing in it says the dataset had a single file",
-    "dev_043": "a 'WhereOp: Race condition' InvalidArgumentError on the worker; the GPU OOM happened on the ps, whose "
-               "log was not posted",
     "dev_051": "the only line is a TF_CONFIG; the wrong cluster domain is known only from the thread",
     "dev_054": "the log stops after normal start-up warnings; the auto-sharding hang is not visible in it",
     "dev_057": "the client's log ends before its cluster spec; the unstarted chief is known only from the thread",
+}
+
+
+# Cases whose category is right but whose culprit cannot be read from the posted log (asserted to stay wrong, so that
+# fixing one flags here, like a strict xfail; their category is asserted like every other case's).
+CULPRIT_GAPS = {
+    "dev_043": "the 'WhereOp: Race condition' error (GPU memory exhausted in disguise) is on worker:1; the process that "
+               "held the GPU's memory was ps:0, whose log was not posted",
 }
 
 
@@ -46,17 +52,20 @@ def test_realworld_case(case):
     want = label["culprit"]
     if want:
         wants = want if isinstance(want, list) else [want]
-        assert rc.culprit in wants
+        if case in CULPRIT_GAPS:
+            assert rc.culprit not in wants, f"{case}: culprit now right, remove it from CULPRIT_GAPS"
+        else:
+            assert rc.culprit in wants
     if diag.status.value in ("failed", "hung"):
         assert rc.evidence and rc.confidence in ("high", "medium", "low"), "a verdict quotes its first line, with confidence"
 
 
 def test_corpus_accuracy_floor():
-    """The figures the README quotes: at least 53 of 59 categories and 15 of 16 culprits."""
+    """The figures the README quotes: at least 54 of 59 categories and 15 of 16 culprits."""
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_realworld.py"), "--json"],
                          capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     data = json.loads(out.stdout)
-    assert data["category_ok"] >= 53 and data["culprit_ok"] >= 15, {k: data[k] for k in data if k != "rows"}
+    assert data["category_ok"] >= 54 and data["culprit_ok"] >= 15, {k: data[k] for k in data if k != "rows"}
 
 
 def test_pasted_fragment_on_stdin():

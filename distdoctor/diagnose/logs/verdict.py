@@ -66,6 +66,20 @@ def _specific(v: Verdict) -> bool:
     return v.root is not None and v.root.sig.role == Role.CAUSE and v.root.sig.rank >= SPECIFIC_RANK
 
 
+_GENERIC_EXCEPTION = "DD104"    # the structural rule that knows only that a task raised an exception
+
+
+def _reads_the_exception(root: Finding, v: Verdict) -> bool:
+    """The structural rules saw only that a task raised; a cause signature on the exception's own line says what the
+    exception means (a GPU out of memory in disguise, a version skew), so its category stands."""
+    if root.code != _GENERIC_EXCEPTION or v.root is None or v.root.sig.role != Role.CAUSE or v.root.sig.rank < 45:
+        return False
+    if v.category == root.category:
+        return False
+    line = v.root.text.strip()
+    return any(e.text and e.text.strip() == line for e in root.evidence)
+
+
 def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = ()) -> Diagnosis:
     """One diagnosis from the signature verdict and the structural rules' diagnosis (None when they could not run)."""
     sig_finding = finding_of(v)
@@ -77,6 +91,8 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
         if root is not None and root.code not in _WEAK_STRUCTURAL:
             # the structural rules also saw steps and exits: when they agree on the task, their reading is richer
             keep_structural = not _specific(v) or (root.culprit is not None and root.culprit == v.culprit)
+            if keep_structural and _reads_the_exception(root, v):
+                keep_structural = False
         elif root is not None:   # DD150/DD100: only when the lines show nothing better
             keep_structural = v.root is None or v.status == Status.UNKNOWN
         elif structural.status == Status.SUCCEEDED:   # every task's log ends in success: only a specific cause overturns it

@@ -60,8 +60,10 @@ add("DD713", "nccl-internal", C.OTHER, R.CAUSE, ("NCCL WARN", "ncclInternalError
     "NCCL reported an error", rank=30,
     remedy="Run with NCCL_DEBUG=INFO on every rank; check NCCL versions match across nodes and the interfaces it chose.",
     source="NCCL debug.cc (WARN lines)", fixture="NCCL WARN Cuda failure 'out of memory'")
-add("DD714", "nccl-version-mismatch", C.VERSION_MISMATCH, R.CAUSE, ("NCCL version mismatch", "version mismatch", "Version mismatch"),
-    "Different NCCL (or library) versions across ranks", regex=r"(?i)nccl.*version mismatch|version mismatch.*nccl", rank=80,
+add("DD714", "nccl-version-mismatch", C.VERSION_MISMATCH, R.CAUSE,
+    ("NCCL version mismatch", "version mismatch", "Version mismatch", "Mismatched NCCL version"),
+    "Different NCCL (or library) versions across ranks",
+    regex=r"(?i)nccl.*version mismatch|version mismatch.*nccl|mismatched nccl version", rank=80,
     remedy="Install the same NCCL version on every node (the same container image).", source="NCCL init.cc",
     fixture="NCCL WARN NCCL version mismatch: 2.7.8 vs 2.4.8")
 
@@ -213,7 +215,8 @@ add("DD748", "horovod-not-initialized", C.USER_CODE_ERROR, R.CAUSE, ("Horovod ha
     "Horovod was used before hvd.init()", rank=70, remedy="Call hvd.init() first, in every process.",
     source=_HVD + "horovod/common/common.h / basics.py",
     fixture="ValueError: Horovod has not been initialized; use hvd.init().")
-add("DD749", "horovod-not-built", C.VERSION_MISMATCH, R.CAUSE, ("has not been built: ", "support has not been built"),
+add("DD749", "horovod-not-built", C.VERSION_MISMATCH, R.CAUSE, ("has not been built: ", "support has not been built",
+                                                                     "Neither MPI nor Gloo support has been built"),
     "Horovod was installed without the framework extension or controller it needs", rank=80,
     remedy="Reinstall Horovod against the installed TensorFlow with the needed parts enabled (HOROVOD_WITH_TENSORFLOW=1, "
     "HOROVOD_WITH_MPI=1 or HOROVOD_WITH_GLOO=1) and `pip install --no-cache-dir`, on every node.",
@@ -282,3 +285,32 @@ add("DD759", "mpirun-cannot-execute", C.VERSION_MISMATCH, R.CAUSE,
     remedy="The executable (python, the script) is missing or not executable at that path on the remote node: install "
     "the same environment at the same path on every node.", source="Open MPI help-orterun.txt",
     fixture="mpirun was unable to launch the specified application as it could not access or execute an executable:")
+
+# -- coverage audit (message probes, tests/probes/messages.tsv) --------------------------------------------------
+add("DD715", "horovod-mismatched-dtypes", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE, ("Mismatched data types: One rank had type",),
+    "Horovod ranks reduced one tensor with different data types", rank=80,
+    remedy="Every rank must submit the tensor with the same dtype: apply the same mixed-precision policy and casts on "
+    "every rank (a policy set on some ranks only is the usual cause).", source=_HVD + "horovod/common/controller.cc",
+    fixture="FailedPreconditionError: Mismatched data types: One rank had type float32, but another rank had type float16.")
+add("DD716", "nccl-connect-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("Connect to",),
+    "NCCL could not open a socket to a peer", regex=r"NCCL WARN .*Connect to \S+ failed", rank=60,
+    remedy="The address NCCL chose for the peer is not reachable from here: pin NCCL_SOCKET_IFNAME to the interface that "
+    "routes between the nodes (not docker0/lo/virbr), and check firewalls between them.",
+    source="NCCL src/misc/socket.cc ('Net : Connect to %s failed : %s')",
+    fixture="node1:4251:4312 [0] misc/socket.cc:456 NCCL WARN Net : Connect to 10.10.1.12<43413> failed : No route to host")
+add("DD717", "mpi-unreachable", C.NETWORK_UNREACHABLE, R.CAUSE,
+    ("are unable to reach each other for", "does not know how to route a message"),
+    "Open MPI finds no network path between two processes (or daemons)", rank=65,
+    remedy="The nodes share no interface Open MPI can use between them: restrict it to routable interfaces "
+    "(`--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0`) and check the network between the nodes.",
+    source="Open MPI help-mca-bml-r2.txt (unreachable proc) / help-routed-*.txt",
+    fixture="At least one pair of MPI processes are unable to reach each other for")
+add("DD718", "ssh-launch-failed", C.NETWORK_UNREACHABLE, R.CAUSE,
+    ("Host key verification failed", "ssh: connect to host", "Permission denied (publickey"),
+    "The launcher's ssh to another node failed", rank=80,
+    regex=r"ssh: connect to host \S+ port \d+: (?:No route to host|Connection timed out|Connection refused|Network is "
+          r"unreachable)|Host key verification failed|Permission denied \(publickey",
+    remedy="mpirun/horovodrun start the remote processes over ssh: make passwordless ssh work from the launch node to "
+    "every node (keys, known_hosts, the ssh port, the host reachable) before the job starts.",
+    source="OpenSSH client messages as mpirun / horovodrun relay them",
+    fixture="ssh: connect to host node02 port 22: No route to host")

@@ -4,11 +4,15 @@ from __future__ import annotations
 from ....model import Category as C
 from ..signature import Role as R, add
 
+# `kubectl get pods` names a TFJob's pods <job>-<replica type>-<index>: the row's pod is the task the status is about
+_POD = r"^\S*?-(?P<job>worker|ps|chief|master|evaluator)-(?P<index>\d+)\s+\d+/\d+\s"
+
 _K8S_OOM = ("The container exceeded its memory limit: raise `resources.limits.memory` (and requests) of that replica, "
             "or lower the batch size and input buffers.")
 
 add("DD800", "k8s-oomkilled", C.OOM_HOST, R.CAUSE, ("OOMKilled",),
-    "Kubernetes: the container was OOM-killed", rank=95, remedy=_K8S_OOM, source="Kubernetes container status reason",
+    "Kubernetes: the container was OOM-killed", rank=95,
+    names=_POD, remedy=_K8S_OOM, source="Kubernetes container status reason",
     fixture="      Reason:       OOMKilled")
 add("DD801", "k8s-node-low-memory", C.OOM_HOST, R.CAUSE,
     ("The node was low on resource: memory", "low on resource: memory", "Memory cgroup out of memory"),
@@ -17,6 +21,7 @@ add("DD801", "k8s-node-low-memory", C.OOM_HOST, R.CAUSE,
     fixture="Warning  Evicted  2m  kubelet  The node was low on resource: memory.")
 add("DD802", "k8s-evicted", C.PREEMPTION, R.CAUSE, ("Evicted", "Preempting", "preempted by", "Preempted"),
     "Kubernetes evicted or preempted the pod", regex=r"\bEvicted\b|\bPreempt(?:ing|ed)\b|preempted by", rank=70,
+    names=_POD,
     remedy="The pod was removed by the cluster (node pressure, a higher-priority pod, a drain): restart from the last "
     "checkpoint; give the job a priority class or reserved capacity.", source="kubelet / kube-scheduler event reasons",
     fixture="Warning  Preempting  5m  default-scheduler  Preempted by default/high-prio-pod on node n1")
@@ -28,6 +33,7 @@ add("DD803", "k8s-insufficient", C.RESOURCE_EXHAUSTION, R.CAUSE,
     fixture="Warning  FailedScheduling  2s (x57 over 15m)  default-scheduler  0/6 nodes are available: 6 Insufficient nvidia.com/gpu.")
 add("DD804", "k8s-backoff", C.PEER_CRASHED, R.SYMPTOM, ("CrashLoopBackOff", "Back-off restarting failed container", "BackOff"),
     "Kubernetes keeps restarting a crashing container", rank=30,
+    names=_POD,
     remedy="The container crashes at start: read its previous log (`kubectl logs --previous`) for the first error.",
     source="kubelet BackOff events", fixture="Warning  BackOff  1m  kubelet  Back-off restarting failed container")
 add("DD805", "k8s-killing-container", C.OOM_HOST, R.CONTEXT, ("Killing container with id", "Need to kill Pod"),
@@ -122,8 +128,8 @@ add("DD820", "slurm-time-limit", C.PREEMPTION, R.CAUSE, ("DUE TO TIME LIMIT",),
     "Slurm cancelled the job at its time limit", rank=85,
     remedy="The job hit its time limit: ask for more time (`--time`), or checkpoint and resubmit (`--requeue`, "
     "`--signal=USR1@120` to save before the kill).", source="slurmstepd", fixture="slurmstepd: error: *** JOB 1234 ON n1 CANCELLED AT 2023-01-01T00:00:00 DUE TO TIME LIMIT ***")
-add("DD821", "slurm-preemption", C.PREEMPTION, R.CAUSE, ("DUE TO PREEMPTION", "CANCELLED AT", "DUE TO NODE FAILURE"),
-    "Slurm cancelled the job step (preemption, node failure or scancel)", regex=r"\*\*\* (?:JOB|STEP) [\d.]+ ON \S+ CANCELLED AT \S+(?: DUE TO (?P<why>[A-Z ]+))?",
+add("DD821", "slurm-preemption", C.PREEMPTION, R.CAUSE, ("DUE TO PREEMPTION", "CANCELLED AT"),
+    "Slurm cancelled the job step (preemption or scancel)", regex=r"\*\*\* (?:JOB|STEP) [\d.]+ ON \S+ CANCELLED AT \S+(?: DUE TO (?P<why>[A-Z ]+))?",
     rank=60, remedy="The step was cancelled from outside (preemption, scancel, a node failure): resubmit with `--requeue` "
     "and resume from the last checkpoint.", source="slurmstepd",
     fixture="slurmstepd: error: *** STEP 4714782.0 ON ib12gpu-001 CANCELLED AT 2023-11-29T15:47:21 ***")
@@ -201,3 +207,16 @@ add("DD835", "tfos-reservation", C.CONFIG_TF_CONFIG, R.CONTEXT, ("'job_name':",)
     remedy="Each TF task needs its own executor: set num_executors to the cluster size and one task per executor "
     "(spark.executor.cores = spark.task.cpus).", source="TensorFlowOnSpark TFCluster reservations",
     fixture="{'addr': ('worker1', 33132), 'task_index': 0, 'port': 50483, 'host': 'worker1', 'ppid': 25378, 'job_name': 'ps', 'tb_pid': 0}")
+
+# -- coverage audit (message probes, tests/probes/messages.tsv) ------------------------------------------------------
+add("DD838", "k8s-disk-pressure", C.RESOURCE_EXHAUSTION, R.CAUSE, ("The node had condition: [DiskPressure]",),
+    "Kubernetes evicted the pod because its node ran low on disk", rank=90,
+    remedy="The node's disk (images, container logs, emptyDir, checkpoints on local disk) is full: write large files to a "
+    "volume, set ephemeral-storage requests/limits, and clean the node.", source="kubelet eviction manager (node condition message)",
+    fixture="Warning  Evicted  12m  kubelet  The node had condition: [DiskPressure].")
+add("DD839", "slurm-node-fail", C.PEER_CRASHED, R.CAUSE, ("DUE TO NODE FAILURE",),
+    "Slurm cancelled the job because one of its nodes failed", rank=70,
+    remedy="A node of the allocation failed (Slurm marked it DOWN): the job lost that host, not its own fault; resubmit "
+    "(`--requeue`, `--no-kill` to keep the rest) and resume from the last checkpoint.", source="slurmstepd",
+    fixture="slurmstepd: error: *** JOB 812345 ON gpu-node06 CANCELLED AT 2023-04-02T11:20:31 DUE TO NODE FAILURE, SEE "
+            "SLURMCTLD LOG FOR DETAILS ***")

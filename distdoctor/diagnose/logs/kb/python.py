@@ -16,14 +16,16 @@ add("DD861", "python-traceback", C.USER_CODE_ERROR, R.CONTEXT, ("Traceback (most
     fixture="Traceback (most recent call last):")
 add("DD862", "python-import", C.VERSION_MISMATCH, R.CAUSE,
     ("ModuleNotFoundError", "ImportError", "undefined symbol", "No module named", "cannot import name",
-     "version `GLIBC", "was compiled against", "compiled using NumPy 1.x cannot be run in"),
+     "version `GLIBC", "was compiled against", "compiled using NumPy 1.x cannot be run in", "compiled against API version",
+     "Descriptors cannot be created directly"),
     "A module or shared library does not load: the environment differs from what the code needs",
-    regex=r"ModuleNotFoundError|ImportError|undefined symbol|No module named|cannot import name|version `GLIBC|was compiled against|compiled using NumPy",
+    regex=r"ModuleNotFoundError|ImportError|undefined symbol|No module named|cannot import name|version `GLIBC|was compiled against"
+          r"|compiled using NumPy|compiled against API version|Descriptors cannot be created directly",
     rank=60, remedy="Install the same packages (TensorFlow, tf-keras, extensions such as Horovod) in every task's "
     "environment; rebuild extensions against the installed TensorFlow.", source="CPython import system / the dynamic loader",
     fixture="ImportError: /usr/lib/python3/dist-packages/horovod/tensorflow/mpi_lib.so: undefined symbol: _ZN10tensorflow8OpKernel")
 add("DD863", "python-memoryerror", C.OOM_HOST, R.CAUSE, ("MemoryError", "std::bad_alloc"),
-    "The process could not allocate host memory", regex=r"^(?:\w+\.)*MemoryError\b|std::bad_alloc", rank=75,
+    "The process could not allocate host memory", regex=r"^(?:\w+\.)*(?:_Array)?MemoryError\b|std::bad_alloc", rank=75,
     remedy="Lower the batch size, shuffle/prefetch buffers and caches, or give the task more memory.",
     source="CPython MemoryError / libstdc++", fixture="MemoryError: Unable to allocate 7.45 GiB for an array")
 add("DD864", "python-network", C.NETWORK_UNREACHABLE, R.CAUSE,
@@ -49,7 +51,8 @@ add("DD867", "python-permission", C.CONFIG_TF_CONFIG, R.CAUSE, ("PermissionError
     source="CPython PermissionError / TensorFlow PermissionDeniedError",
     fixture="tensorflow.python.framework.errors_impl.PermissionDeniedError: /mnt/ckpt; Permission denied")
 add("DD868", "tf-not-found-path", C.USER_CODE_ERROR, R.CAUSE, ("NotFoundError", "No such file or directory"),
-    "A file the task needs does not exist on its node", regex=r"NotFoundError|No such file or directory", rank=45,
+    "A file the task needs does not exist on its node",
+    regex=r"^(?!.*(?:dlerror|Could not load dynamic library)).*(?:NotFoundError|No such file or directory)", rank=45,
     remedy="The path must exist on every node (a shared file system or object store), not only where you tested.",
     source="TensorFlow NotFoundError / POSIX ENOENT", fixture="tensorflow.python.framework.errors_impl.NotFoundError: /data/train-00000; No such file or directory")
 

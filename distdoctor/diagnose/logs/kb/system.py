@@ -152,3 +152,27 @@ add("DD784", "tf-cuda-compute-capability", C.VERSION_MISMATCH, R.CONTEXT,
     fixture="W tensorflow/core/common_runtime/gpu/gpu_device.cc:2211] TensorFlow was not built with CUDA kernel binaries "
             "compatible with compute capability 9.0. CUDA kernels will be jit-compiled from PTX, which could take 30 "
             "minutes or longer.")
+
+# -- coverage audit (message probes, tests/probes/messages.tsv) -------------------------------------------------------
+add("DD785", "gpu-oom-disguised", C.OOM_GPU, R.CAUSE,
+    ("WhereOp: Race condition between counting", "Dst tensor is not initialized", "Failed to get convolution algorithm",
+     "failed to create cublas handle", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED", "Blas GEMM launch failed"),
+    "An error that TensorFlow raises when the GPU's memory is exhausted, often by another process on the same GPU",
+    rank=60,
+    remedy="GPU memory was exhausted, often by another process on the same GPU (a parameter server or a second worker "
+    "not hidden from it): start processes that need no GPU (parameter servers) with CUDA_VISIBLE_DEVICES='', enable "
+    "memory growth (tf.config.experimental.set_memory_growth / allow_growth), and run one process per GPU; check "
+    "`nvidia-smi` for other holders.",
+    source="TensorFlow where_op.cc (TF issues #6378 and #6760 traced it to a parameter server holding the same GPU), "
+    "gpu_util.cc ('Dst tensor is not initialized.'), conv_ops.cc, cuda_blas.cc ('failed to create cublas handle: '), "
+    "cuda_dnn.cc (strings in the 2.21 wheel's libtensorflow_cc.so.2 / libtensorflow_framework.so.2)",
+    fixture="tensorflow.python.framework.errors.InvalidArgumentError: WhereOp: Race condition between counting the number "
+            "of true elements and writing them.  When counting, saw 1363 elements; but when writing their indices, saw "
+            "12 elements.")
+add("DD786", "thread-create-failed", C.RESOURCE_EXHAUSTION, R.CAUSE,
+    ("pthread_create() failed", "pthread_create failed", "Thread creation via pthread_create"),
+    "The task could not create a thread (process or thread limit reached)", rank=70,
+    remedy="The task hit its thread limit (`ulimit -u`, the container's pids.max) or ran out of memory for stacks: raise "
+    "the limit, or lower inter/intra-op and tf.data parallelism.", source="TensorFlow platform/default/env.cc (CHECK on pthread_create)",
+    fixture="F tensorflow/core/platform/default/env.cc:73] Check failed: ret == 0 (11 vs. 0)Thread creation via "
+            "pthread_create() failed.")

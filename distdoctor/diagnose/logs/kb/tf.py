@@ -144,8 +144,9 @@ add("DD622", "tf-restore-shape-mismatch", C.OTHER, R.CAUSE,
     fixture="InvalidArgumentError: Assign requires shapes of both tensors to match. lhs shape= [4] rhs shape= [3] [[Node: save/Assign_103 = Assign[]]]")
 add("DD623", "tf-nan-check", C.NUMERICAL_DIVERGENCE, R.CAUSE,
     ("Tensor had NaN values", "Tensor had Inf values", "NaN loss during training", "Model diverged with loss = NaN",
-     "CheckNumerics"),
-    "Training diverged: a tensor became NaN/Inf", regex=r"NaN values|Inf values|NaN loss|diverged with loss|CheckNumerics.*(?:NaN|Inf)",
+     "CheckNumerics", "Invalid loss, terminating training"),
+    "Training diverged: a tensor became NaN/Inf",
+    regex=r"NaN values|Inf values|NaN loss|diverged with loss|CheckNumerics.*(?:NaN|Inf)|Invalid loss, terminating training",
     rank=80, remedy="Lower the learning rate (scale it with the global batch carefully), clip gradients, check the input "
     "for NaN, and use a larger per-replica batch for batch norm.", source=SRC + " check_numerics_op.cc / basic_session_run_hooks.py",
     fixture="InvalidArgumentError: Gradient for resnet101/batch_normalization_10/gamma:0 is NaN : Tensor had NaN values")
@@ -162,7 +163,7 @@ add("DD625", "tf-ps-lost-ps-strategy", C.PEER_CRASHED, R.SYMPTOM,
     remedy=_PEER, source=SRC + " cluster_coordinator.py",
     fixture="WARNING:tensorflow:Worker /job:worker/replica:0/task:1 has been temporarily unavailable: failed to connect")
 add("DD626", "tf-collective-param-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
-    ("Mismatched ALLREDUCE", "Mismatched ALLGATHER", "Mismatched BROADCAST", "Mismatched data types", "Mismatched allreduce",
+    ("Mismatched ALLREDUCE", "Mismatched ALLGATHER", "Mismatched BROADCAST", "Mismatched allreduce",
      "Mismatched CPU/GPU", "group_size mismatch", "different group_key", "Expected group_size"),
     "Tasks started one collective with different parameters (device, dtype, group)", rank=75,
     remedy="Every task must run the same collective on the same kind of device with the same dtype: check that each "
@@ -209,6 +210,8 @@ add("DD633", "tf-from-remote-task", C.PEER_CRASHED, R.SYMPTOM, ("From /job:",),
     fixture="tensorflow.python.framework.errors_impl.InvalidArgumentError: From /job:worker/replica:0/task:0:")
 add("DD634", "tf-oom-tensor-gpu", C.OOM_GPU, R.CAUSE, ("OOM when allocating",),
     "A tensor allocation ran out of accelerator memory", regex=r"OOM when allocating.*(?:GPU|gpu|TPU|device:XLA)", rank=85,
+    names=r"/job:(?P<job>(?!localhost\b)[A-Za-z_]+)(?:/replica:\d+)?/task:(?P<index>\d+)/device:(?:GPU|gpu|TPU)",
+    expect="worker:0",
     remedy="Lower the per-replica batch size, enable memory growth (tf.config.experimental.set_memory_growth), and make "
     "sure no other process (a parameter server, another job) holds the same GPU.",
     source=SRC + " bfc_allocator.cc / op_kernel.cc",
@@ -386,3 +389,45 @@ add("DD899", "tf-channel-cache", C.CONFIG_TF_CONFIG, R.CONTEXT, ("Initialize Grp
     remedy="Nothing by itself; the cluster it lists is checked with the preflight rules (diagnose/logs/clusters.py).",
     source=SRC + " grpc_channel.cc (GrpcChannelCache)",
     fixture="2020-01-15 19:13:45.012345: I tensorflow/core/distributed_runtime/rpc/grpc_channel.cc:300] Initialize GrpcChannelCache for job worker -> {0 -> localhost:2000, 1 -> 10.1.2.3:2001}")
+
+# -- coverage audit (message probes, tests/probes/messages.tsv) ------------------------------------------------
+add("DD692", "tf-remote-handle-lost", C.PEER_CRASHED, R.SYMPTOM, ("Unable to find the relevant tensor remote_handle",),
+    "A remote worker no longer holds a tensor this task asked for (the worker restarted)", names=_TASK, rank=40,
+    expect="worker:2", remedy=_RESTARTED + " ParameterServerStrategy's coordinator treats this error as a worker failure "
+    "and retries the function on another worker.",
+    source=_RT + " eager/remote_mgr.cc; distribute/coordinator/cluster_coordinator.py (_is_worker_failure) lists it",
+    fixture="InvalidArgumentError: Unable to find the relevant tensor remote_handle: Op ID: 3187, Output num: 0 "
+            "/job:worker/replica:0/task:2")
+add("DD693", "tf-barrier-timed-out-tasks", C.HANG_STALLED_WORKER, R.WAIT, ("Some timed out task names:",),
+    "A coordination barrier names the tasks that never reached it", rank=55,
+    remedy="The named tasks did not reach the barrier in time: look at their stacks (py-spy dump), input pipelines "
+    "and logs; a task that crashed earlier shows up here too.", source=_RT + " coordination_service.cc (barrier timeout)",
+    names=r"Some timed out task names:\s*/job:(?P<job>[A-Za-z_]+)(?:/replica:\d+)?/task:(?P<index>\d+)",
+    fixture="The first task at the barrier: /job:worker/replica:0/task:0. Some timed out task names:\n/job:worker/replica:0/task:1",
+    expect="worker:1")
+add("DD694", "tf-cluster-registration-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("as cluster registration failed",),
+    "The coordination service gave up: not every task registered in time", rank=60,
+    remedy="Some task never connected to the coordination leader: it crashed before connecting, was never scheduled, or "
+    "cannot reach the leader's address. Check every task's pod/step and that TF_CONFIG's addresses are reachable.",
+    source=_RT + " coordination_service.cc",
+    fixture="E0000 00:00:1712000000.1 991 coordination_service.cc:1187] Stopping coordination service as cluster "
+            "registration failed. This may be due to 1) some tasks crashed earlier before connecting, 2) some tasks "
+            "were never scheduled, or 3) scheduling delays.")
+add("DD695", "tf-op-not-registered", C.VERSION_MISMATCH, R.CAUSE,
+    ("Op type not registered", "No OpKernel was registered to support Op"),
+    "An op in the graph is not in this process's TensorFlow build", rank=70,
+    remedy="The graph uses an op (or a kernel for this device) that this TensorFlow binary lacks: a graph built by a "
+    "newer TF, an extension (Horovod, custom ops, tf.contrib) not loaded or built for this TF, or a CPU-only build "
+    "where a GPU kernel is needed. Run the same TensorFlow and extensions on every task.",
+    source=_RT + " op_registry / op_kernel.cc ('Op type not registered ', 'No OpKernel was registered to support Op ')",
+    fixture="NotFoundError: Op type not registered 'NcclAllReduce' in binary running on worker-1. Make sure the Op and "
+            "Kernel are registered in the binary running in this process.")
+add("DD696", "tf-graphdef-version-skew", C.VERSION_MISMATCH, R.CAUSE,
+    ("GraphDef-interpreting binary is up to date", "NodeDef mentions attr"),
+    "A graph written by another TensorFlow version uses attributes this binary does not know", rank=75,
+    remedy="The task that built the graph runs a newer TensorFlow than the task executing it (TF1 ps/worker: the "
+    "parameter servers or workers differ): run the same TensorFlow version on every task.",
+    source=SRC + " framework/node_def_util.cc",
+    fixture="InvalidArgumentError: NodeDef mentions attr 'explicit_paddings' not in Op<name=Conv2D; ...>; NodeDef: "
+            "{{node conv2d/Conv2D}}. (Check whether your GraphDef-interpreting binary is up to date with your "
+            "GraphDef-generating binary.).")

@@ -51,3 +51,8 @@ add("DD687", "tf1-run-after-stop", C.USER_CODE_ERROR, R.CAUSE, ("Run called even
     "A MonitoredSession was run after it asked to stop", rank=55,
     remedy="Loop with `while not mon_sess.should_stop():` so that no step runs after a hook requested the stop.",
     source=SRC + " training/monitored_session.py (triggered on this machine with TF 2.21's compat.v1)", fixture="RuntimeError: Run called even after should_stop requested.")
+add("DD688", "tf1-master-session-started", C.OTHER, R.CONTEXT, ("Start master session",),
+    "The master created its session: every task it waited for answered", rank=0,
+    remedy="Nothing to do: an earlier 'CreateSession still waiting' was answered.",
+    source=SRC + " distributed_runtime/master_session.cc",
+    fixture="I tensorflow/core/distributed_runtime/master_session.cc:1192] Start master session 3f1a2b4c5d6e7f80 with config: ")

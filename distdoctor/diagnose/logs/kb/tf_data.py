@@ -165,3 +165,12 @@ add("DD677", "keras-backup-restore-unbuilt", C.OTHER, R.CONTEXT, ("To use the Ba
     fixture="WARNING:tensorflow:To use the BackupAndRestore callback, you model must be built before you call `fit()`. "
             "Model <tf_keras.src.engine.sequential.Sequential object at 0x7f3a1c2b4d50> is unbuilt. You can build it "
             "beforehand by calling it on a batch of data.")
+
+add("DD678", "tf-too-few-elements-for-shards", C.DATA_SHARDING_IMBALANCE, R.CAUSE,
+    ("enough elements in this dataset for each shard",),
+    "The input has fewer elements (or files) than there are workers to shard it over", rank=75, remedy=_POLICY,
+    source="TensorFlow 2.2-2.4 tf.data auto-sharding (data/experimental/auto_shard_dataset_op / rebatch); the wording "
+    "is as users quote it in public threads, it is not in the 2.21 wheel",
+    fixture="InvalidArgumentError: There aren't enough elements in this dataset for each shard to have at least one "
+            "element (# elems = 1, # shards = 2). If you are using datasets with distribution strategy, consider "
+            "setting the auto sharding policy to either DATA or OFF")
