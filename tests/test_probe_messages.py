@@ -19,13 +19,6 @@ from distdoctor.diagnose.command import diagnose_paths
 TSV = Path(__file__).resolve().parent / "probes" / "messages.tsv"
 
 KNOWN: dict[str, str] = {
-    "hang_stalled_worker-01": "the barrier-timeout line is also a DEADLINE_EXCEEDED symptom, and symptoms outrank waits",
-    "hang_stalled_worker-04": "one rank missing from every stalled Horovod tensor is read as a collective mismatch",
-    "oom_host-10": "a SIGKILL after the task's own low-memory warnings is read as a kill from outside",
-    "config_tf_config-05": "the JSONDecodeError is judged by its own line; the TF_CONFIG frame above it is not read",
-    "segfault_core_dump-05": "the rank on the mpirun line is not carried to the segfault signature on the same line",
-    "other-05": "a CreateSession wait that the same log shows answered (Start master session) still reads as a hang",
-    "other-06": "a retry line followed by training progress still reads as a failure",
 }
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from ...model import Category, Status
 from .clusters import defects, printed_clusters
+from .progress import progress_of
 from .scan import Hit, StreamFacts
 from .signature import Role
 
@@ -105,14 +106,19 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
 
 def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     benign_lines = {(h.stream, h.line_no) for h in hits if h.sig.role == Role.BENIGN}
-    job = _Job(hits=[h for h in hits if h.sig.role != Role.BENIGN and (h.stream, h.line_no) not in benign_lines],
+    recovered = _ends_in_progress(facts)
+    job = _Job(hits=[h for h in hits if h.sig.role != Role.BENIGN and (h.stream, h.line_no) not in benign_lines
+                     and not _retried_then_recovered(h, recovered)],
                facts={f.name: f for f in facts})
     for i, h in enumerate(hits):
         job.order[id(h)] = i
     benign = [h for h in hits if h.sig.role == Role.BENIGN]
     carried = _carry_from_task(job)
     causes, demoted = _causes(job)
-    symptoms = job.of(role=Role.SYMPTOM) + demoted
+    # a line that is evidence of waiting (a barrier or collective timeout) is read as the wait, not as the generic
+    # DEADLINE_EXCEEDED / exception symptom its text also matches
+    wait_lines = {(h.stream, h.line_no) for h in job.of(role=Role.WAIT)}
+    symptoms = [h for h in job.of(role=Role.SYMPTOM) + demoted if (h.stream, h.line_no) not in wait_lines]
     waits = _unanswered(job, job.of(role=Role.WAIT))
 
     special = _special(job, causes, symptoms, waits)
@@ -133,6 +139,21 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
         cons = _distinct(root, sorted(symptoms, key=lambda h: _key(job, h)))[:6]
         conf = "high" if root.sig.rank >= SPECIFIC_RANK else ("medium" if root.sig.rank >= 45 else "low")
         alts = _alternatives(job, causes, symptoms, root)
+        frame = _raised_reading_tf_config(job, root)
+        if frame is not None:
+            return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=culprit, confidence="medium",
+                           code=frame.sig.code, summary=f"the task raised while reading TF_CONFIG: {root.text[:200]}",
+                           remedy=frame.sig.remedy, root=root, context=(frame,), consequences=cons, alternatives=alts,
+                           looked_at=_looked(job), settle="the TF_CONFIG value the task was started with")
+        oom = _killed_short_of_memory(job, root, culprit)
+        if oom:
+            return Verdict(status=Status.FAILED, category=Category.OOM_HOST, culprit=culprit, confidence="medium",
+                           code=root.sig.code, summary=f"{culprit or 'a task'} was killed (SIGKILL) after it warned "
+                           f"that its memory was nearly exhausted: most likely the OOM killer: {root.text[:200]}",
+                           remedy="Give the task more memory or lower its use (batch size, shuffle/prefetch buffers, "
+                                  "caches); `dmesg` on its node shows the OOM killer's record.",
+                           root=root, context=tuple(oom[:3]), consequences=cons, alternatives=alts,
+                           looked_at=_looked(job), settle="`dmesg` (or the memory cgroup's oom_kill count) on that node")
         return Verdict(status=Status.FAILED, category=root.sig.category, culprit=culprit, confidence=conf,
                        code=root.sig.code, summary=_summary(root, culprit), remedy=root.sig.remedy, root=root,
                        consequences=cons, alternatives=alts, looked_at=_looked(job), settle=_settle(culprit, root))
@@ -185,17 +206,63 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
 # -- steps of the policy -------------------------------------------------------------------------------------------
 
 _STARTUP_WAITS = ("tf-waiting-for-tasks", "tf-example-stragglers")
+# a wait, and the line that shows it answered later in the same log
+_ANSWERED_BY = {"tf-waiting-for-tasks": "tf-cluster-joined", "tf-example-stragglers": "tf-cluster-joined",
+                "tf-create-session-waiting": "tf1-master-session-started"}
 
 
 def _unanswered(job: _Job, waits: list[Hit]) -> list[Hit]:
-    """A start-up wait for peers that the same log later shows answered (tasks joined) is a normal start."""
-    joined = [h for h in job.of("tf-cluster-joined")]
+    """A start-up wait for peers that the same log later shows answered (tasks joined, the master session started)
+    is a normal start."""
     out = []
     for w in waits:
-        if w.sig.name in _STARTUP_WAITS and any(j.stream == w.stream and j.line_no > w.line_no for j in joined):
+        answer = _ANSWERED_BY.get(w.sig.name)
+        if answer and any(j.stream == w.stream and j.line_no > w.line_no for j in job.of(answer)):
             continue
         out.append(w)
     return out
+
+
+_RETRY = re.compile(r"(?i)\bwill retry\b|\bretrying\b")
+
+
+def _ends_in_progress(facts: list[StreamFacts]) -> set[str]:
+    """Streams whose last lines are training progress (epochs, steps): whatever they retried before, they recovered."""
+    out = set()
+    for f in facts:
+        last = [t for t in f.tail if t.strip()][-3:]
+        if any(progress_of(t) is not None for t in last):
+            out.add(f.name)
+    return out
+
+
+def _retried_then_recovered(h: Hit, recovered: set[str]) -> bool:
+    """A line that says it will retry is no failure when the same log then goes on training."""
+    return h.stream in recovered and bool(_RETRY.search(h.text))
+
+
+def _raised_reading_tf_config(job: _Job, root: Hit) -> Hit | None:
+    """A generic exception right below a frame that reads TF_CONFIG (a script's os.environ['TF_CONFIG'], or TF's own
+    cluster-reading code when the fragment has no traceback header) was raised by TF_CONFIG's content."""
+    if root.sig.name != "python-exception":
+        return None
+    near = [h for h in job.of("python-tf-config-frame", "python-cluster-config-frame")
+            if h.stream == root.stream and 0 < root.line_no - h.line_no <= 3]
+    return near[-1] if near else None
+
+
+_KILLS = ("mpirun-rank-died", "shell-killed", "exit-137", "srun-task-exited", "launcher-first-process-failed")
+_SIGKILL = re.compile(r"signal 9\b|\bKilled\b|\b137\b")
+
+
+def _killed_short_of_memory(job: _Job, root: Hit, culprit: str | None) -> list[Hit]:
+    """A task killed (SIGKILL) after it warned that host memory was nearly exhausted was, most likely, OOM-killed:
+    the warnings it printed before the kill, else nothing."""
+    if root.sig.name not in _KILLS or not _SIGKILL.search(root.text):
+        return []
+    at = job.order.get(id(root), 0)
+    return [h for h in job.of("tf-allocator-warning") if "free system memory" in h.text
+            and job.order.get(id(h), 0) < at and (culprit is None or h.writer in (None, culprit))]
 
 
 def _carry_from_task(job: _Job) -> dict[int, str]:
@@ -249,7 +316,8 @@ def _nearby_task(job: _Job, root: Hit) -> str | None:
     same = [h for h in job.hits if h.sig.code == root.sig.code and _task_of(h)]
     if same:
         return _task_of(same[0])
-    near = [h for h in job.hits if h.stream == root.stream and h.named and 0 < h.line_no - root.line_no <= 3]
+    near = [h for h in job.hits if h.stream == root.stream and h.named and 0 <= h.line_no - root.line_no <= 3
+            and h is not root]
     return near[0].named if near else None
 
 
@@ -298,6 +366,15 @@ def _special(job: _Job, causes: list[Hit], symptoms: list[Hit], waits: list[Hit]
                            settle="how long the save took (the checkpoint file's timestamps)")
         if _missing_ranks(job) and len(stalls) >= 1 and not symptoms:
             missing = _missing_ranks(job)
+            if len(missing) == 1 and missing[0].startswith("rank:"):
+                # one rank missing from every stalled tensor, the others missing from none: that rank submitted
+                # nothing (stuck or behind), rather than something else (a mismatch lists ranks on both sides)
+                return Verdict(status=Status.HUNG, category=Category.HANG_STALLED_WORKER, culprit=missing[0],
+                               confidence="low", code=first.sig.code,
+                               summary=f"every other rank waits in a collective that {missing[0]} never joined: it is "
+                                       "stuck or far behind", remedy="Look at what that rank was doing (a stack dump: "
+                               "py-spy dump, its input pipeline, I/O, a checkpoint it was writing).", root=first,
+                               looked_at=_looked(job), settle=f"a stack dump of {missing[0]} during the stall")
             nums = sorted(int(t.split(":")[1]) for t in missing if t.startswith("rank:"))
             if len(nums) >= 4 and nums == list(range(nums[0], nums[-1] + 1)):
                 return Verdict(status=Status.HUNG, category=Category.CONFIG_MISMATCH_ACROSS_WORKERS, culprit=None,
@@ -329,8 +406,8 @@ def _missing_ranks(job: _Job) -> list[str]:
         m = _RANKS.search(h.text)
         if m:
             out += [f"rank:{int(x)}" for x in m.group(1).replace(" ", "").split(",") if x.isdigit()]
-        elif h.text.strip().lower().startswith("missing ranks"):
-            out.append("(listed)")
+        elif h.text.strip().lower().startswith("missing ranks") and not job.of("horovod-missing-rank-entry"):
+            out.append("(listed)")    # a header whose entries (`1: [tensor, ...]`) were not recognised
     return sorted(set(out), key=lambda t: (len(t), t))
 
 

@@ -84,8 +84,9 @@ add("DD722", "horovod-missing-ranks", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT, ("m
     remedy="The listed ranks never submitted the collective: they are on another code path or have finished.",
     source="Horovod common/stall_inspector.cc", fixture="NmtModel/HorovodAllreduce_grad_0 [missing ranks: 3, 6]")
 add("DD737", "horovod-missing-rank-entry", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT,
-    (": [allreduce", ": [allgather", ": [broadcast", ": [alltoall"),
-    "Horovod's stall inspector: one missing rank and the tensor it never submitted", regex=r"^(?P<rank>\d+): \[", rank=0,
+    (": [allreduce", ": [allgather", ": [broadcast", ": [alltoall", ": [Distributed", ": [Horovod"),
+    "Horovod's stall inspector: one missing rank and the tensor it never submitted (unnamed tensors are "
+    "allreduce.noname.N; Horovod's TensorFlow wrappers name theirs DistributedXxx_Allreduce/... or HorovodAllreduce_...)", regex=r"^(?P<rank>\d+): \[", rank=0,
     remedy="That rank never submitted the listed collective.", source="Horovod common/stall_inspector.cc",
     fixture="3: [allreduce.noname.222700]", expect="rank:3")
 add("DD723", "horovod-version-mismatch", C.VERSION_MISMATCH, R.CAUSE, ("HorovodVersionMismatchError", "installed with version"),

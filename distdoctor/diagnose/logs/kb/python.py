@@ -98,3 +98,11 @@ add("DD898", "python-cluster-config-frame", C.CONFIG_TF_CONFIG, R.CONTEXT,
     source="TensorFlow distribute/multi_worker_util.py, cluster_resolver/tfconfig_cluster_resolver.py, "
     "training/server_lib.py, estimator/run_config.py (the functions that parse and validate TF_CONFIG)",
     fixture='  File "/usr/local/lib/python3.8/dist-packages/tensorflow/python/distribute/multi_worker_util.py", line 82, in _validate_cluster_spec')
+add("DD875", "python-tf-config-frame", C.CONFIG_TF_CONFIG, R.CONTEXT,
+    ("environ['TF_CONFIG']", 'environ["TF_CONFIG"]', "environ.get('TF_CONFIG'",
+     'environ.get("TF_CONFIG"', "getenv('TF_CONFIG'", 'getenv("TF_CONFIG"'),
+    "A traceback source line of a script that reads TF_CONFIG", rank=0,
+    remedy="An exception raised right below this frame was raised while reading TF_CONFIG: fix the variable (valid "
+    "JSON with `cluster` and `task`; `distdoctor check --static` validates it).",
+    source="user training scripts as their tracebacks quote them (TF's own frames: DD898)",
+    fixture="    return json.loads(os.environ.get('TF_CONFIG', '{}'))")
