@@ -315,3 +315,9 @@ add("DD718", "ssh-launch-failed", C.NETWORK_UNREACHABLE, R.CAUSE,
     "every node (keys, known_hosts, the ssh port, the host reachable) before the job starts.",
     source="OpenSSH client messages as mpirun / horovodrun relay them",
     fixture="ssh: connect to host node02 port 22: No route to host")
+add("DD719", "gloo-full-mesh-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("connectFullMesh failed",),
+    "Gloo could not connect every pair of ranks", rank=60,
+    remedy="Gloo opens a TCP connection between every pair of ranks: pick an interface that routes between the nodes "
+    "(HOROVOD_GLOO_IFACE / --network-interface, GLOO_SOCKET_IFNAME) and open the ports between them.",
+    source="Gloo rendezvous (as Horovod's and PyTorch's Gloo backends report it)",
+    fixture="RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error")

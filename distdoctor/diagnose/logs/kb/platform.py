@@ -220,3 +220,15 @@ add("DD839", "slurm-node-fail", C.PEER_CRASHED, R.CAUSE, ("DUE TO NODE FAILURE",
     "(`--requeue`, `--no-kill` to keep the rest) and resume from the last checkpoint.", source="slurmstepd",
     fixture="slurmstepd: error: *** JOB 812345 ON gpu-node06 CANCELLED AT 2023-04-02T11:20:31 DUE TO NODE FAILURE, SEE "
             "SLURMCTLD LOG FOR DETAILS ***")
+add("DD836", "gpu-driver-too-old", C.VERSION_MISMATCH, R.CAUSE,
+    ("nvidia-container-cli: requirement error", "CUDA driver version is insufficient for CUDA runtime version"),
+    "The node's NVIDIA driver is older than the CUDA version the container or TensorFlow needs", rank=80,
+    remedy="Update the driver on that node (or use an image built for an older CUDA); every node that runs the job "
+    "needs a driver at least as new as the image's CUDA.", source="NVIDIA container toolkit / CUDA runtime error strings",
+    fixture="nvidia-container-cli: requirement error: unsatisfied condition: cuda>=11.8, please update your driver to a "
+            "newer version, or use an earlier cuda container: unknown")
+add("DD840", "k8s-node-shutdown", C.PREEMPTION, R.CAUSE, ("imminent node shutdown", "the node is shutting down"),
+    "Kubernetes stopped the pod because its node is shutting down (spot/preemptible reclaim, maintenance)", rank=75,
+    remedy="The node went away under the pod (a preemptible/spot node reclaimed, or maintenance): restart from the last "
+    "checkpoint; handle SIGTERM to save one in the grace period.", source="kubelet graceful node shutdown",
+    fixture="Message: Pod was terminated in response to imminent node shutdown.")

@@ -10,6 +10,8 @@ _NATIVE = ("A native crash: get a core dump or the full stack (faulthandler, `ca
 add("DD760", "cuda-oom", C.OOM_GPU, R.CAUSE, ("CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "cudaErrorMemoryAllocation",
                                              "out of memory trying to allocate", "Cuda failure 'out of memory'"),
     "The GPU ran out of memory", rank=88,
+    # the BFC allocator's retry warning says itself that it is no failure
+    regex=r"^(?!.*The caller indicates that this is not a failure)",
     remedy="Lower the per-replica batch size, enable memory growth, and check that no other process (a parameter server "
     "on the same GPU, another job) holds the GPU (`nvidia-smi`).", source="CUDA driver errors as TensorFlow logs them (cuda_driver.cc)",
     fixture="E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 512.00M (536870912 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
@@ -33,14 +35,18 @@ add("DD763", "cudnn-version", C.VERSION_MISMATCH, R.CAUSE,
 add("DD764", "native-segv", C.SEGFAULT_CORE_DUMP, R.CAUSE,
     ("Segmentation fault", "SIGSEGV", "Signal: Segmentation fault", "signal 11", "Bus error", "SIGBUS", "Illegal instruction",
      "SIGILL", "Floating point exception", "SIGFPE", "Fatal Python error: Segmentation fault", "*** Received signal 11",
-     "Received signal 11"),
+     "Received signal 11", "exited on signal 6", "exited on signal 7", "exited on signal 8"),
     "A task died from a native crash (segmentation fault, bus error, ...)", rank=80,
-    regex=r"(?i)segmentation fault|sigsegv|signal 11\b|bus error|sigbus|floating point exception|sigfpe|signal: segmentation",
+    regex=r"(?i)segmentation fault|sigsegv|signal 11\b|bus error|sigbus|floating point exception|sigfpe|signal: segmentation"
+          r"|exited on signal [678]\b",
     remedy=_NATIVE, source="kernel signal names as Python, glibc, Open MPI and shells print them",
     fixture="[HOST:12252] Signal: Segmentation fault (11)")
 add("DD765", "native-abort", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("Aborted (core dumped)", "*** Received signal 6", "SIGABRT",
-                                                          "terminate called after throwing", "Fatal Python error: Aborted"),
-    "A task aborted (uncaught C++ exception, failed assertion)", rank=40, remedy=_NATIVE,
+                                                          "terminate called after throwing", "Fatal Python error: Aborted",
+                                                          "terminate called without an active exception",
+                                                          "double free or corruption", "free(): invalid pointer",
+                                                          "malloc(): corrupted", "corrupted size vs. prev_size"),
+    "A task aborted (uncaught C++ exception, failed assertion, heap corruption detected by glibc)", rank=40, remedy=_NATIVE,
     source="glibc / libstdc++ / absl failure signal handler", fixture="terminate called after throwing an instance of 'std::runtime_error'")
 add("DD766", "check-failed", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("Check failed:", "CHECK failed"),
     "A C++ CHECK failed inside TensorFlow (the process aborts)", rank=65,

@@ -144,9 +144,10 @@ add("DD622", "tf-restore-shape-mismatch", C.OTHER, R.CAUSE,
     fixture="InvalidArgumentError: Assign requires shapes of both tensors to match. lhs shape= [4] rhs shape= [3] [[Node: save/Assign_103 = Assign[]]]")
 add("DD623", "tf-nan-check", C.NUMERICAL_DIVERGENCE, R.CAUSE,
     ("Tensor had NaN values", "Tensor had Inf values", "NaN loss during training", "Model diverged with loss = NaN",
-     "CheckNumerics", "Invalid loss, terminating training"),
+     "CheckNumerics", "Invalid loss, terminating training", "Nan in summary histogram for"),
     "Training diverged: a tensor became NaN/Inf",
-    regex=r"NaN values|Inf values|NaN loss|diverged with loss|CheckNumerics.*(?:NaN|Inf)|Invalid loss, terminating training",
+    regex=r"NaN values|Inf values|NaN loss|diverged with loss|CheckNumerics.*(?:NaN|Inf)|Invalid loss, terminating training"
+          r"|Nan in summary histogram",
     rank=80, remedy="Lower the learning rate (scale it with the global batch carefully), clip gradients, check the input "
     "for NaN, and use a larger per-replica batch for batch norm.", source=SRC + " check_numerics_op.cc / basic_session_run_hooks.py",
     fixture="InvalidArgumentError: Gradient for resnet101/batch_normalization_10/gamma:0 is NaN : Tensor had NaN values")
@@ -431,3 +432,12 @@ add("DD696", "tf-graphdef-version-skew", C.VERSION_MISMATCH, R.CAUSE,
     fixture="InvalidArgumentError: NodeDef mentions attr 'explicit_paddings' not in Op<name=Conv2D; ...>; NodeDef: "
             "{{node conv2d/Conv2D}}. (Check whether your GraphDef-interpreting binary is up to date with your "
             "GraphDef-generating binary.).")
+add("DD697", "tf-session-without-cluster", C.CONFIG_TF_CONFIG, R.CAUSE, ("but available devices are",),
+    "The graph is pinned to a cluster job, but the session only has this process's local devices",
+    regex=r"explicitly assigned to /job:(?!localhost\b)\w+.*available devices are \[ ?/job:localhost", rank=70,
+    remedy="The session was not created against the cluster: pass the tf.distribute.Server's target to the session "
+    "(MonitoredTrainingSession(master=server.target)) and start the server from a cluster spec (TF_CONFIG) that lists "
+    "the jobs the graph uses.", source=SRC + " placer.cc / colocation_graph.cc ('but available devices are [ ')",
+    fixture="InvalidArgumentError: Cannot assign a device for operation 'global_step': Operation was explicitly assigned "
+            "to /job:ps/task:0 but available devices are [ /job:localhost/replica:0/task:0/device:CPU:0 ]. Make sure the "
+            "device specification refers to a valid device.")
