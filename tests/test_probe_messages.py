@@ -85,3 +85,18 @@ def test_probe(probe, tmp_path):
     assert cat == probe["category"], (code, culprit)
     if probe["culprit"]:
         assert culprit == probe["culprit"], (code, cat)
+
+
+@pytest.mark.parametrize("last, category", [
+    ("tensorflow.python.framework.errors.InvalidArgumentError: WhereOp: Race condition between counting the number of "
+     "true elements and writing them.  When counting, saw 1363 elements; but when writing their indices, saw 12 elements.",
+     "oom_gpu"),
+    ("ValueError: Shapes (None, 10) and (None, 1) are incompatible", "user_code_error")])
+def test_a_cause_signature_reads_the_exception_the_structural_rule_only_saw_raised(tmp_path, last, category):
+    """With a per-task log the structural rule knows that worker:1 raised; the signature on the exception's own line
+    knows what it means (here a GPU out of memory in disguise), so its category stands; a plain error stays the code's."""
+    log = tmp_path / "worker-1.log"
+    log.write_text("Traceback (most recent call last):\n  File \"train.py\", line 10, in <module>\n    sess.run(op)\n"
+                   + last + "\n")
+    diag, _ = diagnose_paths([str(log)], detected_at=0.0)
+    assert (diag.root_cause.category.value, diag.root_cause.culprit) == (category, "worker:1")

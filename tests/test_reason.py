@@ -112,3 +112,73 @@ def test_shutdown_noise_is_not_a_failure():
     v = verdict("E0000 00:00:1.0 1 coordination_service_agent.cc:490] Failed to disconnect from coordination service "
                 "with status: DEADLINE_EXCEEDED: Deadline Exceeded\n")
     assert v.status == Status.UNKNOWN
+
+
+# -- behaviours added by the message-probe audit (tests/probes/messages.tsv) --------------------------------------
+
+def test_a_barrier_timeout_is_a_wait_naming_the_late_task_not_a_deadline_symptom():
+    v = verdict("tensorflow.python.framework.errors_impl.DeadlineExceededError: Barrier timed out. Id: sync. This usually "
+                "happens because a task triggered the barrier too early or too slowly.\n"
+                "# of tasks that reached the barrier: 1/2.\n"
+                "The first task at the barrier: /job:worker/replica:0/task:0. Some timed out task names:\n"
+                "/job:worker/replica:0/task:1\n")
+    assert (v.status, v.category, v.culprit) == (Status.HUNG, Category.HANG_STALLED_WORKER, "worker:1")
+
+
+def test_one_horovod_rank_missing_from_every_stalled_tensor_is_a_stalled_worker():
+    stall = ("W horovod/common/stall_inspector.cc:107] One or more tensors were submitted to be reduced, gathered or "
+             "broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds.\n"
+             "Missing ranks:\n")
+    v = verdict(stall + "1: [DistributedGradientTape_Allreduce/cond_0/HorovodAllreduce_grads_0_0]\n"
+                        "1: [DistributedGradientTape_Allreduce/cond_1/HorovodAllreduce_grads_1_0]\n")
+    assert (v.status, v.category, v.culprit) == (Status.HUNG, Category.HANG_STALLED_WORKER, "rank:1")
+    # ranks missing on both sides submitted different tensors: a mismatch, not one late rank
+    v = verdict(stall + "0: [allreduce.noname.1]\n1: [allreduce.noname.2]\n")
+    assert v.category == Category.HANG_COLLECTIVE_MISMATCH
+
+
+def test_a_retry_is_no_failure_when_the_log_then_goes_on_training():
+    retry = ("I0000 grpc_util.cc:86] Failed to get dispatcher version from dispatcher running at d:5050: UNAVAILABLE: "
+             "failed to connect to all addresses. Will retry in 1534ms.\n")
+    v = verdict(retry + "Epoch 1/3\n100/100 [==============================] - 12s 98ms/step - loss: 0.69\n")
+    assert v.status in (Status.UNKNOWN, Status.SUCCEEDED) and v.category == Category.OTHER
+    assert verdict(retry).status == Status.FAILED      # retries with nothing after them are still evidence
+
+
+def test_a_create_session_wait_answered_by_the_master_session_is_not_a_hang():
+    wait = "I master.cc:267] CreateSession still waiting for response from worker: /job:ps/replica:0/task:0\n"
+    v = verdict(wait + "I master_session.cc:1192] Start master session 3f1a2b4c5d6e7f80 with config: \n"
+                       "INFO:tensorflow:loss = 2.3012, step = 1\n")
+    assert v.status != Status.HUNG and v.category == Category.OTHER
+    assert verdict(wait).status == Status.HUNG
+
+
+def test_a_sigkill_after_the_tasks_own_low_memory_warnings_is_a_host_oom():
+    warn = "[1,1]<stderr>:W cpu_allocator_impl.cc:81] Allocation of 4294967296 exceeds 10% of free system memory.\n"
+    kill = "mpirun noticed that process rank 1 with PID 7721 on node n1 exited on signal 9 (Killed).\n"
+    v = verdict(warn + kill)
+    assert (v.category, v.culprit, v.confidence) == (Category.OOM_HOST, "rank:1", "medium")
+    # another task's warning says nothing about this task's kill
+    v = verdict(warn.replace("[1,1]", "[1,0]") + kill)
+    assert v.category == Category.PEER_CRASHED
+
+
+def test_an_exception_raised_reading_tf_config_is_a_config_error():
+    v = verdict("  File \"/x/tfconfig_cluster_resolver.py\", line 35, in _load_tf_config\n"
+                "    return json.loads(os.environ.get('TF_CONFIG', '{}'))\n"
+                "json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)\n")
+    assert v.category == Category.CONFIG_TF_CONFIG
+    v = verdict("  File \"train.py\", line 9, in <module>\n    cfg = json.loads(open('c.json').read())\n"
+                "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n")
+    assert v.category == Category.USER_CODE_ERROR
+
+
+def test_the_rank_a_launcher_line_names_is_the_culprit_of_the_crash_it_reports():
+    v = verdict("mpirun noticed that process rank 1 with PID 4242 on node gpu2 exited on signal 11 (Segmentation fault).\n")
+    assert (v.category, v.culprit) == (Category.SEGFAULT_CORE_DUMP, "rank:1")
+
+
+def test_a_gpu_oom_on_a_local_device_names_no_task_but_a_cluster_device_does():
+    base = "ResourceExhaustedError: OOM when allocating tensor with shape[64,256] and type float on {} by allocator GPU_0_bfc\n"
+    assert verdict(base.format("/job:localhost/replica:0/task:0/device:GPU:0")).culprit is None
+    assert verdict(base.format("/job:worker/replica:0/task:2/device:GPU:0")).culprit == "worker:2"
