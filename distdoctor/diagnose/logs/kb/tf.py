@@ -21,7 +21,9 @@ add("DD601", "tf-tasks-crashed", C.PEER_CRASHED, R.SYMPTOM, ("The tasks have cra
     source=SRC + " coordination_service_agent.cc",
     fixture="UNAVAILABLE: The tasks have crashed. Check the task logs for an earlier error to debug further. /job:worker/replica:0/task:1")
 add("DD602", "tf-collective-aborted", C.PEER_CRASHED, R.SYMPTOM, ("Collective ops is aborted by",),
-    "A collective was aborted because of an error elsewhere", names=_TASK, rank=35, remedy=_PEER,
+    # rank 36: the collective was under way, so its peers had connected; a connect failure quoted after "aborted by"
+    # (rank 35 on its own) is a peer that went away, not one that was never reachable
+    "A collective was aborted because of an error elsewhere", names=_TASK, rank=36, remedy=_PEER,
     source=SRC + " collective_ops_utils / base_collective_executor.cc",
     fixture="Collective ops is aborted by: The following tasks are unhealthy (stopped sending heartbeats): /job:worker/replica:0/task:1",
     expect="worker:1")
@@ -85,7 +87,7 @@ add("DD614", "tf-input-ran-out", C.DATA_SHARDING_IMBALANCE, R.CAUSE, ("Your inpu
     fixture="WARNING:tensorflow:Your input ran out of data; interrupting training. Make sure that your dataset or generator can generate at least `steps_per_epoch * epochs` batches (in this case, 1000 batches).")
 add("DD615", "tf-server-bind-failed", C.PORT_IN_USE, R.CAUSE,
     ("Failed to add port to server", "No address added out of total", "Could not start gRPC server", "Address already in use",
-     "Only one usage of each socket address"),
+     "Only one usage of each socket address", "address already in use", "[Errno 98]", "EADDRINUSE"),
     "The task could not bind its gRPC port", rank=85,
     remedy="Another process holds the port (`ss -ltnp | grep PORT`): stop it, or give the task a free port in TF_CONFIG.",
     source=SRC + " grpc_server_lib.cc / gRPC server_chttp2.cc",
@@ -441,3 +443,10 @@ add("DD697", "tf-session-without-cluster", C.CONFIG_TF_CONFIG, R.CAUSE, ("but av
     fixture="InvalidArgumentError: Cannot assign a device for operation 'global_step': Operation was explicitly assigned "
             "to /job:ps/task:0 but available devices are [ /job:localhost/replica:0/task:0/device:CPU:0 ]. Make sure the "
             "device specification refers to a valid device.")
+add("DD698", "tf-api-missing", C.VERSION_MISMATCH, R.CAUSE, ("has no attribute",),
+    "The code uses a TensorFlow API that this TensorFlow version does not have",
+    regex=r"module 'tensorflow(?:\.[\w.]+)?' has no attribute '\w+'", rank=60,
+    remedy="The code was written for another TensorFlow version (TF 1.x APIs such as ConfigProto, Session or contrib on "
+    "TF 2.x, or a newer API on an older TF): use tf.compat.v1 or port the code, or install the version it was written "
+    "for, on every task.", source="CPython AttributeError on the tensorflow module (TF 2.x removed the 1.x top-level APIs)",
+    fixture="AttributeError: module 'tensorflow' has no attribute 'ConfigProto'")
