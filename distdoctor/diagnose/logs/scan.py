@@ -163,7 +163,8 @@ def _named(sig: Signature, text: str, m) -> str | None:
         rank = gd.get("rank") or gd.get("rank2")
         if rank is not None:
             return f"rank:{int(rank)}"
-    # a signature's own `names` pattern is authoritative; without one, a symptom or wait names the task path it quotes
+    # a signature's own `names` pattern is authoritative for task paths; without one, a symptom or wait names the
+    # task path it quotes
     if sig.names_compiled is None and sig.role in (Role.SYMPTOM, Role.WAIT):
         mm = _TASK_PATH.search(text)
         if mm:

@@ -4,15 +4,11 @@ from __future__ import annotations
 from ....model import Category as C
 from ..signature import Role as R, add
 
-# `kubectl get pods` names a TFJob's pods <job>-<replica type>-<index>: the row's pod is the task the status is about
-_POD = r"^\S*?-(?P<job>worker|ps|chief|master|evaluator)-(?P<index>\d+)\s+\d+/\d+\s"
-
 _K8S_OOM = ("The container exceeded its memory limit: raise `resources.limits.memory` (and requests) of that replica, "
             "or lower the batch size and input buffers.")
 
 add("DD800", "k8s-oomkilled", C.OOM_HOST, R.CAUSE, ("OOMKilled",),
-    "Kubernetes: the container was OOM-killed", rank=95,
-    names=_POD, remedy=_K8S_OOM, source="Kubernetes container status reason",
+    "Kubernetes: the container was OOM-killed", rank=95, remedy=_K8S_OOM, source="Kubernetes container status reason",
     fixture="      Reason:       OOMKilled")
 add("DD801", "k8s-node-low-memory", C.OOM_HOST, R.CAUSE,
     ("The node was low on resource: memory", "low on resource: memory", "Memory cgroup out of memory"),
@@ -21,7 +17,6 @@ add("DD801", "k8s-node-low-memory", C.OOM_HOST, R.CAUSE,
     fixture="Warning  Evicted  2m  kubelet  The node was low on resource: memory.")
 add("DD802", "k8s-evicted", C.PREEMPTION, R.CAUSE, ("Evicted", "Preempting", "preempted by", "Preempted"),
     "Kubernetes evicted or preempted the pod", regex=r"\bEvicted\b|\bPreempt(?:ing|ed)\b|preempted by", rank=70,
-    names=_POD,
     remedy="The pod was removed by the cluster (node pressure, a higher-priority pod, a drain): restart from the last "
     "checkpoint; give the job a priority class or reserved capacity.", source="kubelet / kube-scheduler event reasons",
     fixture="Warning  Preempting  5m  default-scheduler  Preempted by default/high-prio-pod on node n1")
@@ -33,7 +28,6 @@ add("DD803", "k8s-insufficient", C.RESOURCE_EXHAUSTION, R.CAUSE,
     fixture="Warning  FailedScheduling  2s (x57 over 15m)  default-scheduler  0/6 nodes are available: 6 Insufficient nvidia.com/gpu.")
 add("DD804", "k8s-backoff", C.PEER_CRASHED, R.SYMPTOM, ("CrashLoopBackOff", "Back-off restarting failed container", "BackOff"),
     "Kubernetes keeps restarting a crashing container", rank=30,
-    names=_POD,
     remedy="The container crashes at start: read its previous log (`kubectl logs --previous`) for the first error.",
     source="kubelet BackOff events", fixture="Warning  BackOff  1m  kubelet  Back-off restarting failed container")
 add("DD805", "k8s-killing-container", C.OOM_HOST, R.CONTEXT, ("Killing container with id", "Need to kill Pod"),
