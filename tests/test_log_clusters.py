@@ -116,3 +116,14 @@ def test_the_same_exception_from_other_code_stays_a_code_error():
     v = verdict(TB + "".join(f'  File "x.py", line {i}, in f\n    g()\n' for i in range(5))
                 + "ValueError: from user code\n", "worker-1.log")
     assert v.category == Category.USER_CODE_ERROR
+
+
+def test_a_channel_cache_that_lists_its_own_task_at_localhost_is_sound():
+    """TF's gRPC server prints itself as localhost in its channel cache: not a peer at loopback."""
+    text = ("I tensorflow/core/distributed_runtime/rpc/grpc_channel.cc:258] Initialize GrpcChannelCache for job worker "
+            "-> {0 -> localhost:12345, 1 -> worker-1:12345}\n"
+            "I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:365] Started server with target: "
+            "grpc://localhost:12345\n")
+    hits, _ = scan_bytes("output.log", text.encode())
+    assert [defects(pc) for pc in printed_clusters(hits)] == [[]]
+    assert verdict(text + WAITING).category == Category.PEER_UNRESPONSIVE

@@ -24,11 +24,6 @@ from distdoctor.diagnose.command import diagnose_paths
 TSV = Path(__file__).resolve().parent / "probes" / "messages.tsv"
 
 KNOWN: dict[str, str] = {
-    "other-04": "a GrpcChannelCache line listing localhost beside a remote host is read as a cluster defect (DD309 via "
-                "logs/clusters.py); TF 1.x's gRPC server prints its own task as localhost there, so a healthy task's "
-                "start-up reads so too (unsettled: which TF versions rewrite the own entry)",
-    "segfault_core_dump-12": "an `srun --label` prefix names its writer worker:N (demux.py), while the Slurm task id is "
-                             "rank:N: the same process under two names (a naming convention to settle in demux.py)",
 }
 
 

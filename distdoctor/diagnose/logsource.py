@@ -122,7 +122,7 @@ def _label_task(style: str, label: str, task_map: dict[str, str]) -> str | None:
     if label in task_map:
         return task_map[label]
     if style == "slurm":
-        return f"worker:{int(label)}"
+        return f"rank:{int(label)}"   # a Slurm task id (SLURM_PROCID), as srun names it
     task = task_from_name(label)
     if task is None and "/" in label:   # kubectl --prefix: [pod/NAME/CONTAINER]
         for part in label.split("/"):

@@ -26,6 +26,7 @@ __all__ = ["PrintedCluster", "printed_clusters", "defects"]
 
 # a defect of the cluster itself, whatever the strategy or TensorFlow version
 STATIC_CODES = frozenset({"DD305", "DD306", "DD307", "DD308", "DD309", "DD313", "DD314"})
+_LOOPBACK = re.compile(r"^(?:localhost|127\.\d+\.\d+\.\d+|\[?::1\]?|0\.0\.0\.0):\d+$")
 _CHANNEL_CACHE = re.compile(r"Initialize GrpcChannelCache for job (?P<job>\w+) -> \{(?P<body>[^}]*)\}")
 
 
@@ -47,7 +48,11 @@ def _channel_job(text: str) -> tuple[str, list[str]] | None:
             by_index[int(idx)] = addr.strip()
     if sorted(by_index) != list(range(len(by_index))):
         return None   # a sparse cache (a task's view of its peers only) is not the whole job
-    return m.group("job").lower(), [by_index[i] for i in range(len(by_index))]
+    job = m.group("job").lower()
+    # TensorFlow's server lists its own task as localhost:PORT in its channel cache (TF 1.x and early 2.x): a
+    # loopback entry there may be the writer itself, so it is not judged as an address the others must reach
+    return job, [f"this-task-{job}-{i}:{by_index[i].rsplit(':', 1)[-1]}" if _LOOPBACK.match(by_index[i])
+                 else by_index[i] for i in range(len(by_index))]
 
 
 def printed_clusters(hits: list[Hit]) -> list[PrintedCluster]:

@@ -67,7 +67,7 @@ def split_prefix(line: str) -> tuple[str | None, str, str | None]:
     if c == " " or c.isdigit():
         m = _SRUN.match(body)
         if m and not body[m.end():m.end() + 1].isdigit():
-            return f"worker:{int(m.group('rank'))}", lead + body[m.end():], "srun"
+            return f"rank:{int(m.group('rank'))}", lead + body[m.end():], "srun"
         return None, line, None
     if c.isalpha() and " | " in body[:90]:
         m = _COMPOSE.match(body)
