@@ -26,6 +26,7 @@ from typing import BinaryIO, Iterable, Sequence
 
 from ..errors import InputError
 from .logs.taskscan import TaskScan, TaskScanner
+from .logs.unwrap import Unwrapper, open_log, open_stream, unwrap_bytes
 
 __all__ = ["LogSource", "Discovery", "discover", "parse_task_map", "task_from_name", "scan_sources",
            "CHUNK", "detect_prefix_style", "split_combined", "scan_all"]
@@ -305,7 +306,7 @@ def _names(items: Sequence[str]) -> str:
 def _sniff_style(path: str, task_map: dict[str, str]) -> str | None:
     try:
         with _open(path) as fh:
-            return detect_prefix_style(fh.read(256 << 10), task_map)
+            return detect_prefix_style(unwrap_bytes(fh.read(256 << 10), _year_of(path)), task_map)
     except (OSError, EOFError, gzip.BadGzipFile):
         return None
 
@@ -313,9 +314,7 @@ def _sniff_style(path: str, task_map: dict[str, str]) -> str | None:
 # -- reading --------------------------------------------------------------------
 
 def _open(path: str) -> BinaryIO:
-    if path.endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
+    return open_log(path)   # gzip by its magic bytes, whatever the name says
 
 
 def _year_of(path: str) -> int:
@@ -345,6 +344,16 @@ def _read_chunks(fh: BinaryIO) -> Iterable[bytes]:
         yield data
 
 
+def _unwrapped(chunks: Iterable[bytes], unwrap: Unwrapper) -> Iterable[bytes]:
+    for data in chunks:
+        data = unwrap.feed(data)
+        if data:
+            yield data
+    rest = unwrap.close()
+    if rest:
+        yield rest
+
+
 def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     """Scan one source (a per-task file or a combined stream). Never raises for I/O trouble."""
     notes: list[str] = []
@@ -358,13 +367,14 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     style = None
     pending = b""
     try:
-        fh = sys.stdin.buffer if src.path == "-" else _open(src.path)
+        fh = open_stream(sys.stdin.buffer) if src.path == "-" else _open(src.path)
     except FileNotFoundError:
         return _FileResult((), (f"{src.name} vanished before it could be read",))
     except OSError as exc:
         return _FileResult((), (f"{src.name} could not be opened: {exc.strerror or exc}",))
+    unwrap = Unwrapper(year)
     try:
-        for data in _read_chunks(fh):
+        for data in _unwrapped(_read_chunks(fh), unwrap):
             sig.feed(data)
             if not legacy:
                 continue
@@ -389,7 +399,7 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
         what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         notes.append(f"{src.name}: reading stopped early ({what}); what was read before is used")
     finally:
-        if fh is not sys.stdin.buffer:
+        if src.path != "-":
             try:
                 fh.close()
             except OSError:

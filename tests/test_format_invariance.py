@@ -1,0 +1,331 @@
+"""Metamorphic tier: HOW a log reaches us must not change what it says.
+
+Every development-corpus case that is diagnosed right today (tests/realworld/realworld-dev minus KNOWN_GAPS) is
+passed through transformations that real users' copies go through -- a Windows copy, colour codes, a Markdown
+quote in a GitHub reply, ``kubectl logs --timestamps``, syslog, a log collector's JSON lines, gzip, a Keras
+progress bar drawn over the same line, another task's lines interleaved by ``kubectl logs --prefix`` or ``srun
+--label`` -- and must get the same verdict (category and culprit) as the untransformed case.
+
+Each transformation is a small pure function ``{file name: bytes} -> {file name: bytes}``.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from distdoctor.diagnose.command import diagnose_paths
+from distdoctor.diagnose.logs.demux import split_prefix, task_from_filename
+from distdoctor.errors import InputError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_realworld_corpus import CASES, CORPUS, KNOWN_GAPS  # noqa: E402
+
+Files = dict[str, bytes]
+GOOD = [c for c in CASES if c not in KNOWN_GAPS]
+
+
+def case_files(case: str) -> Files:
+    return {p.name: p.read_bytes() for p in sorted((CORPUS / case).iterdir()) if p.name != "case.json"}
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """The lines of ``data`` without their ends (a last line without a newline is a line)."""
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+def _per_line(fn: Callable[[bytes], bytes]) -> Callable[[Files], Files]:
+    def apply(files: Files) -> Files:
+        return {name: b"".join(fn(ln) + b"\n" for ln in _lines(data)) for name, data in files.items()}
+    apply.__doc__ = fn.__doc__
+    return apply
+
+
+# -- the transformations --------------------------------------------------------------------------------------
+
+def crlf(files: Files) -> Files:
+    """A copy made on Windows: CRLF line ends."""
+    return {n: b"".join(ln + b"\r\n" for ln in _lines(d)) for n, d in files.items()}
+
+
+def bom(files: Files) -> Files:
+    """A UTF-8 byte-order mark before the first line (Notepad, PowerShell's Out-File)."""
+    return {n: b"\xef\xbb\xbf" + d for n, d in files.items()}
+
+
+trailing_ws = _per_line(lambda ln: ln + b"  \t ")
+tabs_to_spaces = _per_line(lambda ln: ln.expandtabs(4))
+spaces_to_tabs = _per_line(lambda ln: re.sub(rb"^((?:    )+)", lambda m: b"\t" * (len(m.group(1)) // 4), ln))
+
+_LEVEL_WORDS = re.compile(rb"\b(ERROR|WARNING|INFO|FATAL|CRITICAL|Error|Warning|Exception|Traceback|error)\b")
+ansi_words = _per_line(lambda ln: _LEVEL_WORDS.sub(lambda m: b"\x1b[1;31m" + m.group(1) + b"\x1b[0m", ln))
+ansi_lines = _per_line(lambda ln: b"\x1b[31m" + ln + b"\x1b[0m" if ln.strip() else ln)
+# rich's highlighter colours every number (and so splits "task 4:" or "port 2222" with escapes)
+ansi_numbers = _per_line(lambda ln: re.sub(rb"(?<![\w.])(\d+)(?!\w)", lambda m: b"\x1b[1;36m" + m.group(1) + b"\x1b[0m", ln))
+
+md_quote = _per_line(lambda ln: b"> " + ln)
+md_bold = _per_line(lambda ln: b"**" + ln + b"**" if ln.strip() else ln)
+
+
+def k8s_timestamps(files: Files) -> Files:
+    """``kubectl logs --timestamps``: an RFC 3339 time with nanoseconds before every line."""
+    out = {}
+    for n, d in files.items():
+        out[n] = b"".join(b"2021-03-04T05:%02d:%02d.123456789Z " % (i // 60 % 60, i % 60) + ln + b"\n"
+                          for i, ln in enumerate(_lines(d)))
+    return out
+
+
+def syslog(files: Files) -> Files:
+    """A syslog / journald (``journalctl -o short``) prefix before every line."""
+    return {n: b"".join(b"Mar  4 05:%02d:%02d node3 python[1234]: " % (i // 60 % 60, i % 60) + ln + b"\n"
+                        for i, ln in enumerate(_lines(d))) for n, d in files.items()}
+
+
+def docker_json(files: Files) -> Files:
+    """Docker's json-file log driver (what /var/log/containers/*.log holds): one JSON object per line."""
+    out = {}
+    for n, d in files.items():
+        text = d.decode("utf-8", "replace")
+        out[n] = "".join(json.dumps({"log": ln + "\n", "stream": "stderr",
+                                     "time": "2021-03-04T05:06:%02d.%09dZ" % (i % 60, i)}) + "\n"
+                         for i, ln in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
+                         ).encode()
+    return out
+
+
+def cloud_logging_json(files: Files) -> Files:
+    """Cloud Logging / structured-logging export: ``{"message": ..., "severity": ...}`` per line."""
+    out = {}
+    for n, d in files.items():
+        rows = []
+        for ln in d.decode("utf-8", "replace").splitlines():
+            sev = "ERROR" if re.search(r"error|Error|E\d{4} ", ln) else "INFO"
+            rows.append(json.dumps({"severity": sev, "message": ln, "timestamp": "2021-03-04T05:06:07.123Z"}))
+        out[n] = ("\n".join(rows) + "\n").encode()
+    return out
+
+
+def gzipped(files: Files) -> Files:
+    """A compressed attachment: ``worker-0.log.gz``."""
+    return {n + ".gz": gzip.compress(d, mtime=0) for n, d in files.items()}
+
+
+def gzipped_no_suffix(files: Files) -> Files:
+    """A compressed log whose name does not say so (saved from a browser, or renamed)."""
+    return {n: gzip.compress(d, mtime=0) for n, d in files.items()}
+
+
+def _bar(step: int, steps: int = 100) -> bytes:
+    done = step * 30 // steps
+    return b"%4d/%d [%s>%s] - ETA: 3s - loss: 0.2%03d" % (step, steps, b"=" * max(0, done - 1), b"." * (30 - done), step)
+
+
+def keras_bar_lines(files: Files) -> Files:
+    """A tf.keras ``verbose=1`` progress bar (``\\b``/``\\r`` redraws) finished by a newline, every few lines."""
+    out = {}
+    for n, d in files.items():
+        rows = []
+        for i, ln in enumerate(_lines(d)):
+            if i % 4 == 0:
+                rows.append(b"".join(b"\x08" * 60 + b"\r" + _bar(s) for s in range(1, 6)) + b"\n")
+            rows.append(ln + b"\n")
+        out[n] = b"".join(rows)
+    return out
+
+
+def keras_bar_glued(files: Files) -> Files:
+    """A progress bar cut short by a message: the message goes on the bar's line (a terminal or ``2>&1`` copy)."""
+    out = {}
+    for n, d in files.items():
+        rows = []
+        for i, ln in enumerate(_lines(d)):
+            if i % 3 == 0 and ln.strip():
+                ln = b"".join(b"\x08" * 60 + b"\r" + _bar(s) for s in range(1, 4)) + ln
+            rows.append(ln + b"\n")
+        out[n] = b"".join(rows)
+    return out
+
+
+_HEALTHY = [
+    b"2021-03-04 05:06:07.123456: I tensorflow/core/platform/cpu_feature_guard.cc:142] This TensorFlow binary is "
+    b"optimized with oneAPI Deep Neural Network Library (oneDNN) to use the following CPU instructions in "
+    b"performance-critical operations:  AVX2 FMA",
+    b"Epoch 1/3",
+    b"100/100 [==============================] - 3s 30ms/step - loss: 0.2310 - accuracy: 0.9120",
+    b"Epoch 2/3",
+    b"100/100 [==============================] - 3s 29ms/step - loss: 0.1874 - accuracy: 0.9301",
+]
+HEALTHY_TASK = "worker:7"
+
+
+def _own_label(name: str, data: bytes) -> tuple[str, str]:
+    """(pod name, task) for the lines of one case file when they go through ``kubectl logs --prefix``."""
+    lines = [ln.decode("utf-8", "replace") for ln in _lines(data) if ln.strip()][:200]
+    if lines and sum(split_prefix(ln)[2] == "mpi" for ln in lines) >= 0.3 * len(lines):
+        return "job-launcher", "launcher:0"     # mpirun output is the MPIJob launcher pod's log
+    task = task_from_filename(name)
+    if task is None:
+        return "trainer-5d8f9", ""              # a pod whose name says nothing
+    job, idx = task.split(":")
+    return f"job-{job}-{idx}", task
+
+
+def _interleave(own: list[bytes], prefix: bytes, healthy_prefix: bytes) -> bytes:
+    rows, h = [], 0
+    for i, ln in enumerate(own):
+        rows.append(prefix + ln + b"\n")
+        if i % 2 == 1:
+            rows.append(healthy_prefix + _HEALTHY[h % len(_HEALTHY)] + b"\n")
+            h += 1
+    return b"".join(rows)
+
+
+def kubectl_prefix(files: Files) -> Files:
+    """``kubectl logs -l job-name=job --prefix``: each pod's lines, labelled, interleaved with a healthy pod's."""
+    out = {}
+    for n, d in files.items():
+        pod, _ = _own_label(n, d)
+        out[f"pods-{Path(n).stem}.log"] = _interleave(_lines(d), b"[pod/%s/tensorflow] " % pod.encode(),
+                                                      b"[pod/job-worker-7/tensorflow] ")
+    return out
+
+
+def srun_label(files: Files) -> Files:
+    """``srun --label``: the task number before each line, interleaved with healthy task 7's lines."""
+    out = {}
+    for n, d in files.items():
+        task = task_from_filename(n)
+        idx = task.split(":")[1] if task else "0"
+        out[f"srun-{Path(n).stem}.out"] = _interleave(_lines(d), b"%s: " % idx.encode(), b"7: ")
+    return out
+
+
+TRANSFORMS: dict[str, Callable[[Files], Files]] = {
+    "crlf": crlf, "bom": bom, "trailing_ws": trailing_ws, "tabs_to_spaces": tabs_to_spaces,
+    "spaces_to_tabs": spaces_to_tabs, "ansi_words": ansi_words, "ansi_lines": ansi_lines, "ansi_numbers": ansi_numbers,
+    "md_quote": md_quote, "md_bold": md_bold, "k8s_timestamps": k8s_timestamps, "syslog": syslog,
+    "docker_json": docker_json, "cloud_logging_json": cloud_logging_json, "gzipped": gzipped,
+    "gzipped_no_suffix": gzipped_no_suffix, "keras_bar_lines": keras_bar_lines, "keras_bar_glued": keras_bar_glued,
+    "kubectl_prefix": kubectl_prefix, "srun_label": srun_label,
+}
+# Transformations that say who wrote the lines: a case whose log named nobody may then name the writer.
+NAMES_THE_WRITER = {"kubectl_prefix", "srun_label"}
+
+
+# -- diagnosing ---------------------------------------------------------------------------------------------------
+
+def verdict_of(files: Files, folder: Path, stdin: bool = False) -> tuple[str, str | None]:
+    folder.mkdir(parents=True, exist_ok=True)
+    if stdin:
+        (data,) = files.values()
+        old = sys.stdin
+        sys.stdin = io.TextIOWrapper(io.BytesIO(data))
+        try:
+            diag, _ = diagnose_paths(["-"], detected_at=0.0)
+        finally:
+            sys.stdin = old
+    else:
+        paths = []
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+            paths.append(str(folder / name))
+        diag, _ = diagnose_paths(sorted(paths), detected_at=0.0)
+    rc = diag.root_cause
+    return (rc.category.value if rc is not None else "other"), (rc.culprit if rc is not None else None)
+
+
+@lru_cache(maxsize=None)
+def baseline(case: str) -> tuple[str, str | None]:
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        return verdict_of(case_files(case), Path(tmp))
+
+
+def _allowed_culprits(name: str, case: str, files: Files) -> set:
+    cat, culprit = baseline(case)
+    allowed = {culprit}
+    if name in NAMES_THE_WRITER and culprit is None:
+        for n, d in files.items():
+            if name == "kubectl_prefix":
+                task = _own_label(n, d)[1]
+            else:
+                task = task_from_filename(n) or "worker:0"
+            if task:
+                allowed.add(task)
+    return allowed
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+@pytest.mark.parametrize("case", GOOD)
+def test_verdict_survives(case, name, tmp_path):
+    files = case_files(case)
+    want_cat, _ = baseline(case)
+    got = verdict_of(TRANSFORMS[name](files), tmp_path)
+    assert got[0] == want_cat and got[1] in _allowed_culprits(name, case, files), (baseline(case), got)
+
+
+STDIN_TRANSFORMS = sorted(n for n in TRANSFORMS if n not in NAMES_THE_WRITER | {"gzipped"})
+
+
+@pytest.mark.parametrize("name", ["identity"] + STDIN_TRANSFORMS)
+@pytest.mark.parametrize("case", [c for c in GOOD if len(case_files(c)) == 1 and "output.log" in case_files(c)])
+def test_verdict_survives_on_stdin(case, name, tmp_path):
+    """The same, piped on standard input (``... | distdoctor diagnose -``)."""
+    files = case_files(case)
+    want = baseline(case)
+    got = verdict_of(files if name == "identity" else TRANSFORMS[name](files), tmp_path, stdin=True)
+    assert got == want
+
+
+# -- odd files ----------------------------------------------------------------------------------------------------
+
+_OOM = b"srun: error: node7: task 4: Out Of Memory\n"
+
+
+def test_text_with_nul_bytes_is_read(tmp_path):
+    """A container log cut by a crash holds a run of NULs (the file was pre-allocated); it is still text."""
+    p = tmp_path / "worker-0.log"
+    p.write_bytes(b"I tensorflow/core/platform/cpu_feature_guard.cc:142] start\n" * 20 + b"\x00" * 300 + b"\n" + _OOM)
+    cat, _ = verdict_of({"worker-0.log": p.read_bytes()}, tmp_path)
+    assert cat == "oom_host"
+
+
+@pytest.mark.parametrize("head", [b"\x89PNG\r\n\x1a\n", b"\x7fELF\x02\x01\x01\x00"])
+def test_real_binaries_stay_rejected(tmp_path, head):
+    import random
+    rnd = random.Random(1)
+    p = tmp_path / "worker-0.log"
+    p.write_bytes(head + bytes(rnd.randrange(256) for _ in range(20000)) + _OOM)
+    with pytest.raises(InputError, match="binary"):
+        diagnose_paths([str(p)], detected_at=0.0)
+
+
+def test_empty_file_is_an_input_error(tmp_path):
+    p = tmp_path / "worker-0.log"
+    p.write_bytes(b"")
+    with pytest.raises(InputError, match="empty"):
+        diagnose_paths([str(p)], detected_at=0.0)
+
+
+def test_nested_task_folders(tmp_path):
+    """``logs/worker-0/stderr``, ``logs/worker-1/stderr``: the task comes from the folder when the file says nothing."""
+    from distdoctor.diagnose.logsource import discover
+    for i in range(2):
+        (tmp_path / "logs" / f"worker-{i}").mkdir(parents=True)
+        (tmp_path / "logs" / f"worker-{i}" / "stderr").write_bytes(
+            b"I tensorflow/core/platform/cpu_feature_guard.cc:142] start\n" + (_OOM if i == 1 else b""))
+    disc = discover([str(tmp_path / "logs")])
+    assert sorted(s.task for s in disc.sources) == ["worker:0", "worker:1"]
+    diag, _ = diagnose_paths([str(tmp_path / "logs")], detected_at=0.0)
+    assert diag.root_cause.category.value == "oom_host"
