@@ -103,7 +103,15 @@ def _mapped(name: str, task_map: dict[str, str]) -> str | None:
     for key in (name, os.path.basename(name), _stem(name)):
         if key in task_map:
             return task_map[key]
-    return task_from_name(name)
+    task = task_from_name(name)
+    if task is None:   # worker-1/stderr, pods/default_job-worker-1_0a9f/tensorflow/0.log: the nearest folder says
+        for part in reversed(name.replace(os.sep, "/").split("/")[:-1]):
+            if part in task_map:
+                return task_map[part]
+            task = task_from_name(part)
+            if task is not None:
+                break
+    return task
 
 
 # -- combined streams ---------------------------------------------------------
@@ -116,7 +124,8 @@ _STYLES: dict[str, re.Pattern[bytes]] = {
 }
 
 
-_JOB_LEVEL_LABELS = {"distdoctor"}   # the launcher's own lines in `distdoctor run`'s terminal output
+_JOB_LEVEL_LABELS = {"distdoctor"}
+_INNER_RANK = re.compile(rb"\[(?:\d+,)?(?P<rank>\d+)\]<(?:stdout|stderr)>:")   # the launcher's own lines in `distdoctor run`'s terminal output
 
 
 def _label_task(style: str, label: str, task_map: dict[str, str]) -> str | None:
@@ -179,6 +188,9 @@ def split_combined(body: bytes, style: str, task_map: dict[str, str], state: dic
             else:
                 ts = m.group("ts") or b""
                 line = ts + line[m.end():]
+                inner = _INNER_RANK.match(line, len(ts))
+                if inner:   # a launcher relays its ranks' lines: [pod/job-launcher/mpi] [1,3]<stderr>:...
+                    task = f"rank:{int(inner.group('rank'))}"
                 last = task
         if task is None:
             task = last
@@ -195,7 +207,11 @@ def _is_bundle(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "diagnosis.json")) and os.path.isdir(os.path.join(path, "logs"))
 
 
-def _folder_files(folder: str) -> tuple[list[str], list[str]]:
+MAX_DEPTH = 4   # logs/<job>/<pod>/<container>/0.log (the kubelet's /var/log/pods layout) is four deep
+
+
+def _folder_files(folder: str, depth: int = 0) -> tuple[list[str], list[str]]:
+    """Log files in ``folder`` and its sub-folders (per-task folders: ``worker-0/stderr``), and the names skipped."""
     files, skipped = [], []
     try:
         names = sorted(os.listdir(folder))
@@ -203,7 +219,15 @@ def _folder_files(folder: str) -> tuple[list[str], list[str]]:
         raise InputError(f"cannot list {folder}: {exc.strerror or exc}") from None
     for n in names:
         p = os.path.join(folder, n)
-        if n.startswith(".") or not os.path.isfile(p):
+        if n.startswith("."):
+            continue
+        if os.path.isdir(p) and not os.path.islink(p):
+            if depth < MAX_DEPTH and not (depth == 0 and n == "logs"):
+                sub, sub_skipped = _folder_files(p, depth + 1)
+                files += sub
+                skipped += [os.path.join(n, x) for x in sub_skipped]
+            continue
+        if not os.path.isfile(p):
             continue
         ext = os.path.splitext(n)[1].lower()
         if n in _SKIP_NAMES or not (ext in _LOG_EXTS or re.fullmatch(r"\.\d+", ext)):
@@ -252,7 +276,8 @@ def discover(paths: Sequence[str], task_map: dict[str, str] | None = None) -> Di
                 folder = os.path.join(folder, "logs")
                 found, skip = _folder_files(folder)
             skipped += skip
-            files += [(f, os.path.relpath(f, p) if folder == p else os.path.join(os.path.basename(folder), os.path.basename(f)))
+            files += [(f, os.path.relpath(f, p) if folder == p else os.path.join(os.path.basename(folder),
+                                                                                  os.path.relpath(f, folder)))
                       for f in found]
             if not found:
                 raise InputError(f"{p}: no log files in this folder (expected files such as worker-0.log, chief.log, "

@@ -28,10 +28,10 @@ _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
 # file): "  3/100 [>.....] - ETA: 3s - loss: 0.2003Traceback (most recent call last):". Keras prints every metric
 # with exactly 4 decimals ("%.4f" / "%.4e"), so where the bar ends is known.
 _GLUED_BAR = re.compile(r"^\s*\d+/(?:\d+|Unknown)\s*(?:\[[=>.]*\]|\u2501+)?"
-                        r"(?:\s+-?\s*(?:ETA: [\d:]+s?|\d+m?s(?: \d+[mu]?s/step)?|\d+[mu]?s/step|"
+                        r"(?:\s+-?\s*(?:ETA: [\d:]+s?|\d+[mu]?s(?:/step|/epoch|/sample)?(?: \d+[mu]?s/step)?|"
                         r"[A-Za-z_][\w]*: (?:-?\d+\.\d{4}(?:e[+-]\d\d)?|nan|inf)))+")
 # A line a poster put in bold, or quoted, when pasting it into a GitHub comment or an e-mail.
-_WRAPPED = re.compile(r"^\s{0,3}(?:>\s?)+|^\s*\*\*(?=\S)(.*?)\*\*\s*$")
+_WRAPPED = re.compile(r"^\s{0,3}(?:>\s?)+|^\s*\*\*(?=[^\s*])(.*?[^\s*])\*\*\s*$")
 
 
 def strip_ansi(text: str) -> str:
@@ -68,7 +68,7 @@ def clean_line(raw: str) -> str:
         line = _unwrap(line)
     if (c.isdigit() or c == " ") and "/" in line[:24]:
         m = _GLUED_BAR.match(line)
-        if m and m.end() < len(line) and not line[m.end()].isspace():
+        if m and m.end() < len(line) and line[m.end()] not in " \t/-.,;:":
             line = line[m.end():]
     return line
 

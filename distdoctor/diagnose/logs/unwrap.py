@@ -32,7 +32,7 @@ _ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b
 # a Markdown / e-mail quote: "> ", "> > ", ">" alone on an empty quoted line
 _QUOTE = re.compile(rb"(?m)^[ \t]{0,3}(?:>[ \t]?)+")
 # **a whole line in bold** (a poster's emphasis of the error line)
-_BOLD = re.compile(rb"(?m)^[ \t]*\*\*(?=\S)(.*?)\*\*[ \t]*(?=\r?$)")
+_BOLD = re.compile(rb"(?m)^[ \t]*\*\*(?=[^\s*])(.*?[^\s*])\*\*[ \t]*(?=\r?$)")
 # RFC 3164 syslog / journalctl -o short: "Mar  4 05:06:07 node3 python[1234]: "
 _SYSLOG = re.compile(rb"(?m)^(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d\d):(\d\d):(\d\d) "
                      rb"\S+ [^\s\[:]+(?:\[\d+\])?: ?")
