@@ -356,3 +356,29 @@ def test_nested_task_folders(tmp_path):
     assert sorted(s.task for s in disc.sources) == ["worker:0", "worker:1"]
     diag, _ = diagnose_paths([str(tmp_path / "logs")], detected_at=0.0)
     assert diag.root_cause.category.value == "oom_host"
+
+
+@pytest.mark.parametrize("kind", ["tar.gz", "zip"])
+def test_archive_of_task_logs(tmp_path, kind):
+    """Users attach one archive of every task's log: ``logs.tar.gz`` (folders per task) or ``logs.zip``."""
+    import tarfile
+    import zipfile
+    members = {"job/worker-0/stderr": b"I tensorflow/core/platform/cpu_feature_guard.cc:142] start\n",
+               "job/worker-1/stderr": b"I tensorflow/core/platform/cpu_feature_guard.cc:142] start\n" + _OOM,
+               "job/.DS_Store": b"\x00\x01binary"}
+    path = tmp_path / f"logs.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(path, "w") as zf:
+            for name, data in members.items():
+                zf.writestr(name, data)
+    else:
+        with tarfile.open(path, "w:gz") as tf:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+    from distdoctor.diagnose.logsource import discover
+    disc = discover([str(path)])
+    assert sorted(s.task for s in disc.sources) == ["worker:0", "worker:1"]
+    diag, _ = diagnose_paths([str(path)], detected_at=0.0)
+    assert diag.root_cause.category.value == "oom_host"

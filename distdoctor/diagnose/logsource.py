@@ -19,14 +19,16 @@ import json
 import os
 import re
 import sys
+import tarfile
 import time
+import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Sequence
 
 from ..errors import InputError
 from .logs.taskscan import TaskScan, TaskScanner
-from .logs.unwrap import Unwrapper, open_log, open_stream, unwrap_bytes
+from .logs.unwrap import ARCHIVE_EXTS, Unwrapper, archive_members, open_log, open_member, open_stream, unwrap_bytes
 
 __all__ = ["LogSource", "Discovery", "discover", "parse_task_map", "task_from_name", "scan_sources",
            "CHUNK", "detect_prefix_style", "split_combined", "scan_all"]
@@ -48,6 +50,7 @@ class LogSource:
     task: str | None = None
     combined: bool = False
     size: int = 0
+    member: str | None = None # the file inside a .zip / .tar(.gz) archive at ``path``
 
 
 @dataclass(frozen=True)
@@ -230,7 +233,7 @@ def _folder_files(folder: str, depth: int = 0) -> tuple[list[str], list[str]]:
         if not os.path.isfile(p):
             continue
         ext = os.path.splitext(n)[1].lower()
-        if n in _SKIP_NAMES or not (ext in _LOG_EXTS or re.fullmatch(r"\.\d+", ext)):
+        if n in _SKIP_NAMES or not (ext in _LOG_EXTS or ext in ARCHIVE_EXTS or re.fullmatch(r"\.\d+", ext)):
             skipped.append(n)
             continue
         files.append(p)
@@ -292,22 +295,38 @@ def discover(paths: Sequence[str], task_map: dict[str, str] | None = None) -> Di
         raise InputError(f"{len(files)} log files: more than {MAX_FILES}; point at one job's logs")
     sources: list[LogSource] = []
     unmapped: list[str] = []
+    entries: list[tuple[str, str, str | None, int]] = []   # (path, name, archive member, size)
     for path, name in files:
         try:
             size = os.path.getsize(path)
         except OSError:
             notes.append(f"{name} vanished before it could be read")
             continue
+        try:
+            members = archive_members(path)
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile, tarfile.TarError) as exc:
+            notes.append(f"{name}: the archive could not be read ({exc}); nothing in it is used")
+            continue
+        if members is None:
+            entries.append((path, name, None, size))
+            continue
+        for member, msize in members:
+            if os.path.basename(member) in _SKIP_NAMES:
+                continue
+            entries.append((path, f"{name}/{member}", member, msize))
+    if len(entries) > MAX_FILES:
+        raise InputError(f"{len(entries)} log files: more than {MAX_FILES}; point at one job's logs")
+    for path, name, member, size in entries:
         task = _mapped(name, task_map)
         if task is None:
-            style = _sniff_style(path, task_map)
+            style = _sniff_style(path, task_map, member)
             if style:
-                sources.append(LogSource(path=path, name=name, combined=True, size=size))
+                sources.append(LogSource(path=path, name=name, combined=True, size=size, member=member))
             else:   # read anyway: the writer may be told by the content, or stays unknown
                 unmapped.append(name)
-                sources.append(LogSource(path=path, name=name, size=size))
+                sources.append(LogSource(path=path, name=name, size=size, member=member))
             continue
-        sources.append(LogSource(path=path, name=name, task=task, size=size))
+        sources.append(LogSource(path=path, name=name, task=task, size=size, member=member))
     if stdin:
         if "-" in task_map:
             sources.append(LogSource(path="-", name="<stdin>", task=task_map["-"]))
@@ -328,11 +347,11 @@ def _names(items: Sequence[str]) -> str:
     return shown + (f" and {len(items) - 6} more" if len(items) > 6 else "")
 
 
-def _sniff_style(path: str, task_map: dict[str, str]) -> str | None:
+def _sniff_style(path: str, task_map: dict[str, str], member: str | None = None) -> str | None:
     try:
-        with _open(path) as fh:
+        with (open_member(path, member) if member else _open(path)) as fh:
             return detect_prefix_style(unwrap_bytes(fh.read(256 << 10), _year_of(path)), task_map)
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except (OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile, tarfile.TarError):
         return None
 
 
@@ -392,9 +411,14 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     style = None
     pending = b""
     try:
-        fh = open_stream(sys.stdin.buffer) if src.path == "-" else _open(src.path)
+        if src.path == "-":
+            fh = open_stream(sys.stdin.buffer)
+        else:
+            fh = open_member(src.path, src.member) if src.member else _open(src.path)
     except FileNotFoundError:
         return _FileResult((), (f"{src.name} vanished before it could be read",))
+    except (KeyError, zipfile.BadZipFile, tarfile.TarError) as exc:
+        return _FileResult((), (f"{src.name} could not be read from its archive: {exc}",))
     except OSError as exc:
         return _FileResult((), (f"{src.name} could not be opened: {exc.strerror or exc}",))
     unwrap = Unwrapper(year)
@@ -420,7 +444,7 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
                 continue
             body, pending = data[:end], data[end + 1:][-CHUNK:]
             _route(split_combined(body, style, task_map, state), scanners, src, year)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile, tarfile.TarError) as exc:
         what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         notes.append(f"{src.name}: reading stopped early ({what}); what was read before is used")
     finally:

@@ -21,10 +21,13 @@ import gzip
 import io
 import json
 import re
+import sys
+import tarfile
 import time
+import zipfile
 from typing import BinaryIO
 
-__all__ = ["Unwrapper", "open_log", "open_stream", "unwrap_bytes", "GZIP_MAGIC"]
+__all__ = ["Unwrapper", "open_log", "open_stream", "open_member", "archive_members", "ARCHIVE_EXTS", "unwrap_bytes", "GZIP_MAGIC"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 SAMPLE_LINES = 200
@@ -45,6 +48,60 @@ _JSON_TIME = ("time", "timestamp", "@timestamp", "ts", "receiveTimestamp")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"')
 
 
+ARCHIVE_EXTS = {".zip", ".tar", ".tgz"}     # (.tar.gz ends in .gz, a log extension already)
+MAX_MEMBERS = 4096
+
+
+def archive_members(path: str) -> list[tuple[str, int]] | None:
+    """The regular files in a zip or tar (plain or gzip-compressed) archive, as (name, size); None when ``path`` is
+    no archive. Told by content (zip's local header, tar's ``ustar`` magic), never by name."""
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+        if head[:2] == GZIP_MAGIC:
+            fh.seek(0)
+            try:
+                with gzip.GzipFile(fileobj=fh, mode="rb") as gz:
+                    head = gz.read(512)
+            except (OSError, EOFError):
+                return None
+        else:
+            head += fh.read(508)
+    if head[:4] == b"PK\x03\x04":
+        with zipfile.ZipFile(path) as zf:
+            return [(i.filename, i.file_size) for i in zf.infolist()[:MAX_MEMBERS]
+                    if not i.is_dir() and not _hidden(i.filename)]
+    if len(head) >= 262 and head[257:262] == b"ustar":
+        with tarfile.open(path, "r:*") as tf:
+            out = []
+            for m in tf:
+                if m.isfile() and not _hidden(m.name):
+                    out.append((m.name, m.size))
+                    if len(out) >= MAX_MEMBERS:
+                        break
+            return out
+    return None
+
+
+def _hidden(name: str) -> bool:
+    return any(part.startswith(".") for part in name.split("/") if part not in ("", "."))
+
+
+def open_member(path: str, member: str) -> BinaryIO:
+    """One file inside a zip or tar archive, as a byte stream (gzip inside is told by its magic bytes too)."""
+    with open(path, "rb") as fh:
+        is_zip = fh.read(4) == b"PK\x03\x04"
+    if is_zip:
+        owner = zipfile.ZipFile(path)
+        raw = owner.open(member)
+    else:
+        owner = tarfile.open(path, "r:*")
+        raw = owner.extractfile(member)
+        if raw is None:
+            owner.close()
+            raise KeyError(f"{member} is not a regular file")
+    return open_stream(raw, owner)  # type: ignore[arg-type]
+
+
 def open_log(path: str) -> BinaryIO:
     """Open a log file, decompressing it when its first bytes say gzip (whatever its name says)."""
     fh = open(path, "rb")
@@ -62,8 +119,19 @@ def open_log(path: str) -> BinaryIO:
 class _Replay(io.RawIOBase):
     """A stream that cannot seek (a pipe), with the bytes already read from it put back in front."""
 
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
-        self._head, self._rest = head, rest
+    def __init__(self, head: bytes, rest: BinaryIO, owner=None) -> None:
+        super().__init__()
+        self._head, self._rest, self._owner = head, rest, owner
+
+    def close(self) -> None:
+        if not self.closed:
+            for thing in (self._rest, self._owner):
+                if thing is not None and thing is not sys.stdin.buffer:
+                    try:
+                        thing.close()
+                    except OSError:
+                        pass
+        super().close()
 
     def readable(self) -> bool:
         return True
@@ -89,15 +157,17 @@ class _Replay(io.RawIOBase):
         return self._rest.readline(limit)
 
 
-def open_stream(fh: BinaryIO) -> BinaryIO:
-    """A pipe (standard input) read as :func:`open_log` reads a file: gzip is told by its first bytes."""
+def open_stream(fh: BinaryIO, owner=None) -> BinaryIO:
+    """A pipe (standard input) read as :func:`open_log` reads a file: gzip is told by its first bytes.
+
+    Closing the result closes ``fh`` (never standard input) and ``owner`` (the archive ``fh`` comes from)."""
     head = fh.read(2)
     while len(head) < 2:
         more = fh.read(2 - len(head))
         if not more:
             break
         head += more
-    stream = _Replay(head, fh)
+    stream = _Replay(head, fh, owner)
     if head == GZIP_MAGIC:
         return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
     return stream  # type: ignore[return-value]
