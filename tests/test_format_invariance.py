@@ -92,6 +92,20 @@ def syslog(files: Files) -> Files:
                         for i, ln in enumerate(_lines(d))) for n, d in files.items()}
 
 
+def cri(files: Files) -> Files:
+    """containerd / CRI-O node logs (``/var/log/pods/NS_POD_UID/CONTAINER/0.log``): ``TIME stderr F text``; a line
+    longer than the runtime's buffer is split into ``P`` (partial) records."""
+    out = {}
+    for n, d in files.items():
+        rows = []
+        for i, ln in enumerate(_lines(d)):
+            ts = b"2021-03-04T05:06:%02d.%09dZ stderr " % (i % 60, i)
+            parts = [ln[k:k + 80] for k in range(0, len(ln), 80)] or [b""]
+            rows += [ts + b"P " + p for p in parts[:-1]] + [ts + b"F " + parts[-1]]
+        out[n] = b"\n".join(rows) + b"\n"
+    return out
+
+
 def docker_json(files: Files) -> Files:
     """Docker's json-file log driver (what /var/log/containers/*.log holds): one JSON object per line."""
     out = {}
@@ -240,7 +254,7 @@ TRANSFORMS: dict[str, Callable[[Files], Files]] = {
     "crlf": crlf, "bom": bom, "trailing_ws": trailing_ws, "tabs_to_spaces": tabs_to_spaces,
     "spaces_to_tabs": spaces_to_tabs, "ansi_words": ansi_words, "ansi_lines": ansi_lines, "ansi_numbers": ansi_numbers,
     "md_quote": md_quote, "md_bold": md_bold, "k8s_timestamps": k8s_timestamps, "syslog": syslog,
-    "docker_json": docker_json, "cloud_logging_json": cloud_logging_json, "gzipped": gzipped,
+    "cri": cri, "docker_json": docker_json, "cloud_logging_json": cloud_logging_json, "gzipped": gzipped,
     "gzipped_no_suffix": gzipped_no_suffix, "keras_bar_lines": keras_bar_lines, "keras_bar_glued": keras_bar_glued,
     "kubectl_prefix": kubectl_prefix, "srun_label": srun_label,
 }

@@ -1,7 +1,8 @@
 """How a log reached us: the wrappings a copy picks up on its way, removed before the log is scanned.
 
 A log is rarely read where it was written. It is compressed for an attachment (gzip), stored by a cluster's
-collector as JSON lines (docker's json-file driver: ``{"log": "...\\n", "stream": "stderr", "time": ...}``; Cloud
+collector as JSON lines (docker's json-file driver: ``{"log": "...\\n", "stream": "stderr", "time": ...}``; containerd's
+``2021-03-04T05:06:07.123456789Z stderr F text`` lines under ``/var/log/pods``; Cloud
 Logging / structured logging: ``{"message": ..., "severity": ...}``; ``journalctl -o json``: ``{"MESSAGE": ...}``),
 prefixed by syslog/journald (``Mar  4 05:06:07 node3 python[1234]: ``), saved by Windows tools as UTF-16,
 coloured by rich/colorlog (ANSI escapes), padded with NULs when a container died mid-write, or quoted in a GitHub
@@ -46,6 +47,9 @@ _MONTHS = {m.encode(): i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May
 _JSON_TEXT = ("log", "message", "textPayload", "MESSAGE", "msg", "Message")
 _JSON_TIME = ("time", "timestamp", "@timestamp", "ts", "receiveTimestamp")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"')
+# containerd/CRI-O (the kubelet's /var/log/pods/*/*/0.log since dockershim): "TIME STREAM F|P text"; P is a part of a
+# long line, continued by the next record
+_CRI = re.compile(rb"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (?:stdout|stderr) ([FP]) ?")
 
 
 ARCHIVE_EXTS = {".zip", ".tar", ".tgz"}     # (.tar.gz ends in .gz, a log extension already)
@@ -191,6 +195,7 @@ class Unwrapper:
         self._json = False
         self._json_open = False           # docker split a long line: the next record continues it
         self._quote = self._bold = self._syslog = False
+        self._cri = self._cri_open = False
         self._carry = b""
         self.shapes: list[str] = []       # what was removed, for a note
 
@@ -210,6 +215,8 @@ class Unwrapper:
             end = data.rfind(b"\n") + 1
             data, self._carry = data[:end], data[end:]
             data = self._from_json(data)
+        elif self._cri:
+            data = self._from_cri(data)
         return self._lines(data)
 
     def close(self) -> bytes:
@@ -220,6 +227,8 @@ class Unwrapper:
             return b""
         if self._json:
             rest = self._from_json(rest + b"\n")
+        elif self._cri:
+            rest = self._from_cri(rest)
         return self._lines(rest)
 
     # -- judging the stream ----------------------------------------------------------------------------------------
@@ -237,6 +246,11 @@ class Unwrapper:
             self.shapes.append("JSON lines")
             lines = self._from_json(b"\n".join(lines[:-1]) + b"\n").split(b"\n")
             self._json_open = False
+        if not self._json and _share(lines, lambda ln: _CRI.match(ln) is not None) >= 0.5:
+            self._cri = True
+            self.shapes.append("CRI")
+            lines = self._from_cri(b"\n".join(lines[:-1]) + b"\n").split(b"\n")
+            self._cri_open = False
         if _share(lines, lambda ln: ln.lstrip(b" \t")[:1] == b">") >= 0.6:
             self._quote = True
             self.shapes.append("quoted")
@@ -293,6 +307,21 @@ class Unwrapper:
             self._json_open = obj.get("log") is not None and not text.endswith("\n")
             out.append(text if text.endswith("\n") or self._json_open else text + "\n")
         return "".join(out).encode("utf-8", "replace")
+
+
+    def _from_cri(self, data: bytes) -> bytes:
+        out: list[bytes] = []
+        for ln in data.split(b"\n"):
+            m = _CRI.match(ln)
+            if m is None:
+                if ln:
+                    out.append(ln + b"\n")
+                continue
+            text = ln[m.end():]
+            head = b"" if self._cri_open else m.group(1) + b" "
+            self._cri_open = m.group(2) == b"P"
+            out.append(head + text + (b"" if self._cri_open else b"\n"))
+        return b"".join(out)
 
 
 def _text_of(obj: dict) -> str | None:
