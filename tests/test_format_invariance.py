@@ -396,3 +396,43 @@ def test_archive_of_task_logs(tmp_path, kind):
     assert sorted(s.task for s in disc.sources) == ["worker:0", "worker:1"]
     diag, _ = diagnose_paths([str(path)], detected_at=0.0)
     assert diag.root_cause.category.value == "oom_host"
+
+
+# -- the unwrapping itself (pure) -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, text", [
+    # docker splits a line longer than 16 KB into records without "\n": they are one line again
+    (b'{"log":"part one ","stream":"stderr","time":"2021-03-04T05:06:07.1Z"}\n'
+     b'{"log":"part two\\n","stream":"stderr","time":"2021-03-04T05:06:07.2Z"}\n',
+     b"2021-03-04T05:06:07.1Z part one part two\n"),
+    # containerd's partial records likewise
+    (b"2021-03-04T05:06:07.1Z stderr P part one \n2021-03-04T05:06:07.2Z stderr F part two\n",
+     b"2021-03-04T05:06:07.1Z part one part two\n"),
+    # journalctl -o json
+    (b'{"__REALTIME_TIMESTAMP":"1614834367000000","MESSAGE":"Killed","SYSLOG_IDENTIFIER":"python"}\n',
+     b"2021-03-04T05:06:07.000000Z Killed\n"),
+    # PowerShell's `> file` writes UTF-16 with a BOM
+    ("E0304 05:06:07.1 x] boom\n".encode("utf-16"), b"E0304 05:06:07.1 x] boom\n"),
+    # a TF_CONFIG line is JSON, but no collector's record: left as it is
+    (b'{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}\n',
+     b'{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}\n'),
+    (b"> > [1,0]<stderr>:x\n> \n", b"[1,0]<stderr>:x\n\n"),
+    (b"Mar  4 05:06:07 node3 python[1234]: E0304 x\n", b"2021-03-04T05:06:07Z E0304 x\n"),
+    (b"ok\x00\x00\x00\n\x1b[31mERROR\x1b[0m x\n", b"ok\nERROR x\n"),
+])
+def test_unwrap(raw, text):
+    from distdoctor.diagnose.logs.unwrap import unwrap_bytes
+    assert unwrap_bytes(raw, year=2021) == text
+
+
+@pytest.mark.parametrize("line, text", [
+    ("  3/100 [==>....] - ETA: 3s - loss: 0.2003Traceback (most recent call last):", "Traceback (most recent call last):"),
+    ("200/200 - 3s - loss: 0.7964 - 3s/epoch - 13ms/step", "200/200 - 3s - loss: 0.7964 - 3s/epoch - 13ms/step"),
+    ("100/100 [======] - 3s 30ms/step - loss: 0.2310", "100/100 [======] - 3s 30ms/step - loss: 0.2310"),
+    ("**tensorflow.python.framework.errors_impl.UnavailableError: x**", "tensorflow.python.framework.errors_impl.UnavailableError: x"),
+    ("*** SIGSEGV received at time=1795286227 on cpu 1 ***", "*** SIGSEGV received at time=1795286227 on cpu 1 ***"),
+    ("\ufeffE0304 05:06:07.1 x] boom", "E0304 05:06:07.1 x] boom"),
+])
+def test_clean_line_unwraps_one_line(line, text):
+    from distdoctor.diagnose.logs.formats import clean_line
+    assert clean_line(line) == text

@@ -458,6 +458,8 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     hits, facts = sig.close()
     if facts.bytes == 0 and not notes:
         notes.append(f"{src.name} is empty: nothing was read")
+    if unwrap.shapes:   # say how it was read: line numbers of JSON lines count the decoded lines
+        notes.append(f"{src.name} was read as {' and '.join(unwrap.shapes)}: its wrapping was removed before reading")
     if state.get("unknown"):
         labels = sorted(state["unknown"])
         notes.append(f"{src.name}: lines from {_names(labels)} could not be tied to a task; "
