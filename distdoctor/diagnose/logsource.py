@@ -11,6 +11,12 @@ stream that interleaves tasks (``distdoctor run``'s terminal, docker compose,
 Slurm ``--label``, ``kubectl logs --prefix``) is split by its line prefixes:
 ``[worker:1] ...``, ``worker-1 | ...``, ``1: ...``, ``[pod/job-worker-1/tf] ...``.
 Names that cannot be mapped are reported, never guessed.
+
+Folders are read with their sub-folders (``logs/worker-1/stderr``: a file whose name says nothing takes the task
+from the nearest folder that names one), and ``.zip`` / ``.tar(.gz)`` archives as folders. Before scanning, every
+stream is unwrapped (:mod:`~distdoctor.diagnose.logs.unwrap`): gzip and archives are told by their first bytes,
+collector JSON lines, containerd records, syslog prefixes, Markdown quotes, UTF-16, ANSI colours and NUL runs are
+removed, so the scanners see the program's own lines.
 """
 from __future__ import annotations
 
