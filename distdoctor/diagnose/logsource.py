@@ -11,6 +11,12 @@ stream that interleaves tasks (``distdoctor run``'s terminal, docker compose,
 Slurm ``--label``, ``kubectl logs --prefix``) is split by its line prefixes:
 ``[worker:1] ...``, ``worker-1 | ...``, ``1: ...``, ``[pod/job-worker-1/tf] ...``.
 Names that cannot be mapped are reported, never guessed.
+
+Folders are read with their sub-folders (``logs/worker-1/stderr``: a file whose name says nothing takes the task
+from the nearest folder that names one), and ``.zip`` / ``.tar(.gz)`` archives as folders. Before scanning, every
+stream is unwrapped (:mod:`~distdoctor.diagnose.logs.unwrap`): gzip and archives are told by their first bytes,
+collector JSON lines, containerd records, syslog prefixes, Markdown quotes, UTF-16, ANSI colours and NUL runs are
+removed, so the scanners see the program's own lines.
 """
 from __future__ import annotations
 
@@ -19,13 +25,16 @@ import json
 import os
 import re
 import sys
+import tarfile
 import time
+import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Sequence
 
 from ..errors import InputError
 from .logs.taskscan import TaskScan, TaskScanner
+from .logs.unwrap import ARCHIVE_EXTS, Unwrapper, archive_members, open_log, open_member, open_stream, unwrap_bytes
 
 __all__ = ["LogSource", "Discovery", "discover", "parse_task_map", "task_from_name", "scan_sources",
            "CHUNK", "detect_prefix_style", "split_combined", "scan_all"]
@@ -47,6 +56,7 @@ class LogSource:
     task: str | None = None
     combined: bool = False
     size: int = 0
+    member: str | None = None # the file inside a .zip / .tar(.gz) archive at ``path``
 
 
 @dataclass(frozen=True)
@@ -102,7 +112,15 @@ def _mapped(name: str, task_map: dict[str, str]) -> str | None:
     for key in (name, os.path.basename(name), _stem(name)):
         if key in task_map:
             return task_map[key]
-    return task_from_name(name)
+    task = task_from_name(name)
+    if task is None:   # worker-1/stderr, pods/default_job-worker-1_0a9f/tensorflow/0.log: the nearest folder says
+        for part in reversed(name.replace(os.sep, "/").split("/")[:-1]):
+            if part in task_map:
+                return task_map[part]
+            task = task_from_name(part)
+            if task is not None:
+                break
+    return task
 
 
 # -- combined streams ---------------------------------------------------------
@@ -115,7 +133,8 @@ _STYLES: dict[str, re.Pattern[bytes]] = {
 }
 
 
-_JOB_LEVEL_LABELS = {"distdoctor"}   # the launcher's own lines in `distdoctor run`'s terminal output
+_JOB_LEVEL_LABELS = {"distdoctor"}
+_INNER_RANK = re.compile(rb"\[(?:\d+,)?(?P<rank>\d+)\]<(?:stdout|stderr)>:")   # the launcher's own lines in `distdoctor run`'s terminal output
 
 
 def _label_task(style: str, label: str, task_map: dict[str, str]) -> str | None:
@@ -178,6 +197,9 @@ def split_combined(body: bytes, style: str, task_map: dict[str, str], state: dic
             else:
                 ts = m.group("ts") or b""
                 line = ts + line[m.end():]
+                inner = _INNER_RANK.match(line, len(ts))
+                if inner:   # a launcher relays its ranks' lines: [pod/job-launcher/mpi] [1,3]<stderr>:...
+                    task = f"rank:{int(inner.group('rank'))}"
                 last = task
         if task is None:
             task = last
@@ -194,7 +216,11 @@ def _is_bundle(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "diagnosis.json")) and os.path.isdir(os.path.join(path, "logs"))
 
 
-def _folder_files(folder: str) -> tuple[list[str], list[str]]:
+MAX_DEPTH = 4   # logs/<job>/<pod>/<container>/0.log (the kubelet's /var/log/pods layout) is four deep
+
+
+def _folder_files(folder: str, depth: int = 0) -> tuple[list[str], list[str]]:
+    """Log files in ``folder`` and its sub-folders (per-task folders: ``worker-0/stderr``), and the names skipped."""
     files, skipped = [], []
     try:
         names = sorted(os.listdir(folder))
@@ -202,10 +228,18 @@ def _folder_files(folder: str) -> tuple[list[str], list[str]]:
         raise InputError(f"cannot list {folder}: {exc.strerror or exc}") from None
     for n in names:
         p = os.path.join(folder, n)
-        if n.startswith(".") or not os.path.isfile(p):
+        if n.startswith("."):
+            continue
+        if os.path.isdir(p) and not os.path.islink(p):
+            if depth < MAX_DEPTH and not (depth == 0 and n == "logs"):
+                sub, sub_skipped = _folder_files(p, depth + 1)
+                files += sub
+                skipped += [os.path.join(n, x) for x in sub_skipped]
+            continue
+        if not os.path.isfile(p):
             continue
         ext = os.path.splitext(n)[1].lower()
-        if n in _SKIP_NAMES or not (ext in _LOG_EXTS or re.fullmatch(r"\.\d+", ext)):
+        if n in _SKIP_NAMES or not (ext in _LOG_EXTS or ext in ARCHIVE_EXTS or re.fullmatch(r"\.\d+", ext)):
             skipped.append(n)
             continue
         files.append(p)
@@ -251,7 +285,8 @@ def discover(paths: Sequence[str], task_map: dict[str, str] | None = None) -> Di
                 folder = os.path.join(folder, "logs")
                 found, skip = _folder_files(folder)
             skipped += skip
-            files += [(f, os.path.relpath(f, p) if folder == p else os.path.join(os.path.basename(folder), os.path.basename(f)))
+            files += [(f, os.path.relpath(f, p) if folder == p else os.path.join(os.path.basename(folder),
+                                                                                  os.path.relpath(f, folder)))
                       for f in found]
             if not found:
                 raise InputError(f"{p}: no log files in this folder (expected files such as worker-0.log, chief.log, "
@@ -266,22 +301,38 @@ def discover(paths: Sequence[str], task_map: dict[str, str] | None = None) -> Di
         raise InputError(f"{len(files)} log files: more than {MAX_FILES}; point at one job's logs")
     sources: list[LogSource] = []
     unmapped: list[str] = []
+    entries: list[tuple[str, str, str | None, int]] = []   # (path, name, archive member, size)
     for path, name in files:
         try:
             size = os.path.getsize(path)
         except OSError:
             notes.append(f"{name} vanished before it could be read")
             continue
+        try:
+            members = archive_members(path)
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile, tarfile.TarError) as exc:
+            notes.append(f"{name}: the archive could not be read ({exc}); nothing in it is used")
+            continue
+        if members is None:
+            entries.append((path, name, None, size))
+            continue
+        for member, msize in members:
+            if os.path.basename(member) in _SKIP_NAMES:
+                continue
+            entries.append((path, f"{name}/{member}", member, msize))
+    if len(entries) > MAX_FILES:
+        raise InputError(f"{len(entries)} log files: more than {MAX_FILES}; point at one job's logs")
+    for path, name, member, size in entries:
         task = _mapped(name, task_map)
         if task is None:
-            style = _sniff_style(path, task_map)
+            style = _sniff_style(path, task_map, member)
             if style:
-                sources.append(LogSource(path=path, name=name, combined=True, size=size))
+                sources.append(LogSource(path=path, name=name, combined=True, size=size, member=member))
             else:   # read anyway: the writer may be told by the content, or stays unknown
                 unmapped.append(name)
-                sources.append(LogSource(path=path, name=name, size=size))
+                sources.append(LogSource(path=path, name=name, size=size, member=member))
             continue
-        sources.append(LogSource(path=path, name=name, task=task, size=size))
+        sources.append(LogSource(path=path, name=name, task=task, size=size, member=member))
     if stdin:
         if "-" in task_map:
             sources.append(LogSource(path="-", name="<stdin>", task=task_map["-"]))
@@ -302,20 +353,18 @@ def _names(items: Sequence[str]) -> str:
     return shown + (f" and {len(items) - 6} more" if len(items) > 6 else "")
 
 
-def _sniff_style(path: str, task_map: dict[str, str]) -> str | None:
+def _sniff_style(path: str, task_map: dict[str, str], member: str | None = None) -> str | None:
     try:
-        with _open(path) as fh:
-            return detect_prefix_style(fh.read(256 << 10), task_map)
-    except (OSError, EOFError, gzip.BadGzipFile):
+        with (open_member(path, member) if member else _open(path)) as fh:
+            return detect_prefix_style(unwrap_bytes(fh.read(256 << 10), _year_of(path)), task_map)
+    except (OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile, tarfile.TarError):
         return None
 
 
 # -- reading --------------------------------------------------------------------
 
 def _open(path: str) -> BinaryIO:
-    if path.endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
+    return open_log(path)   # gzip by its magic bytes, whatever the name says
 
 
 def _year_of(path: str) -> int:
@@ -345,6 +394,16 @@ def _read_chunks(fh: BinaryIO) -> Iterable[bytes]:
         yield data
 
 
+def _unwrapped(chunks: Iterable[bytes], unwrap: Unwrapper) -> Iterable[bytes]:
+    for data in chunks:
+        data = unwrap.feed(data)
+        if data:
+            yield data
+    rest = unwrap.close()
+    if rest:
+        yield rest
+
+
 def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     """Scan one source (a per-task file or a combined stream). Never raises for I/O trouble."""
     notes: list[str] = []
@@ -358,13 +417,19 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     style = None
     pending = b""
     try:
-        fh = sys.stdin.buffer if src.path == "-" else _open(src.path)
+        if src.path == "-":
+            fh = open_stream(sys.stdin.buffer)
+        else:
+            fh = open_member(src.path, src.member) if src.member else _open(src.path)
     except FileNotFoundError:
         return _FileResult((), (f"{src.name} vanished before it could be read",))
+    except (KeyError, zipfile.BadZipFile, tarfile.TarError) as exc:
+        return _FileResult((), (f"{src.name} could not be read from its archive: {exc}",))
     except OSError as exc:
         return _FileResult((), (f"{src.name} could not be opened: {exc.strerror or exc}",))
+    unwrap = Unwrapper(year)
     try:
-        for data in _read_chunks(fh):
+        for data in _unwrapped(_read_chunks(fh), unwrap):
             sig.feed(data)
             if not legacy:
                 continue
@@ -385,11 +450,11 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
                 continue
             body, pending = data[:end], data[end + 1:][-CHUNK:]
             _route(split_combined(body, style, task_map, state), scanners, src, year)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, gzip.BadGzipFile, zipfile.BadZipFile, tarfile.TarError) as exc:
         what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         notes.append(f"{src.name}: reading stopped early ({what}); what was read before is used")
     finally:
-        if fh is not sys.stdin.buffer:
+        if src.path != "-":
             try:
                 fh.close()
             except OSError:
@@ -399,6 +464,8 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     hits, facts = sig.close()
     if facts.bytes == 0 and not notes:
         notes.append(f"{src.name} is empty: nothing was read")
+    if unwrap.shapes:   # say how it was read: line numbers of JSON lines count the decoded lines
+        notes.append(f"{src.name} was read as {' and '.join(unwrap.shapes)}: its wrapping was removed before reading")
     if state.get("unknown"):
         labels = sorted(state["unknown"])
         notes.append(f"{src.name}: lines from {_names(labels)} could not be tied to a task; "

@@ -43,7 +43,21 @@ def normalise_task(job: str, index: str | int) -> str:
 
 
 def split_prefix(line: str) -> tuple[str | None, str, str | None]:
-    """(writer or None, the line without its prefix, the prefix style or None)."""
+    """(writer or None, the line without its prefix, the prefix style or None).
+
+    Prefixes nest when one launcher's output is relayed by another: ``kubectl logs --prefix`` of an MPIJob
+    launcher pod prints ``[pod/job-launcher/mpi] [1,3]<stderr>:...``. The innermost prefix names the process that
+    wrote the line (rank 3), so it wins.
+    """
+    writer, rest, style = _split_prefix(line)
+    if style in ("kubectl", "compose", "distdoctor", "srun") and rest[:1] == "[":
+        inner, rest2, style2 = _split_prefix(rest)
+        if style2 == "mpi":
+            return inner, rest2, style2
+    return writer, rest, style
+
+
+def _split_prefix(line: str) -> tuple[str | None, str, str | None]:
     m = _ISO_LEAD.match(line)
     lead = ""
     body = line

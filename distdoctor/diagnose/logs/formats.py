@@ -24,6 +24,14 @@ _TASK_PATH = re.compile(r"/job:([A-Za-z_]+)(?:/replica:\d+)?/task:(\d+)")
 _TF_FORMAT = re.compile(r"^(?:[IWEF]\d{4} \d\d:\d\d:\d|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )")
 
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
+# A tf.keras progress bar cut short by a message printed on its line (a terminal copy, or stdout and stderr in one
+# file): "  3/100 [>.....] - ETA: 3s - loss: 0.2003Traceback (most recent call last):". Keras prints every metric
+# with exactly 4 decimals ("%.4f" / "%.4e"), so where the bar ends is known.
+_GLUED_BAR = re.compile(r"^\s*\d+/(?:\d+|Unknown)\s*(?:\[[=>.]*\]|\u2501+)?"
+                        r"(?:\s+-?\s*(?:ETA: [\d:]+s?|\d+[mu]?s(?:/step|/epoch|/sample)?(?: \d+[mu]?s/step)?|"
+                        r"[A-Za-z_][\w]*: (?:-?\d+\.\d{4}(?:e[+-]\d\d)?|nan|inf)))+")
+# A line a poster put in bold, or quoted, when pasting it into a GitHub comment or an e-mail.
+_WRAPPED = re.compile(r"^\s{0,3}(?:>\s?)+|^\s*\*\*(?=[^\s*])(.*?[^\s*])\*\*\s*$")
 
 
 def strip_ansi(text: str) -> str:
@@ -52,6 +60,25 @@ def clean_line(raw: str) -> str:
     line = strip_ansi(line)
     if _CTRL.search(line):
         line = _CTRL.sub("", line)
+    c = line[:1]
+    if c == "\ufeff":
+        line = line[1:]
+        c = line[:1]
+    if c in (">", "*", " "):
+        line = _unwrap(line)
+    if (c.isdigit() or c == " ") and "/" in line[:24]:
+        m = _GLUED_BAR.match(line)
+        if m and m.end() < len(line) and line[m.end()] not in " \t/-.,;:":
+            line = line[m.end():]
+    return line
+
+
+def _unwrap(line: str) -> str:
+    for _ in range(3):      # "> **text**"
+        m = _WRAPPED.match(line)
+        if not m:
+            return line
+        line = m.group(1) if m.group(1) is not None else line[m.end():]
     return line
 
 
