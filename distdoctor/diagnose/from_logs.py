@@ -86,7 +86,8 @@ def _merge(task: str, scans: list[TaskScan]) -> TaskObservation:
     times = tuple(x for s in scans for x in s.step_times)
     return TaskObservation(task=task, events=tuple(events), steps=max(steps) if steps else None, step_times=times[-200:],
                            last_progress_at=max(prog) if prog else None, last_output_at=max(out) if out else None,
-                           log_path=", ".join(s.path for s in scans if s.path) or None)
+                           log_path=", ".join(s.path for s in scans if s.path) or None,
+                           last_line=scans[-1].last_text or None)
 
 
 def _shift(t: TaskObservation, offset: float) -> TaskObservation:

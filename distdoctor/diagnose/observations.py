@@ -88,6 +88,7 @@ class TaskObservation:
     oom: OomEvidence | None = None
     killed_by_supervisor: bool = False
     log_path: str | None = None
+    last_line: str | None = None               # from logs: the last line of its log (where a silent death shows)
     clock_offset_s: float | None = None        # for logs whose clock disagrees with the others
     host: str | None = None                    # run --node: the machine the task ran on
     supervisor_lost_at: float | None = None    # run --node: when its supervisor was last heard from, if lost

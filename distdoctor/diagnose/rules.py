@@ -273,7 +273,7 @@ def _unexplained(rule: Rule, job: JobObservation):
 @_rule(code="DD107", rank=19, name="peer-reported-lost", category=Category.PEER_CRASHED, title="Peers report a task as lost",
        detects="Healthy tasks report a specific peer as crashed, unhealthy, unreachable or resetting connections, while that peer's own log explains nothing.",
        why="The task named by its peers is where the failure began, even if its own log is silent (SIGKILL, node loss).",
-       evidence="Coordination-service and gRPC lines on the other tasks that name the peer (`/job:worker/replica:0/task:1`).",
+       evidence="Coordination-service and gRPC lines on the other tasks that name the peer (`/job:worker/replica:0/task:1`); from logs, the last line of the peer's own log (where it stopped).",
        remedy="Look at what happened to the named task's process or node at that time (OOM killer, eviction, node failure); restart from a checkpoint.")
 def _peer_reported(rule: Rule, job: JobObservation):
     named: dict[str, list[LogEvent]] = {}
@@ -292,9 +292,19 @@ def _peer_reported(rule: Rule, job: JobObservation):
         if job.source == "run" and target.exit_code is None and target.state not in (TaskState.STOPPED, TaskState.DISK_SLEEP, TaskState.UNKNOWN):
             continue
         evs = sorted(evs, key=lambda e: e.ts or 0)
+        seen: set[tuple[str, str]] = set()   # a gRPC error repeats its line once per failed RPC: quote each once
+        evs = [e for e in evs if (e.task, e.text) not in seen and not seen.add((e.task, e.text))]
+        # from logs alone, the lost task's own record is where its log stops: quote its last line (no error there
+        # is itself evidence: SIGKILL, the OOM killer, a frozen process or a lost node print nothing)
+        last = []
+        if job.source == "logs" and (target.last_line or target.events):
+            ev = target.events[-1] if target.events else None
+            last = [_ev(ev, "context") if ev is not None and ev.text == (target.last_line or ev.text)
+                    else Evidence(task=peer, ts=None, text=target.last_line or "", role="context")]
         yield rule.finding(culprit=peer, at=evs[0].ts, severity=Severity.ERROR,
-                           summary=f"{len({e.task for e in evs})} task(s) report {peer} as lost; its own log does not say why",
-                           evidence=[_ev(e, "consequence") for e in evs[:4]])
+                           summary=f"{len({e.task for e in evs})} task(s) report {peer} as lost; its own log "
+                                   + ("ends without an error" if last else "does not say why"),
+                           evidence=last + [_ev(e, "consequence") for e in evs[:4]])
 
 
 @_rule(code="DD108", rank=8, name="terminated", category=Category.PREEMPTION, title="A task was terminated from outside",
