@@ -80,9 +80,48 @@ def _reads_the_exception(root: Finding, v: Verdict) -> bool:
     return any(e.text and e.text.strip() == line for e in root.evidence)
 
 
+def _with_cause_line(root: Finding | None, v: Verdict, structural: Diagnosis) -> Finding | None:
+    """The structural root keeps its reading, but when the lines' own cause was written by the same culprit (a shell's
+    "Killed" at the end of that task's log, say) and the root does not quote it, quote it first."""
+    if root is None or root.culprit is None or v.root is None or v.root.sig.role != Role.CAUSE:
+        return root
+    writer = v.root.writer
+    if writer and writer.startswith("rank:") and writer not in structural.tasks:   # srun's task N is worker:N
+        writer = "worker:" + writer.split(":", 1)[1]
+    if writer != root.culprit or v.culprit is None or _task_names(finding_of(v), structural).culprit != root.culprit:
+        return root
+    if any(e.text == v.root.text for e in root.evidence):
+        return root
+    return replace(root, evidence=(replace(_ev(v.root, "cause"), task=writer),) + tuple(root.evidence))
+
+
+def _oom_victim(v: Verdict, root: Finding | None) -> bool:
+    """A kernel OOM-kill record no task wrote (a ``dmesg`` excerpt beside the logs, a node's journal) and a task
+    whose peers lost it while its own log ends without an error: the OOM killer's SIGKILL is silent in its victim's
+    log, so that task is the victim."""
+    return (_specific(v) and v.category == Category.OOM_HOST and v.culprit is None and root is not None
+            and root.category == Category.PEER_CRASHED and root.culprit is not None)
+
+
+def _attribute_oom(f: Finding, structural: Diagnosis, *, detected_at: float, notes: tuple[str, ...]) -> Diagnosis:
+    root = structural.root_cause
+    assert root is not None and root.culprit is not None
+    seen = {e.text for e in root.evidence}
+    evidence = f.evidence[:1] + tuple(root.evidence) + tuple(e for e in f.evidence[1:] if e.text not in seen)
+    f = replace(f, culprit=root.culprit, candidates=(), evidence=evidence[:10], confidence="medium",
+                summary=f"{root.culprit} was killed by the kernel's OOM killer: the kernel's log records an OOM kill, "
+                        f"and {root.culprit} is the task its peers lost while its own log ends without an error")
+    findings = (f,) + tuple(x for x in structural.findings if x is not root)
+    return Diagnosis(status=Status.FAILED, root_cause=f, findings=findings, detected_at=detected_at,
+                     tasks=structural.tasks, command="diagnose",
+                     notes=tuple(structural.notes) + tuple(n for n in notes if n not in structural.notes))
+
+
 def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = ()) -> Diagnosis:
     """One diagnosis from the signature verdict and the structural rules' diagnosis (None when they could not run)."""
     sig_finding = finding_of(v)
+    if structural is not None and _oom_victim(v, structural.root_cause):
+        return _attribute_oom(sig_finding, structural, detected_at=detected_at, notes=notes)
     if v.settle:
         notes = tuple(notes) + (f"what would settle it: {v.settle}",)
     if structural is not None:
@@ -98,6 +137,7 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
         elif structural.status == Status.SUCCEEDED:   # every task's log ends in success: only a specific cause overturns it
             keep_structural = v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)
         if keep_structural:
+            root = _with_cause_line(root, v, structural)
             if root is not None and root.confidence is None:
                 conf = "low" if root.code in _WEAK_STRUCTURAL else (
                     v.confidence if v.root is not None and v.category == root.category else "medium")
