@@ -142,6 +142,9 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
                 conf = "low" if root.code in _WEAK_STRUCTURAL else (
                     v.confidence if v.root is not None and v.category == root.category else "medium")
                 root = replace(root, confidence=conf)
+            if root is None and sig_finding.severity == Severity.ERROR:
+                # the job succeeded (every task's log ends in success): what the lines show did not fail it
+                sig_finding = replace(sig_finding, severity=Severity.WARNING)
             findings = tuple(structural.findings) + ((sig_finding,) if v.root is not None else ())
             return replace(structural, root_cause=root, findings=findings,
                            notes=tuple(structural.notes) + tuple(n for n in notes if n not in structural.notes))
