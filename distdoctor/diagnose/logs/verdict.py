@@ -141,6 +141,9 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
             if root is not None and root.confidence is None:
                 conf = "low" if root.code in _WEAK_STRUCTURAL else (
                     v.confidence if v.root is not None and v.category == root.category else "medium")
+                if conf == "low" and root.code not in _WEAK_STRUCTURAL and v.root is not None \
+                        and (v.category, v.culprit) == (root.category, root.culprit):
+                    conf = "medium"   # two readings (the lines, the steps and exits) agree on cause and task
                 root = replace(root, confidence=conf)
             if root is None and sig_finding.severity == Severity.ERROR:
                 # the job succeeded (every task's log ends in success): what the lines show did not fail it
