@@ -74,3 +74,20 @@ def test_plain_report_leads_with_the_root_cause():
     first = text.splitlines()[0]
     assert first.startswith("distdoctor diagnose: FAILED") and "worker:1" in first
     assert "(consequence)" in text and "tasks:" in text
+
+
+FOREIGN = [c for c in CASES if c.endswith("-foreign")]
+
+
+@pytest.mark.parametrize("case", FOREIGN)
+def test_foreign_run_evidence_quotes_the_culprits_own_log(case):
+    """Raw logs of real jobs distdoctor did not supervise (tests/test_diagnose_foreign_runs.py recorded them): the
+    root cause quotes a line of the culprit's own log -- even when that log just stops (its last line)."""
+    exp = json.loads((CORPUS / case / "expected.json").read_text())
+    if not exp["culprit"]:
+        pytest.skip("no culprit")
+    d = diagnose_paths([str(CORPUS / case)], jobs=1, detected_at=0.0)[0].to_json()
+    own = CORPUS / case / (exp["culprit"].replace(":", "-") + ".log")
+    text = own.read_text() if own.exists() else (CORPUS / case / "console.txt").read_text()
+    quoted = [re.sub(r"^\[[^\]]+\] ", "", e) for e in d["root_cause"]["evidence"] if e.startswith(f"[{exp['culprit']} ")]
+    assert any(q and q[:80] in text for q in quoted), d["root_cause"]["evidence"]
