@@ -281,6 +281,13 @@ def _peer_reported(rule: Rule, job: JobObservation):
         for e in _of(t, EventKind.PEER_SYMPTOM):
             if e.peer and e.peer in job.tasks and e.peer != t.task:
                 named.setdefault(e.peer, []).append(e)
+    if job.source == "logs" and len(named) > 1:
+        # Several peers named (a parameter server's loss reaches the chief also through the workers that were
+        # reading from it: "remote target /job:worker/..." relays its error). A named task whose own log reports
+        # the failure too was alive and heard it; when some named task's log is silent, that one was lost.
+        silent = {p for p in named if not _of(job.tasks[p], EventKind.PEER_SYMPTOM)}
+        if silent:
+            named = {p: evs for p, evs in named.items() if p in silent}
     for peer, evs in named.items():
         target = job.tasks[peer]
         if target.exit_code is not None or _of(target, EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR):
