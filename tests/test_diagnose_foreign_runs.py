@@ -314,6 +314,26 @@ def test_frozen_worker_then_user_kills_the_job(tmp_path):
     assert any("stopped sending heartbeats" in e for e in d["root_cause"]["evidence"]), d["root_cause"]["evidence"]
 
 
+def test_frozen_worker_killed_by_the_user_before_tf_noticed(tmp_path):
+    """The user gives up 3 s after worker:1 froze, before TF's ~10 s heartbeat timeout: no task printed an error,
+    both logs just stop mid-epoch. An expert can say the job was stuck (both stopped progressing together) but not
+    which task: the verdict must not invent a culprit or a crash."""
+    folder = tmp_path / "sigstop-early"
+    job = Job(folder, LONG)
+    try:
+        job.wait_for(1, r"Epoch 3/")
+        os.kill(job.python_pid(1), signal.SIGSTOP)
+        time.sleep(3)
+        assert all(p.poll() is None for p in job.procs)
+    finally:
+        job.kill_all()
+    _keep("sigstop-early", folder)
+    d = _diagnose(folder)
+    rc = d["root_cause"] or {}
+    assert d["status"] in ("hung", "unknown") and rc.get("culprit") is None, json.dumps(d, indent=1)[:4000]
+    assert rc.get("category") not in ("peer_crashed", "user_code_error", "oom_host"), json.dumps(d, indent=1)[:4000]
+
+
 CGROOT = Path("/sys/fs/cgroup/memory")
 
 
@@ -367,8 +387,7 @@ def test_oom_killed_worker(tmp_path, memory_cgroup):
     rc = d["root_cause"]
     assert (d["status"], rc["category"], rc["culprit"]) == ("failed", "oom_host", "worker:1"), json.dumps(d)[:4000]
     assert any("Killed" in e for e in rc["evidence"] if e.startswith("[worker:1")), rc["evidence"]
-    assert any("oom-killer" in e or "out of memory" in e.lower() for e in rc["evidence"] if e.startswith("[job")), \
-        rc["evidence"]
+    assert any(re.search(r"(?i)oom|killed process", e) for e in rc["evidence"] if e.startswith("[job")), rc["evidence"]
 
 
 # -- ParameterServerStrategy: chief + 2 workers + 1 ps (tests/workers/ps_trainer.py); workers and ps serve forever,
