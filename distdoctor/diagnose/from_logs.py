@@ -120,6 +120,26 @@ def _clock(tasks: dict[str, TaskObservation], first: dict[str, float], notes: li
     return out
 
 
+def _peers_as_ranks(tasks: dict[str, TaskObservation]) -> dict[str, TaskObservation]:
+    """Logs named only by launcher rank (``srun --label``'s task id, ``mpirun --tag-output``): a TF task that the
+    lines name as a peer (``/job:worker/replica:0/task:1``) is the rank of that index -- MultiWorkerMirroredStrategy
+    under Slurm or MPI numbers its workers by rank (SlurmClusterResolver and TF_CONFIG builders use SLURM_PROCID /
+    the MPI rank) -- so the rules see that peer's own log instead of a missing one."""
+    if not tasks or not all(t.startswith("rank:") for t in tasks):
+        return tasks
+
+    def alias(peer: str | None) -> str | None:
+        if peer and peer.startswith("worker:") and "rank:" + peer.split(":", 1)[1] in tasks:
+            return "rank:" + peer.split(":", 1)[1]
+        return peer
+    out = {}
+    for name, t in tasks.items():
+        if any(alias(e.peer) != e.peer for e in t.events):
+            t = replace(t, events=tuple(replace(e, peer=alias(e.peer)) for e in t.events))
+        out[name] = t
+    return out
+
+
 def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = ()) -> JobObservation:
     """Assemble the job's observation from its scans (pure). Raises :class:`InputError` when nothing is usable."""
     notes = list(notes)
@@ -143,6 +163,7 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
     first = {task: min(s.first_ts for s in ss if s.first_ts is not None)
              for task, ss in by_task.items() if any(s.first_ts is not None for s in ss)}
     tasks = _clock(tasks, first, notes)
+    tasks = _peers_as_ranks(tasks)
     strategy = "unknown"
     if any(t.startswith("ps:") for t in tasks):
         strategy = "parameter_server"
