@@ -29,7 +29,8 @@ What the user has, per case (the choice of what is "fair" to give diagnose):
   fails, peer_crashed on ps:0; worker:1 SIGKILLed -> the coordinator finishes without it: succeeded, a warning.
   The serving tasks never end by themselves: the launcher kills them once the chief has ended.
 - combined: the sigkill and exception jobs again, with both tasks' output in ONE stream as ``srun --label`` prints
-  it (``0: `` / ``1: `` prefixes in order of arrival; the launcher reads both pipes).
+  it (``0: `` / ``1: `` prefixes in order of arrival; the launcher reads both pipes). Same verdicts; the culprit is
+  named as the stream names it: srun's task 1, ``rank:1`` (TF's /job:worker/replica:0/task:1).
 
 Set DD_FOREIGN_KEEP=DIR to keep each run's logs under DIR/<case> (that is how tests/corpus/*-foreign was recorded).
 """
@@ -259,7 +260,7 @@ def test_sigkilled_worker_is_peer_crashed(tmp_path, combined):
     name = "sigkill-combined" if combined else "sigkill"
     job, text = _run_sigkill(tmp_path / name, combined)
     _keep(name, job.folder)
-    _check(_diagnose(job.logs()), "failed", "peer_crashed", "worker:1", text)
+    _check(_diagnose(job.logs()), "failed", "peer_crashed", "rank:1" if combined else "worker:1", text)
     if not combined:   # the healthy worker's failure is quoted as a consequence
         rc = _diagnose(job.logs())["root_cause"]
         assert any(e.startswith("[worker:0") for e in rc["evidence"]), rc["evidence"]
@@ -271,7 +272,7 @@ def test_exception_is_user_code_error(tmp_path, combined):
     job, text = _run_exception(tmp_path / name, combined)
     _keep(name, job.folder)
     d = _diagnose(job.logs())
-    _check(d, "failed", "user_code_error", "worker:1", text)
+    _check(d, "failed", "user_code_error", "rank:1" if combined else "worker:1", text)
     assert any("ValueError: bad record in shard of worker:1" in e for e in d["root_cause"]["evidence"])
 
 
