@@ -117,6 +117,15 @@ def _attribute_oom(f: Finding, structural: Diagnosis, *, detected_at: float, not
                      notes=tuple(structural.notes) + tuple(n for n in notes if n not in structural.notes))
 
 
+def _own_failure_of_a_task_that_did_not_train(v: Verdict, structural: Diagnosis) -> bool:
+    """The structural rules call a job finished when every task that showed training finished; a task that never
+    showed a step (it died at start-up) and whose own log ends in its failure was not part of that reading."""
+    if v.status != Status.FAILED or v.root is None or not v.culprit or v.root.writer != v.culprit:
+        return False
+    report = structural.tasks.get(v.culprit)
+    return report is not None and report.steps is None and v.root.sig.role in (Role.CAUSE, Role.CONTEXT)
+
+
 def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = ()) -> Diagnosis:
     """One diagnosis from the signature verdict and the structural rules' diagnosis (None when they could not run)."""
     sig_finding = finding_of(v)
@@ -134,8 +143,10 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
                 keep_structural = False
         elif root is not None:   # DD150/DD100: only when the lines show nothing better
             keep_structural = v.root is None or v.status == Status.UNKNOWN
-        elif structural.status == Status.SUCCEEDED:   # every task's log ends in success: only a specific cause overturns it
-            keep_structural = v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)
+        elif structural.status == Status.SUCCEEDED:   # every trainer's log ends in success: only a specific cause
+            # overturns it, or a task that never showed training and whose own log ends in its failure
+            keep_structural = (v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)) \
+                and not _own_failure_of_a_task_that_did_not_train(v, structural)
         if keep_structural:
             root = _with_cause_line(root, v, structural)
             if root is not None and root.confidence is None:
