@@ -5,8 +5,10 @@ from distdoctor.diagnose.command import diagnose_paths
 
 FINISHED = ("Epoch 1/2\n100/100 - 3s - loss: 0.5200\nEpoch 2/2\n100/100 - 3s - loss: 0.4100\n"
             "INFO:tensorflow:Loss for final step: 0.41.\n")
-CUT = ('Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n    main()\n'
-       '  File "train.py", line 9, in main\n    model.fit(ds)\n')
+CUT = ("2018-11-12 15:46:11.527775: I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:324] Started server "
+       "with target: grpc://localhost:2223\n"
+       'Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n    main()\n'
+       '  File "train.py", line 9, in main\n    model.fit(ds)\n[...]\n')
 
 
 def _diag(tmp_path, files: dict[str, str]):
