@@ -24,7 +24,7 @@ RAW = CORPUS / "sigkill-raw-logs"
     ("chief.log", "chief:0"), ("ps-0.out", "ps:0"), ("evaluator.log", "evaluator:0"),
     ("slurm-1234_3.out", "worker:3"), ("job-worker-12", "worker:12"), ("Worker_2.LOG", "worker:2"),
     ("logs/chief-0.log", "chief:0"), ("worker-1.log.gz", "worker:1"), ("worker-3.log.1", "worker:3"),
-    ("worker:4", "worker:4"),
+    ("worker:4", "worker:4"), ("worker.1.log", "worker:1"), ("ps.0.txt", "ps:0"), ("worker-2.log.1", "worker:2"),
     ("workers.log", None), ("steps-0.log", None), ("train.log", None), ("slurm-1234.out", None), ("0.log", None),
 ])
 def test_task_from_name(name, task):

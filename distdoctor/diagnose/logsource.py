@@ -93,13 +93,8 @@ def parse_task_map(text: str | Sequence[str] | None) -> dict[str, str]:
 
 
 def _stem(name: str) -> str:
-    base = os.path.basename(name.rstrip("/"))
-    while True:
-        root, ext = os.path.splitext(base)
-        if ext.lower() in _LOG_EXTS - {""} or re.fullmatch(r"\.\d+", ext):
-            base = root
-            continue
-        return base
+    from .logs.demux import file_stem
+    return file_stem(name)
 
 
 def task_from_name(name: str) -> str | None:

@@ -23,7 +23,7 @@ import json
 import os
 import re
 
-__all__ = ["split_prefix", "task_from_filename", "WriterGuess", "normalise_task"]
+__all__ = ["split_prefix", "file_stem", "task_from_filename", "WriterGuess", "normalise_task"]
 
 _MPI = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:")
 _HVDRUN = re.compile(r"^\[(?P<rank>\d+)\]<(?:stdout|stderr)>:")
@@ -92,11 +92,16 @@ def _split_prefix(line: str) -> tuple[str | None, str, str | None]:
     return None, line, None
 
 
-def _stem(name: str) -> str:
+def file_stem(name: str) -> str:
+    """The name without its log extensions and rotation number (``job-worker-1.log.2`` -> ``job-worker-1``)."""
     base = os.path.basename(name.rstrip("/"))
     while True:
         root, ext = os.path.splitext(base)
-        if ext.lower() in _LOG_EXTS or re.fullmatch(r"\.\d+", ext):
+        if ext.lower() in _LOG_EXTS:
+            base = root
+            continue
+        # a rotation number (worker-1.log.2) follows a log extension; in worker.1 the number is the task's index
+        if re.fullmatch(r"\.\d+", ext) and os.path.splitext(root)[1].lower() in _LOG_EXTS:
             base = root
             continue
         return base
@@ -104,7 +109,7 @@ def _stem(name: str) -> str:
 
 def task_from_filename(name: str) -> str | None:
     """The task a file, pod or service name stands for (``myjob-worker-1.log`` -> ``worker:1``), or None."""
-    stem = _stem(name)
+    stem = file_stem(name)
     m = _TASK_SPEC.match(stem)
     if m:
         return normalise_task(m.group(1), m.group(2))
