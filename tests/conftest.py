@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,3 +65,25 @@ def dd_run(name: str, dd_args: list[str], cmd: list[str], *, env: dict | None = 
 
 def trainer(*args: str) -> list[str]:
     return [PY, str(WORKERS / "trainer.py"), *args]
+
+
+CGROOT = Path("/sys/fs/cgroup/memory")
+
+
+@pytest.fixture
+def memory_cgroup():
+    """A fresh cgroup v1 memory group limited to 900 MB, removed afterwards (root only)."""
+    if os.geteuid() != 0 or not (CGROOT / "cgroup.procs").exists():
+        pytest.skip("needs root and a cgroup v1 memory controller at /sys/fs/cgroup/memory")
+    path = CGROOT / f"distdoctor-test-{uuid.uuid4().hex[:8]}"
+    path.mkdir()
+    (path / "memory.limit_in_bytes").write_text(str(900 * 1024 * 1024))
+    try:
+        yield path
+    finally:
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.2)

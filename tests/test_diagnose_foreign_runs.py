@@ -41,34 +41,19 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 from conftest import PY, ROOT, WORKERS, requires_tf
+from distdoctor.cluster.tfconfig import pick_free_ports
 
 pytestmark = [pytest.mark.tf, requires_tf]
 
 TRAINER = str(WORKERS / "trainer.py")
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 class Job:
@@ -80,7 +65,7 @@ class Job:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.tasks = list(tasks)
-        ports = iter(_free_ports(len(tasks)))
+        ports = iter(pick_free_ports(len(tasks)))
         cluster: dict[str, list[str]] = {}
         for t in tasks:
             cluster.setdefault(t.split(":")[0], []).append(f"127.0.0.1:{next(ports)}")
@@ -334,26 +319,6 @@ def test_frozen_worker_killed_by_the_user_before_tf_noticed(tmp_path):
     assert d["status"] in ("hung", "unknown") and rc.get("culprit") is None, json.dumps(d, indent=1)[:4000]
     assert rc.get("category") not in ("peer_crashed", "user_code_error", "oom_host"), json.dumps(d, indent=1)[:4000]
 
-
-CGROOT = Path("/sys/fs/cgroup/memory")
-
-
-@pytest.fixture
-def memory_cgroup():
-    if os.geteuid() != 0 or not (CGROOT / "cgroup.procs").exists():
-        pytest.skip("needs root and a cgroup v1 memory controller at /sys/fs/cgroup/memory")
-    path = CGROOT / f"distdoctor-test-{uuid.uuid4().hex[:8]}"
-    path.mkdir()
-    (path / "memory.limit_in_bytes").write_text(str(900 * 1024 * 1024))
-    try:
-        yield path
-    finally:
-        for _ in range(50):
-            try:
-                path.rmdir()
-                break
-            except OSError:
-                time.sleep(0.2)
 
 
 def _dmesg_lines() -> list[str]:

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import time
-import uuid
-from pathlib import Path
 
 import pytest
 
@@ -133,26 +129,6 @@ def test_stall_declared_within_30s():
     assert "inject" in r.diag["tasks"]["worker:1"]["stack"]
     assert r.diag["tasks"]["worker:0"]["stack"]
 
-
-CGROOT = Path("/sys/fs/cgroup/memory")
-
-
-@pytest.fixture
-def memory_cgroup():
-    if os.geteuid() != 0 or not (CGROOT / "cgroup.procs").exists():
-        pytest.skip("needs root and a cgroup v1 memory controller at /sys/fs/cgroup/memory")
-    path = CGROOT / f"distdoctor-test-{uuid.uuid4().hex[:8]}"
-    path.mkdir()
-    (path / "memory.limit_in_bytes").write_text(str(900 * 1024 * 1024))
-    try:
-        yield path
-    finally:
-        for _ in range(50):
-            try:
-                path.rmdir()
-                break
-            except OSError:
-                time.sleep(0.2)
 
 
 def test_oom_kill_under_memory_cgroup(memory_cgroup):
