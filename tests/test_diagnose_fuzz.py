@@ -131,3 +131,16 @@ def test_cli_verdicts_json_and_html(tmp_path):
     combined = (CORPUS / "sigkill-combined-console" / "console.txt").read_bytes()
     p = _cli("-", "--json", stdin=combined)
     assert p.returncode == 1 and json.loads(p.stdout)["root_cause"]["culprit"] == "worker:1"
+
+
+def test_binary_on_stdin_is_refused_whatever_its_first_bytes():
+    """Standard input is sniffed like a file: the bytes put back after the gzip check come with the first read."""
+    import random
+    from distdoctor.diagnose.logs.unwrap import open_stream
+    import io
+    s = open_stream(io.BufferedReader(io.BytesIO(b"ab" + b"c" * 100)))
+    assert s.read(50) == b"ab" + b"c" * 48
+    for seed in range(12):
+        data = random.Random(seed).randbytes(5000)
+        p = _cli("-", stdin=data)
+        assert p.returncode == 2 and p.stderr.decode().startswith("distdoctor: error: "), (seed, p.returncode)

@@ -141,9 +141,12 @@ class _Replay(io.RawIOBase):
         return True
 
     def read(self, n: int = -1) -> bytes:
-        if self._head:
-            out = self._head if n < 0 else self._head[:n]
+        if self._head:   # the put-back bytes and, in the same read, what follows them (readers sniff the first chunk)
+            out = self._head if n is None or n < 0 else self._head[:n]
             self._head = self._head[len(out):]
+            want = -1 if n is None or n < 0 else n - len(out)
+            if want:
+                out += self._rest.read(want) or b""
             return out
         return self._rest.read(n) if n is not None else self._rest.read()
 
