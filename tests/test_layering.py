@@ -48,3 +48,16 @@ def test_cluster_is_the_bottom_layer():
         if hits:
             bad[str(f.relative_to(PKG))] = hits
     assert not bad, bad
+
+
+def test_preflight_rules_are_below_diagnose():
+    """diagnose judges a cluster printed in a log with preflight's pure rules; preflight never reads diagnose."""
+    bad = {}
+    for f in (PKG / "preflight").rglob("*.py"):
+        hits = {m for m in _imports(f) if m.startswith(("distdoctor.diagnose", "distdoctor.report", "distdoctor.supervise"))}
+        if hits:
+            bad[str(f.relative_to(PKG))] = hits
+    assert not bad, bad
+    # the rules diagnose uses are pure: they import no preflight module that probes hosts or the network
+    rules = _imports(PKG / "preflight" / "rules.py")
+    assert not {m for m in rules if m.startswith("distdoctor.preflight")}, rules
