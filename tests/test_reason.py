@@ -182,3 +182,27 @@ def test_a_gpu_oom_on_a_local_device_names_no_task_but_a_cluster_device_does():
     base = "ResourceExhaustedError: OOM when allocating tensor with shape[64,256] and type float on {} by allocator GPU_0_bfc\n"
     assert verdict(base.format("/job:localhost/replica:0/task:0/device:GPU:0")).culprit is None
     assert verdict(base.format("/job:worker/replica:0/task:2/device:GPU:0")).culprit == "worker:2"
+
+
+# -- fragments of several lines (tests/probes/fragments): reasoning over whole task logs ---------------------------
+
+def _diagnose(tmp_path, **files):
+    from distdoctor.diagnose.command import diagnose_paths
+    paths = []
+    for name, text in files.items():
+        p = tmp_path / (name.replace("_", "-") + ".log")
+        p.write_text(text)
+        paths.append(str(p))
+    diag, _ = diagnose_paths(sorted(paths), detected_at=0.0)
+    return diag
+
+
+def test_a_task_log_that_stops_on_a_peer_error_did_not_succeed(tmp_path):
+    """A task's log whose last lines (after any progress) are errors about a peer: the job did not finish (the log
+    stops on the error), even where the structural rules name no cause."""
+    diag = _diagnose(tmp_path, worker_1="2019-05-22 03:41:17.664501: E tensorflow/core/common_runtime/executor.cc:641] "
+                     "Executor failed to create kernel. Unavailable: Socket closed\n"
+                     "tensorflow.python.framework.errors_impl.AbortedError: RecvTensor expects a different device "
+                     "incarnation: 1 vs. 2. Your worker job that contains the device (\"/job:ps/replica:0/task:0/"
+                     "device:CPU:0\") was probably restarted. Check your worker job for the reason why it was restarted.\n")
+    assert diag.status == Status.FAILED and diag.root_cause.culprit == "ps:0"

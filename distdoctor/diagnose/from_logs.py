@@ -20,7 +20,7 @@ from typing import Sequence
 
 from ..errors import InputError
 from .events import EventKind, LogEvent
-from .log_rules import ended_with_error, judge_silence
+from .log_rules import TERMINAL_KINDS, ended_with_error, judge_silence
 from .logs.taskscan import TaskScan, TaskScanner
 from .logsource import Discovery, discover, scan_sources
 from .observations import JobObservation, TaskObservation
@@ -140,6 +140,15 @@ def _peers_as_ranks(tasks: dict[str, TaskObservation]) -> dict[str, TaskObservat
     return out
 
 
+_PROGRESS_KINDS = frozenset({EventKind.PROGRESS, EventKind.EPOCH})
+
+
+def _stopped_on_error(t: TaskObservation) -> bool:
+    """The task's log shows an error (an uncaught exception, a crash, a failure about a peer) after its last progress."""
+    last = max((e.line_no for e in t.events if e.kind in _PROGRESS_KINDS), default=-1)
+    return any(e.line_no > last and (e.kind in TERMINAL_KINDS or e.kind == EventKind.PEER_SYMPTOM) for e in t.events)
+
+
 def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = ()) -> JobObservation:
     """Assemble the job's observation from its scans (pure). Raises :class:`InputError` when nothing is usable."""
     notes = list(notes)
@@ -178,5 +187,13 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
         silent = [t.task for t in job.ordered() if not ended_with_error(t)]
         notes.append("the logs simply stop: no task reports an error and not every task finished"
                      + (f" ({', '.join(silent[:8])}{'...' if len(silent) > 8 else ''})" if silent else ""))
-    return replace(job, hang=hang, job_finished=hang is None, ended_at=max(ended) if ended else None,
+    # a log that stops on an error (its last lines after any progress are an exception or a peer's failure) is not a
+    # task that finished: with no hang and no rule naming the cause, the outcome is for the lines to say, never
+    # "succeeded"
+    # (errors after a task's training ran to its end are its shut-down; a ParameterServerStrategy job is done when its
+    # coordinator's training is, whatever the workers and ps print as they are torn down)
+    from .rules import chief_succeeded, completed
+    stopped = not chief_succeeded(job) and any(_stopped_on_error(t) for name, t in tasks.items()
+                                               if name not in finished and not completed(t))
+    return replace(job, hang=hang, job_finished=hang is None and not stopped, ended_at=max(ended) if ended else None,
                    notes=tuple(notes))
