@@ -206,3 +206,14 @@ def test_a_task_log_that_stops_on_a_peer_error_did_not_succeed(tmp_path):
                      "incarnation: 1 vs. 2. Your worker job that contains the device (\"/job:ps/replica:0/task:0/"
                      "device:CPU:0\") was probably restarted. Check your worker job for the reason why it was restarted.\n")
     assert diag.status == Status.FAILED and diag.root_cause.culprit == "ps:0"
+
+
+def test_a_launcher_line_among_labelled_task_output_is_not_the_task_above_it():
+    """srun/slurmstepd write their own lines unlabelled among ``srun --label`` task output: such a line continues no
+    task's output, so the task srun names (``task 3: Out Of Memory``) is the culprit, not the task that printed last."""
+    v = verdict("2: [2022-05-11 03:22:19.004711: W horovod/common/stall_inspector.cc:107] One or more tensors were "
+                "submitted to be reduced, gathered or broadcasted by subset of ranks\n"
+                "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=5512098.0 cgroup. Some of your processes "
+                "may have been killed by the cgroup out-of-memory handler.\n"
+                "srun: error: cn042: task 3: Out Of Memory\n")
+    assert (v.category, v.culprit) == (Category.OOM_HOST, "rank:3")

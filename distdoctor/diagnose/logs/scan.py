@@ -142,6 +142,10 @@ def _get() -> _Prefilter:
 
 _TASK_PATH = re.compile(r"/job:(?P<job>[A-Za-z_]+)(?:/replica:\d+)?/task:(?P<index>\d+)")
 # A pasted kubectl session says whose output follows: `kubectl logs POD`, `kubectl describe pod POD`, `Name:  POD`.
+# a line the launcher itself wrote (Slurm's srun/slurmstepd, Open MPI's mpirun): among a task's prefixed lines it is
+# no continuation of the task's output, whatever task wrote the line above it
+_LAUNCHER_LINE = re.compile(r"(?:srun|slurmstepd(?:-[\w.-]+)?|salloc|sbatch|mpirun|mpiexec|prterun|horovodrun): "
+                            r"|(?:mpirun|mpiexec|prterun) (?:noticed|detected|has exited|was unable)")
 _SUBJECT = re.compile(r"^Name:\s{2,}(?P<a>\S+)\s*$|(?:^|\s)(?:kubectl|k)\s+(?:-n\s+\S+\s+)?(?:logs|describe\s+pods?)"
                       r"\s+(?:-f\s+|--previous\s+|-p\s+)*(?:pod/)?(?P<b>[a-z0-9][\w.-]*)")
 
@@ -270,7 +274,7 @@ class Scanner:
             if writer:
                 f.writers.add(writer)
                 self._last_writer = writer
-        elif f.writers or self._last_writer:
+        elif (f.writers or self._last_writer) and not _LAUNCHER_LINE.match(text):
             writer = self._writer_before(body, ls)
         if writer is None:
             writer = f.writer
