@@ -217,3 +217,44 @@ def test_a_launcher_line_among_labelled_task_output_is_not_the_task_above_it():
                 "may have been killed by the cgroup out-of-memory handler.\n"
                 "srun: error: cn042: task 3: Out Of Memory\n")
     assert (v.category, v.culprit) == (Category.OOM_HOST, "rank:3")
+
+
+_STALL = ("[1,0]<stderr>:[2021-01-20 12:03:11.552310: W horovod/common/stall_inspector.cc:107] One or more tensors were "
+          "submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks "
+          "for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or "
+          "that only subset of ranks is submitting tensors, which will cause deadlock.\n[1,0]<stderr>:Missing ranks:\n")
+
+
+def test_stall_warnings_for_one_rank_over_different_tensors_are_a_straggler():
+    """The same one rank missing in every warning, but each time from other tensors: the collectives in between
+    completed, so that rank is slow, not stuck."""
+    v = verdict("".join(_STALL + f"[1,0]<stderr>:3: [DistributedGradientTape_Allreduce/cond_{i}/HorovodAllreduce_grads_{i}_0]\n"
+                        f"[1,0]<stdout>:Iter #{i}: 30.1 img/sec per GPU\n" for i in (12, 40, 7)))
+    assert (v.category, v.culprit) == (Category.STRAGGLER_SLOW_WORKER, "rank:3")
+
+
+def test_stall_warnings_for_one_rank_over_the_same_tensors_are_a_stuck_rank():
+    v = verdict(_STALL * 1 + "[1,0]<stderr>:0: [DistributedGradientTape_Allreduce/cond_0/HorovodAllreduce_grads_0]\n"
+                + _STALL + "[1,0]<stderr>:0: [DistributedGradientTape_Allreduce/cond_0/HorovodAllreduce_grads_0]\n")
+    assert (v.status, v.category, v.culprit) == (Status.HUNG, Category.HANG_STALLED_WORKER, "rank:0")
+
+
+def test_a_stall_warning_followed_by_the_end_of_training_is_no_hang():
+    v = verdict("[1,0]<stdout>:Saving checkpoint ./checkpoint-1.h5\n" + _STALL
+                + "[1,0]<stderr>:0: [DistributedGradientTape_Allreduce/cond_0/HorovodAllreduce_grads_0]\n"
+                "[1,0]<stdout>:Epoch 3/3\n[1,0]<stdout>:Training finished in 1022.5 s\n")
+    assert v.category == Category.OTHER and v.status != Status.HUNG
+
+
+def test_retries_then_progress_under_a_launcher_prefix_recovered():
+    """A retried connection is no failure when the log then goes on training, also when every line carries mpirun's
+    ``[1,N]<stdout>:`` prefix (the prefix is not part of the progress line)."""
+    v = verdict("[1,1]<stderr>:E0405 10:00:11 socket.cc:...] Connect failed: UNAVAILABLE: failed to connect to all "
+                "addresses; retrying\n[1,0]<stdout>:Epoch 1/3\n"
+                "[1,0]<stdout>:938/938 [==============================] - 62s 64ms/step - loss: 0.3014\n")
+    assert v.category == Category.OTHER
+
+
+def test_horovod_benchmark_iterations_are_progress():
+    from distdoctor.diagnose.logs.progress import progress_of
+    assert progress_of("Iter #15: 30.1 img/sec per GPU")[1]["step"] == 15

@@ -12,6 +12,8 @@ __all__ = ["step_time_of", "progress_of", "EPOCH_LINE"]
 _PROGRESS = re.compile(r"(?:^|\s)(\d+)/(\d+|Unknown)\s+(?:\[[=>.]*\]|-\s|━)")
 _ESTIMATOR = re.compile(r"\bloss = ([-+\w.]+), step = (\d+)\b")
 _GENERIC_STEP = re.compile(r"^(?:\S+\s+){0,4}?(?:global[_ ])?[Ss]tep[\s:=#\[]+(\d+)(?:\s*/\s*(\d+))?\b")
+# Horovod's synthetic benchmarks (and scripts modelled on them) report each batch of iterations as throughput
+_IMG_SEC = re.compile(r"^Iter #(\d+): [\d.]+ img/sec per \w+")
 _EPOCH = re.compile(r"^Epoch (\d+)/(\d+)\s*$")
 _LOSS = re.compile(r"\bloss(?::\s*|\s*=\s*|\s+)([-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?))", re.IGNORECASE)
 _STEP_TIME = re.compile(r"(\d+(?:\.\d+)?)(s|ms|us|µs)/step")
@@ -64,6 +66,9 @@ def _progress_styled(text: str) -> tuple[EventKind, dict, str] | None:
         if m:
             step = int(m.group(2))
             style = "estimator"
+        elif _IMG_SEC.match(text):
+            style = "generic"
+            step = int(_IMG_SEC.match(text).group(1))
         else:
             style = "generic"
             m = _GENERIC_STEP.match(text)

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 
 from ...model import Category, Status
 from .clusters import defects, printed_clusters
-from .progress import progress_of
+from .demux import split_prefix
+from .progress import EPOCH_LINE, progress_of
 from .scan import Hit, StreamFacts
 from .signature import Role
 
@@ -230,8 +231,9 @@ def _ends_in_progress(facts: list[StreamFacts]) -> set[str]:
     """Streams whose last lines are training progress (epochs, steps): whatever they retried before, they recovered."""
     out = set()
     for f in facts:
-        last = [t for t in f.tail if t.strip()][-3:]
-        if any(progress_of(t) is not None for t in last):
+        # a launcher's prefix (``[1,0]<stdout>:``, srun's ``0: ``) is not part of the line the task printed
+        last = [split_prefix(t)[1] for t in f.tail if t.strip()][-3:]
+        if any(progress_of(t) is not None or EPOCH_LINE.match(t.strip()) for t in last):
             out.add(f.name)
     return out
 
@@ -344,6 +346,28 @@ def _special(job: _Job, causes: list[Hit], symptoms: list[Hit], waits: list[Hit]
                        settle="`horovodrun --check-build` and the launcher command on each node")
     stalls = job.of("horovod-stall")
     if stalls and not causes:
+        # Horovod's stall inspector warns after 60 s of waiting and lists, per missing rank, the tensors waited for.
+        # Warnings that keep naming the same one rank but different tensors each time mean the collectives in between
+        # completed: that rank is slow every step, not stuck (a stuck rank is missing the same tensors every time)
+        per = _missing_per_stall(job, stalls)
+        ranks = {r for listed, _ in per for r in listed}
+        tensors = [t for _, t in per]
+        if len(per) >= 2 and len(ranks) == 1 and all(listed for listed, _ in per) \
+                and all(a != b for a, b in zip(tensors, tensors[1:])):
+            rank = ranks.pop()
+            first = min(stalls, key=lambda h: job.order.get(id(h), 0))
+            return Verdict(status=Status.FAILED, category=Category.STRAGGLER_SLOW_WORKER, culprit=rank,
+                           confidence="low", code=first.sig.code,
+                           summary=f"the other ranks waited for {rank} {len(per)} times, each time in different "
+                                   f"collectives (training went on in between): {rank} is slower than its peers and "
+                                   "holds every step back",
+                           remedy="Find why that rank is slow (its GPU's clocks and temperature, its input pipeline, "
+                                  "a busier or slower node) and fix or exclude that node.",
+                           root=first, consequences=_distinct(first, stalls)[:5], looked_at=_looked(job),
+                           settle=f"step times per rank (Horovod timeline) and `nvidia-smi -q` on {rank}'s node")
+        if _stall_resolved(job, stalls):
+            stalls = []    # training finished after the last warning: the wait ended, it was no hang
+    if stalls and not causes:
         first = min(stalls, key=lambda h: job.order.get(id(h), 0))
         finished = [h for h in job.of("training-finished") if job.order.get(id(h), 0) < job.order.get(id(first), 0)]
         if finished:
@@ -394,6 +418,26 @@ def _special(job: _Job, causes: list[Hit], symptoms: list[Hit], waits: list[Hit]
     if dup is not None and not causes:
         return dup
     return None
+
+
+def _stall_resolved(job: _Job, stalls: list[Hit]) -> bool:
+    """A task reports training finished after the last stall warning."""
+    last = max(job.order.get(id(h), 0) for h in stalls)
+    return any(job.order.get(id(h), 0) > last for h in job.of("training-finished"))
+
+
+def _missing_per_stall(job: _Job, stalls: list[Hit]) -> list[tuple[set[str], str]]:
+    """For each stall warning, the ranks it lists as missing (the ``N: [tensor, ...]`` entries below it) and the
+    tensors listed."""
+    marks = sorted(job.order.get(id(h), 0) for h in stalls)
+    per: list[tuple[set[str], list[str]]] = [(set(), []) for _ in marks]
+    for h in job.of("horovod-missing-rank-entry"):
+        at = job.order.get(id(h), 0)
+        idx = max((i for i, m in enumerate(marks) if m < at), default=None)
+        if idx is not None and h.named:
+            per[idx][0].add(h.named)
+            per[idx][1].append(h.text.split("[", 1)[-1])
+    return [(ranks, " ".join(sorted(t))) for ranks, t in per]
 
 
 _RANKS = re.compile(r"missing ranks: ([\d, ]+)", re.I)
