@@ -258,3 +258,11 @@ def test_retries_then_progress_under_a_launcher_prefix_recovered():
 def test_horovod_benchmark_iterations_are_progress():
     from distdoctor.diagnose.logs.progress import progress_of
     assert progress_of("Iter #15: 30.1 img/sec per GPU")[1]["step"] == 15
+
+
+def test_connection_errors_a_task_prints_after_its_training_finished_are_its_teardown():
+    v = verdict("INFO:tensorflow:Loss for final step: 0.0831.\n"
+                "2019-12-11 09:58:17.303011: E tensorflow/core/distributed_runtime/rpc/grpc_worker_service.cc:1] "
+                "RecvTensor: Connection reset by peer\n"
+                "2019-12-11 09:58:17.303520: W tensorflow/core/distributed_runtime/rpc/grpc_remote_worker.cc:1] Socket closed\n")
+    assert v.category == Category.OTHER and v.status != Status.FAILED

@@ -119,7 +119,8 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     # a line that is evidence of waiting (a barrier or collective timeout) is read as the wait, not as the generic
     # DEADLINE_EXCEEDED / exception symptom its text also matches
     wait_lines = {(h.stream, h.line_no) for h in job.of(role=Role.WAIT)}
-    symptoms = [h for h in job.of(role=Role.SYMPTOM) + demoted if (h.stream, h.line_no) not in wait_lines]
+    symptoms = [h for h in job.of(role=Role.SYMPTOM) + demoted if (h.stream, h.line_no) not in wait_lines
+                and not _after_training_finished(job, h)]
     waits = _unanswered(job, job.of(role=Role.WAIT))
 
     special = _special(job, causes, symptoms, waits)
@@ -236,6 +237,16 @@ def _ends_in_progress(facts: list[StreamFacts]) -> set[str]:
         if any(progress_of(t) is not None or EPOCH_LINE.match(t.strip()) for t in last):
             out.add(f.name)
     return out
+
+
+def _after_training_finished(job: _Job, h: Hit) -> bool:
+    """A symptom (a connection reset, a closed socket) that a task prints after it reported its training finished is
+    the teardown: the tasks that finished close their channels and the ones serving them see their peers go. (Another
+    task's symptom after one task finished is not: that is a task left waiting for one that finished early.)"""
+    if h.sig.role != Role.SYMPTOM:
+        return False
+    return any(f.stream == h.stream and f.writer == h.writer and f.line_no < h.line_no
+               for f in job.of("training-finished"))
 
 
 def _retried_then_recovered(h: Hit, recovered: set[str]) -> bool:
