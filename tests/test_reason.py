@@ -266,3 +266,28 @@ def test_connection_errors_a_task_prints_after_its_training_finished_are_its_tea
                 "RecvTensor: Connection reset by peer\n"
                 "2019-12-11 09:58:17.303520: W tensorflow/core/distributed_runtime/rpc/grpc_remote_worker.cc:1] Socket closed\n")
     assert v.category == Category.OTHER and v.status != Status.FAILED
+
+
+def test_a_job_the_operator_records_as_succeeded_is_not_failed_by_its_past_back_offs():
+    v = verdict('{"message":"TFJob default/mnist successfully completed.","reason":"TFJobSucceeded","status":"True"}\n'
+                "  Warning  BackOff  47m                kubelet  Back-off restarting failed container\n")
+    assert v.category == Category.OTHER and v.status != Status.FAILED
+
+
+def test_a_pod_in_error_is_the_peer_the_coordinator_lost():
+    """kubectl shows worker-1's container exited with an error; the coordinator's connection failures to worker 1 are
+    what followed (a crash, not a network fault)."""
+    v = verdict("NAME                 READY   STATUS    RESTARTS   AGE\n"
+                "pss-worker-0         1/1     Running   0          41m\n"
+                "pss-worker-1         0/1     Error     2          41m\n"
+                "ERROR:tensorflow:Remote function on worker /job:worker/replica:0/task:1 failed with "
+                "UnavailableError():failed to connect to all addresses\n")
+    assert (v.category, v.culprit) == (Category.PEER_CRASHED, "worker:1")
+
+
+def test_a_grpc_connect_that_times_out_is_a_blocked_port():
+    """Refused: nothing listens; no route: no path; timed out: the packets were dropped on the way (a firewall)."""
+    v = verdict("UNAVAILABLE: failed to connect to all addresses\n"
+                ':{"created":"@1638389129.31","description":"Failed to connect to remote host: Connection timed out",'
+                '"errno":110,"os_error":"Connection timed out","syscall":"connect","target_address":"ipv4:34.91.40.7:2222"}\n')
+    assert v.category == Category.FIREWALL_OR_PORT_BLOCKED

@@ -121,6 +121,9 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     wait_lines = {(h.stream, h.line_no) for h in job.of(role=Role.WAIT)}
     symptoms = [h for h in job.of(role=Role.SYMPTOM) + demoted if (h.stream, h.line_no) not in wait_lines
                 and not _after_training_finished(job, h)]
+    if job.of("k8s-job-succeeded"):
+        # the operator recorded the whole job as succeeded: the restarts and back-offs it went through were recovered
+        symptoms = []
     waits = _unanswered(job, job.of(role=Role.WAIT))
 
     special = _special(job, causes, symptoms, waits)

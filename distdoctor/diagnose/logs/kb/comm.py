@@ -299,6 +299,16 @@ add("DD716", "nccl-connect-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("Connect to
     "routes between the nodes (not docker0/lo/virbr), and check firewalls between them.",
     source="NCCL src/misc/socket.cc ('Net : Connect to %s failed : %s')",
     fixture="node1:4251:4312 [0] misc/socket.cc:456 NCCL WARN Net : Connect to 10.10.1.12<43413> failed : No route to host")
+add("DD728", "connect-timed-out", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE, ("Connection timed out",),
+    "A TCP connect to a peer timed out: no answer at all, packets dropped on the way",
+    regex=r"Failed to connect to remote host: Connection timed out",
+    rank=70, remedy="A host that is up answers a connect at once (accepted, or refused when nothing listens); a connect "
+    "to the address in the cluster spec that times out means the packets were dropped: a firewall or cloud security "
+    "group blocks the port between the nodes (open the job's ports, or all TCP inside the cluster's subnet), or the "
+    "address is one of a host that is down.",
+    source="POSIX ETIMEDOUT on connect() as gRPC core prints it (src/core/lib/iomgr/tcp_client_posix.cc). NCCL's and "
+    "Open MPI's own connect timeouts are left to the interface reading: they pick the address themselves",
+    fixture='{"description":"Failed to connect to remote host: Connection timed out","errno":110,"os_error":"Connection timed out","syscall":"connect","target_address":"ipv4:34.91.40.7:2222"}')
 add("DD717", "mpi-unreachable", C.NETWORK_UNREACHABLE, R.CAUSE,
     ("are unable to reach each other for", "does not know how to route a message"),
     "Open MPI finds no network path between two processes (or daemons)", rank=65,

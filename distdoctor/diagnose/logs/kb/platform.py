@@ -226,3 +226,15 @@ add("DD840", "k8s-node-shutdown", C.PREEMPTION, R.CAUSE, ("imminent node shutdow
     remedy="The node went away under the pod (a preemptible/spot node reclaimed, or maintenance): restart from the last "
     "checkpoint; handle SIGTERM to save one in the grace period.", source="kubelet graceful node shutdown",
     fixture="Message: Pod was terminated in response to imminent node shutdown.")
+add("DD841", "k8s-pod-error-row", C.PEER_CRASHED, R.CAUSE, ("Error",),
+    "kubectl get pods: a pod's container exited with an error",
+    regex=r"^\s*(?:pod/)?[a-z0-9][a-z0-9.-]*\s+\d+/\d+\s+Error\s+\d+", rank=30,
+    remedy="The container exited non-zero by itself (an OOM kill would read OOMKilled, an eviction Evicted): read its "
+    "log (`kubectl logs POD --previous`) for the first error.", source="kubectl get pods STATUS column (container "
+    "terminated with reason Error)", fixture="pss-worker-1        0/1     Error     2          41m")
+add("DD842", "k8s-job-succeeded", C.OTHER, R.CONTEXT, ("JobSucceeded", "successfully completed"),
+    "The training operator records the job as succeeded",
+    regex=r"\b(?:TF|MPI|PyTorch|MX|XGBoost|Paddle)?JobSucceeded\b|(?:TF|MPI|PyTorch)?Job \S+ successfully completed",
+    rank=0, remedy="Nothing to do: restarts and back-offs before it were recovered from.",
+    source="Kubeflow training-operator job conditions (reason TFJobSucceeded / JobSucceeded)",
+    fixture='{"message":"TFJob default/mnist successfully completed.","reason":"TFJobSucceeded","status":"True","type":"Succeeded"}')
