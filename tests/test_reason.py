@@ -291,3 +291,12 @@ def test_a_grpc_connect_that_times_out_is_a_blocked_port():
                 ':{"created":"@1638389129.31","description":"Failed to connect to remote host: Connection timed out",'
                 '"errno":110,"os_error":"Connection timed out","syscall":"connect","target_address":"ipv4:34.91.40.7:2222"}\n')
     assert v.category == Category.FIREWALL_OR_PORT_BLOCKED
+
+
+def test_a_parameter_servers_log_that_stops_after_start_up_is_no_hang(tmp_path):
+    """A ps blocks in server.join() and prints nothing after its server started: its log ending there is normal."""
+    diag = _diagnose(tmp_path, ps_0="2021-05-17 06:40:14.012301: I tensorflow/core/distributed_runtime/rpc/"
+                     "grpc_channel.cc:301] Initialize GrpcChannelCache for job ps -> {0 -> localhost:2222}\n"
+                     "2021-05-17 06:40:14.013106: I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:411] "
+                     "Started server with target: grpc://localhost:2222\n")
+    assert diag.status != Status.HUNG
