@@ -300,3 +300,20 @@ def test_a_parameter_servers_log_that_stops_after_start_up_is_no_hang(tmp_path):
                      "2021-05-17 06:40:14.013106: I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:411] "
                      "Started server with target: grpc://localhost:2222\n")
     assert diag.status != Status.HUNG
+
+
+def test_a_resource_exhausted_error_that_names_a_full_disk_is_not_memory(tmp_path):
+    """TF reports ENOSPC (and EMFILE) as RESOURCE_EXHAUSTED: the message says which resource ran out."""
+    diag = _diagnose(tmp_path, chief_0="INFO:tensorflow:Saving checkpoints for 52000 into /data/model/model.ckpt.\n"
+                     "Traceback (most recent call last):\n  File \"task.py\", line 201, in <module>\n[...]\n"
+                     "tensorflow.python.framework.errors_impl.ResourceExhaustedError: /data/model/model.ckpt-52000_temp/"
+                     "part-00000-of-00001.data-00000-of-00001.tempstate9120; No space left on device\n")
+    assert diag.root_cause.category == Category.RESOURCE_EXHAUSTION
+    v = verdict("tensorflow.python.framework.errors_impl.ResourceExhaustedError: /mnt/data/shard-08811.jpg; "
+                "Too many open files\n")
+    assert v.category == Category.RESOURCE_EXHAUSTION
+
+
+def test_a_full_disk_is_not_nccl_shared_memory():
+    v = verdict("OSError: [Errno 28] No space left on device: '/output/ckpt-3.data'\n")
+    assert v.category == Category.RESOURCE_EXHAUSTION and "shared memory" not in v.summary.lower().split(":")[0]

@@ -112,6 +112,9 @@ _SHELL_CRASH = re.compile(r"^(?:.*?: line \d+: +\d+ )?(Segmentation fault|Aborte
 _EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|Abort\w*)|[A-Za-z_][\w.]*\.[A-Z]\w*)(?::\s?(.*))?$")
 
 
+# TF reports ENOSPC, EDQUOT, EMFILE and ENFILE as RESOURCE_EXHAUSTED too: such a ResourceExhaustedError is no memory
+_NOT_MEMORY = re.compile(r"No space left on device|Disk quota exceeded|Too many open files")
+
 def classify(text: str) -> tuple[EventKind, dict] | None:
     """Classify one line of text (timestamp prefix already removed).
 
@@ -142,6 +145,8 @@ def classify(text: str) -> tuple[EventKind, dict] | None:
         return EventKind.OOM_KILLER, {}
     if "CUDA_ERROR_OUT_OF_MEMORY" in text or "CUDA out of memory" in text or ("OOM when allocating" in text and "GPU" in text):
         return EventKind.OOM_GPU, {}
+    if "ResourceExhaustedError" in text and _NOT_MEMORY.search(text):
+        return EventKind.RESOURCE, {}
     if "OOM when allocating" in text or "ResourceExhaustedError" in text or "std::bad_alloc" in text or text.startswith("MemoryError"):
         return EventKind.OOM_TENSOR, {}
     if ("Address already in use" in text or "Failed to add port to server" in text or "Could not start gRPC server" in text
@@ -359,7 +364,7 @@ class TaskLogParser:
             kind = EventKind.PEER_SYMPTOM
             self._last_symptom_line = line_no
             self._last_symptom_kind = kind
-        elif name.endswith("ResourceExhaustedError") or name == "MemoryError":
+        elif (name.endswith("ResourceExhaustedError") and not _NOT_MEMORY.search(text)) or name == "MemoryError":
             kind = EventKind.OOM_TENSOR
         elif found and found[0] in _KEEP_KIND_FOR_EXCEPTION:
             kind = found[0]

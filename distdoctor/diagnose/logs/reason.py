@@ -91,13 +91,16 @@ def _task_of(h: Hit) -> str | None:
 
 def _distinct(root: Hit | None, hits) -> tuple[Hit, ...]:
     """One hit per line, none on the root's own line (several signatures can match one line)."""
-    seen = {(root.stream, root.line_no)} if root is not None else set()
-    out = []
+    skip = {(root.stream, root.line_no)} if root is not None else set()
+    best: dict[tuple, Hit] = {}
     for h in hits:
-        if (h.stream, h.line_no) not in seen:
-            seen.add((h.stream, h.line_no))
-            out.append(h)
-    return tuple(out)
+        key = (h.stream, h.line_no)
+        if key in skip:
+            continue
+        # of several signatures on one line, the one whose role the line plays in the cascade (a symptom) speaks for it
+        if key not in best or (best[key].sig.role != Role.SYMPTOM and h.sig.role == Role.SYMPTOM):
+            best[key] = h
+    return tuple(best.values())
 
 
 def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:

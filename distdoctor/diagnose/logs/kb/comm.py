@@ -42,9 +42,9 @@ add("DD705", "grpc-epoll-noise", C.OTHER, R.BENIGN, ("becuase GRPC_LINUX_EPOLL i
 
 # -- NCCL --------------------------------------------------------------------------------------------------
 add("DD710", "nccl-shm-full", C.RESOURCE_EXHAUSTION, R.CAUSE,
-    ("Error while creating shared memory segment", "posix_fallocate failed", "No space left on device"),
+    ("Error while creating shared memory segment", "posix_fallocate failed", "/dev/shm"),
     "Shared memory (/dev/shm) is full", rank=80,
-    regex=r"shared memory|posix_fallocate|/dev/shm|No space left on device",
+    regex=r"shared memory|posix_fallocate|/dev/shm",
     remedy="Give the container more /dev/shm (`docker run --shm-size=1g`, an emptyDir with medium: Memory on Kubernetes), "
     "or set NCCL_SHM_DISABLE=1.", source="NCCL include/shm.h",
     fixture="include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device")

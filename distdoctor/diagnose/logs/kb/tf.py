@@ -221,6 +221,9 @@ add("DD634", "tf-oom-tensor-gpu", C.OOM_GPU, R.CAUSE, ("OOM when allocating",),
     fixture="ResourceExhaustedError: OOM when allocating tensor with shape[256,1024,1024] and type float on /job:worker/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
 add("DD635", "tf-oom-tensor-host", C.OOM_HOST, R.CAUSE, ("OOM when allocating", "ResourceExhaustedError"),
     "A tensor allocation ran out of host memory", rank=70,
+    # TF maps ENOSPC, EDQUOT, EMFILE and ENFILE to RESOURCE_EXHAUSTED too: a ResourceExhaustedError whose message names
+    # a full disk or the file-descriptor limit is not memory
+    regex=r"OOM when allocating|ResourceExhaustedError(?!.*(?:No space left on device|Disk quota exceeded|Too many open files))",
     remedy="Lower the batch size or the input pipeline's buffers (shuffle, prefetch, cache), or give the task more memory.",
     source=SRC + " cpu_allocator / op_kernel.cc",
     fixture="ResourceExhaustedError: OOM when allocating tensor with shape[1000000,1000] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu")
