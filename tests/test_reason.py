@@ -317,3 +317,13 @@ def test_a_resource_exhausted_error_that_names_a_full_disk_is_not_memory(tmp_pat
 def test_a_full_disk_is_not_nccl_shared_memory():
     v = verdict("OSError: [Errno 28] No space left on device: '/output/ckpt-3.data'\n")
     assert v.category == Category.RESOURCE_EXHAUSTION and "shared memory" not in v.summary.lower().split(":")[0]
+
+
+def test_a_kernel_oom_record_is_the_rank_whose_pid_mpirun_lost():
+    """dmesg lines pasted below mpirun output are the kernel's, not the last rank's; the PID the OOM killer names is the
+    PID mpirun reports for the rank it lost."""
+    v = verdict("[1,2]<stderr>:tensorflow.python.framework.errors_impl.UnknownError: Horovod has been shut down.\n"
+                "mpirun noticed that process rank 1 with PID 48213 on node gpu-b exited on signal 9 (Killed).\n"
+                "$ ssh gpu-b dmesg | tail -2\n"
+                "[1203344.117702] Out of memory: Killed process 48213 (python) total-vm:98412332kB, anon-rss:61022116kB\n")
+    assert (v.category, v.culprit) == (Category.OOM_HOST, "rank:1")

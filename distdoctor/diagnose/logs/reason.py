@@ -134,7 +134,7 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
         return special
     if causes:
         root = max(causes, key=lambda h: (h.sig.rank, -_key(job, h)[0], -job.order.get(id(h), 0)))
-        culprit = carried.get(id(root)) or _task_of(root) or _nearby_task(job, root)
+        culprit = carried.get(id(root)) or _task_of(root) or _pid_owner(job, root) or _nearby_task(job, root)
         culprit = _odd_one_out(job, root, culprit)
         framed = _raised_in_cluster_code(job, root)
         if framed is not None:
@@ -328,6 +328,23 @@ def _raised_in_cluster_code(job: _Job, root: Hit) -> Hit | None:
     frames = [h for h in job.of("python-cluster-config-frame")
               if h.stream == root.stream and max(heads) < h.line_no < root.line_no and root.line_no - h.line_no <= 6]
     return frames[-1] if frames else None
+
+
+_KILLED_PID = re.compile(r"(?:Killed process|Kill process|reaped process) (\d+)")
+_RANK_PID = re.compile(r"rank (\d+) with PID (\d+)")
+
+
+def _pid_owner(job: _Job, root: Hit) -> str | None:
+    """The kernel's OOM record names the PID it killed; mpirun names the PID of each rank it lost: the same PID is
+    that rank."""
+    m = _KILLED_PID.search(root.text)
+    if not m:
+        return None
+    for h in job.hits:
+        r = _RANK_PID.search(h.text)
+        if r and r.group(2) == m.group(1):
+            return f"rank:{int(r.group(1))}"
+    return None
 
 
 def _nearby_task(job: _Job, root: Hit) -> str | None:

@@ -142,10 +142,13 @@ def _get() -> _Prefilter:
 
 _TASK_PATH = re.compile(r"/job:(?P<job>[A-Za-z_]+)(?:/replica:\d+)?/task:(?P<index>\d+)")
 # A pasted kubectl session says whose output follows: `kubectl logs POD`, `kubectl describe pod POD`, `Name:  POD`.
-# a line the launcher itself wrote (Slurm's srun/slurmstepd, Open MPI's mpirun): among a task's prefixed lines it is
-# no continuation of the task's output, whatever task wrote the line above it
+# a line the launcher itself wrote (Slurm's srun/slurmstepd, Open MPI's mpirun), a kernel log line (dmesg, with or
+# without -T) or a shell prompt the user pasted: among a task's prefixed lines it is no continuation of the task's
+# output, whatever task wrote the line above it
 _LAUNCHER_LINE = re.compile(r"(?:srun|slurmstepd(?:-[\w.-]+)?|salloc|sbatch|mpirun|mpiexec|prterun|horovodrun): "
-                            r"|(?:mpirun|mpiexec|prterun) (?:noticed|detected|has exited|was unable)")
+                            r"|(?:mpirun|mpiexec|prterun) (?:noticed|detected|has exited|was unable)"
+                            r"|\[\s*\d+\.\d{6}\] |\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\] "
+                            r"|\$ \S")
 _SUBJECT = re.compile(r"^Name:\s{2,}(?P<a>\S+)\s*$|(?:^|\s)(?:kubectl|k)\s+(?:-n\s+\S+\s+)?(?:logs|describe\s+pods?)"
                       r"\s+(?:-f\s+|--previous\s+|-p\s+)*(?:pod/)?(?P<b>[a-z0-9][\w.-]*)")
 
@@ -262,6 +265,8 @@ class Scanner:
             w, _, style = split_prefix(head)
             if style is not None:
                 return w
+            if head.startswith("$ "):
+                return None    # the output of a command the user ran, not of the task above the prompt
             end = start - 1
         return None
 
