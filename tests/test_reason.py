@@ -327,3 +327,9 @@ def test_a_kernel_oom_record_is_the_rank_whose_pid_mpirun_lost():
                 "$ ssh gpu-b dmesg | tail -2\n"
                 "[1203344.117702] Out of memory: Killed process 48213 (python) total-vm:98412332kB, anon-rss:61022116kB\n")
     assert (v.category, v.culprit) == (Category.OOM_HOST, "rank:1")
+
+
+def test_the_error_a_failed_probe_event_quotes_is_the_probes_not_a_tasks():
+    v = verdict('  Warning  Unhealthy  49m   kubelet  Readiness probe failed: Get "http://10.4.2.8:8080/ready": dial tcp '
+                "10.4.2.8:8080: connect: connection refused\n")
+    assert v.category == Category.OTHER and v.status != Status.FAILED

@@ -122,7 +122,10 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     # a line that is evidence of waiting (a barrier or collective timeout) is read as the wait, not as the generic
     # DEADLINE_EXCEEDED / exception symptom its text also matches
     wait_lines = {(h.stream, h.line_no) for h in job.of(role=Role.WAIT)}
-    symptoms = [h for h in job.of(role=Role.SYMPTOM) + demoted if (h.stream, h.line_no) not in wait_lines
+    # a probe-failure event quotes how the kubelet's probe failed (``connection refused``, a timeout): that is the
+    # probe's result, not a task's failure to reach a peer
+    probe_lines = {(h.stream, h.line_no) for h in job.of("k8s-probe-failed")}
+    symptoms = [h for h in job.of(role=Role.SYMPTOM) + demoted if (h.stream, h.line_no) not in wait_lines | probe_lines
                 and not _after_training_finished(job, h)]
     if job.of("k8s-job-succeeded"):
         # the operator recorded the whole job as succeeded: the restarts and back-offs it went through were recovered
