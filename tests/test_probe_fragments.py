@@ -40,6 +40,21 @@ FIRST_SIGHT = (
 )
 
 KNOWN: dict[str, str] = {
+    "hvd-different-batch-sizes-args": "Horovod's 'Mismatched ALLREDUCE tensor shapes' reads the same whether ranks run "
+                                      "different arguments or different code; the different batch sizes show only in "
+                                      "the users' own argument prints, which no rule compares across ranks",
+    "hvd-rank-finished-early-stall": "the missing rank's shorter epoch (372/372 against 390/390) and its own 'finished' "
+                                     "print are the evidence; the fragment reasoning keeps no per-rank progress to "
+                                     "compare, so the stall reads as a stuck rank",
+    "nccl-connect-timed-out-firewall": "NCCL's own 'Connect to ... failed : Connection timed out' is read as NCCL having "
+                                       "picked a wrong interface (network_unreachable, as messages.tsv "
+                                       "network_unreachable-05 labels it); the security group is known only from the "
+                                       "situation",
+    "r2-neg-srun-step-retry": "the paste ends mid-training on every task; logs that stop mid-training are read as a "
+                              "hang (the sigstop-early-foreign corpus case needs that), and a cut paste cannot be told "
+                              "from a hang without the time it was taken",
+    "worker-fatal-python-segfault": "the worker index is only in the user's own print ('Running worker 0 of 2'); no "
+                                    "rule reads a task from free text",
 }
 
 
