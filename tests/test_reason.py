@@ -333,3 +333,24 @@ def test_the_error_a_failed_probe_event_quotes_is_the_probes_not_a_tasks():
     v = verdict('  Warning  Unhealthy  49m   kubelet  Readiness probe failed: Get "http://10.4.2.8:8080/ready": dial tcp '
                 "10.4.2.8:8080: connect: connection refused\n")
     assert v.category == Category.OTHER and v.status != Status.FAILED
+
+
+def test_the_iterators_own_end_of_sequence_at_the_end_of_an_evaluation_is_no_failure():
+    v = verdict("INFO:tensorflow:Evaluation [20/100]\n"
+                "2019-08-30 07:12:58.100221: W tensorflow/core/framework/op_kernel.cc:1502] OP_REQUIRES failed at "
+                "iterator_ops.cc:988 : Out of range: End of sequence\n"
+                "INFO:tensorflow:Finished evaluation at 2019-08-30-07:12:58\n")
+    assert v.category == Category.OTHER
+
+
+def test_a_process_the_kernel_reports_blocked_is_why_the_collective_timed_out():
+    v = verdict("BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED: Collective has timed out waiting for other workers.\n"
+                "[Tue Nov 30 04:14:02 2021] INFO: task python3:30991 blocked for more than 120 seconds.\n")
+    assert v.category == Category.PEER_UNRESPONSIVE
+
+
+def test_a_pod_preempted_and_then_unschedulable_was_preempted():
+    v = verdict("2m    Normal    Preempted   pod/train-worker-0     Preempted by prod/llm-serving-7d9f on node gpu-node-4\n"
+                "2m    Warning   FailedScheduling   pod/train-worker-0   0/6 nodes are available: 6 Insufficient "
+                "nvidia.com/gpu.\n")
+    assert (v.category, v.culprit) == (Category.PREEMPTION, "worker:0")

@@ -16,7 +16,9 @@ add("DD801", "k8s-node-low-memory", C.OOM_HOST, R.CAUSE,
     "hits pods without a memory request first: set requests equal to limits.", source="kubelet eviction manager",
     fixture="Warning  Evicted  2m  kubelet  The node was low on resource: memory.")
 add("DD802", "k8s-evicted", C.PREEMPTION, R.CAUSE, ("Evicted", "Preempting", "preempted by", "Preempted"),
-    "Kubernetes evicted or preempted the pod", regex=r"\bEvicted\b|\bPreempt(?:ing|ed)\b|preempted by", rank=70,
+    # above the scheduler's FailedScheduling: a pod removed from its node and then not rescheduled (the preemptor holds
+    # the room) was preempted first
+    "Kubernetes evicted or preempted the pod", regex=r"\bEvicted\b|\bPreempt(?:ing|ed)\b|preempted by", rank=78,
     remedy="The pod was removed by the cluster (node pressure, a higher-priority pod, a drain): restart from the last "
     "checkpoint; give the job a priority class or reserved capacity.", source="kubelet / kube-scheduler event reasons",
     fixture="Warning  Preempting  5m  default-scheduler  Preempted by default/high-prio-pod on node n1")

@@ -117,7 +117,8 @@ add("DD777", "kernel-general-protection", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("gener
     fixture="traps: python[4242] general protection fault ip:7f3a1c2b4d5e sp:7ffd9a8b7c60 error:0 in libc.so.6[7f3a2a000000+195000]")
 add("DD778", "kernel-hung-task", C.PEER_UNRESPONSIVE, R.WAIT, ("blocked for more than",),
     "The kernel reports a task stuck in uninterruptible sleep", regex=r"task \S+:\d+ blocked for more than \d+ seconds",
-    rank=40, remedy="The process is stuck in the kernel (D state), usually on I/O: a hung network file system, a dying "
+    # a process frozen in the kernel is why its peers' collectives time out: it outranks their waits
+    rank=55, remedy="The process is stuck in the kernel (D state), usually on I/O: a hung network file system, a dying "
     "disk or a GPU driver; check the storage and `dmesg` around it.", source="Linux kernel/hung_task.c",
     fixture="INFO: task python:4242 blocked for more than 120 seconds.")
 add("DD779", "nfs-not-responding", C.PEER_UNRESPONSIVE, R.CONTEXT, ("not responding, still trying", "not responding, timed out"),
