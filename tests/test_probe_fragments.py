@@ -36,7 +36,9 @@ FIRST_SIGHT = (
     "traceback 4/5, mpirun 10/15, kubectl 7/8, slurm 5/5; negative controls 7/11; culprits 16/20 where one is "
     "labelled (12/20 with the category right too). Three cases were then reworded to TF's exact strings (the "
     "task_id ValueError, the device-incarnation AbortedError, the ParameterServerStrategy coordinator's error) before "
-    "any code change: 42/54."
+    "any code change: 42/54. Round 2 (14 cases whose note starts 'round 2', written after the first fixes): "
+    "categories 10/14 at first sight, culprits 5/6. Round 3 (12 cases, 'round 3', written after the round-2 fixes): "
+    "categories 9/12 at first sight, culprits 6/6. After the fixes: 76/80 categories, 30/32 culprits; the 5 misses are in KNOWN."
 )
 
 KNOWN: dict[str, str] = {
