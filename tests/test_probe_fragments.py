@@ -38,7 +38,8 @@ FIRST_SIGHT = (
     "task_id ValueError, the device-incarnation AbortedError, the ParameterServerStrategy coordinator's error) before "
     "any code change: 42/54. Round 2 (14 cases whose note starts 'round 2', written after the first fixes): "
     "categories 10/14 at first sight, culprits 5/6. Round 3 (12 cases, 'round 3', written after the round-2 fixes): "
-    "categories 9/12 at first sight, culprits 6/6. After the fixes: 76/80 categories, 30/32 culprits; the 5 misses are in KNOWN."
+    "categories 9/12 at first sight, culprits 6/6. After the fixes: 76/80 categories, 30/32 culprits; the 5 misses "
+    "are in KNOWN."
 )
 
 KNOWN: dict[str, str] = {
