@@ -354,3 +354,27 @@ def test_a_pod_preempted_and_then_unschedulable_was_preempted():
                 "2m    Warning   FailedScheduling   pod/train-worker-0   0/6 nodes are available: 6 Insufficient "
                 "nvidia.com/gpu.\n")
     assert (v.category, v.culprit) == (Category.PREEMPTION, "worker:0")
+
+
+def test_ssh_that_cannot_resolve_a_node_name_is_the_network_not_a_missing_orted():
+    v = verdict("ssh: Could not resolve hostname tf-mpi-worker-1.tf-mpi-worker: Name or service not known\n"
+                "ORTE was unable to reliably start one or more daemons.\n")
+    assert v.category == Category.NETWORK_UNREACHABLE
+
+
+def test_a_failed_scheduling_that_the_scheduler_then_placed_is_over():
+    v = verdict("$ kubectl describe pod dist-worker-1\n"
+                "  Warning  FailedScheduling  14m (x5 over 18m)  default-scheduler  0/4 nodes are available: 4 "
+                "Insufficient nvidia.com/gpu.\n"
+                "  Normal   Scheduled         12m                default-scheduler  Successfully assigned "
+                "default/dist-worker-1 to gpu-node-2\n")
+    assert v.category == Category.OTHER
+
+
+def test_an_allocation_error_without_a_device_is_the_gpus_when_its_bfc_allocator_ran_out(tmp_path):
+    diag = _diagnose(tmp_path, worker_1="Epoch 1/4\n"
+                     "2023-02-02 13:13:00.991882: W tensorflow/tsl/framework/bfc_allocator.cc:485] Allocator (GPU_0_bfc) "
+                     "ran out of memory trying to allocate 9.31GiB (rounded to 10000000000)requested by op \n"
+                     "tensorflow.python.framework.errors_impl.ResourceExhaustedError: Graph execution error:\n"
+                     "Out of memory while trying to allocate 10000000000 bytes.\n")
+    assert (diag.root_cause.category, diag.root_cause.culprit) == (Category.OOM_GPU, "worker:1")

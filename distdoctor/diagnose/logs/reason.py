@@ -116,6 +116,7 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
                facts={f.name: f for f in facts})
     for i, h in enumerate(hits):
         job.order[id(h)] = i
+    _drop_scheduling_waits_that_ended(job)
     benign = [h for h in hits if h.sig.role == Role.BENIGN]
     carried = _carry_from_task(job)
     causes, demoted = _causes(job)
@@ -246,6 +247,18 @@ def _ends_in_progress(facts: list[StreamFacts]) -> set[str]:
         if any(progress_of(t) is not None or EPOCH_LINE.match(t.strip()) for t in last):
             out.add(f.name)
     return out
+
+
+def _drop_scheduling_waits_that_ended(job: _Job) -> None:
+    """A pod that could not be scheduled (FailedScheduling: Insufficient ...) and that the scheduler then placed
+    (Scheduled: Successfully assigned, in the same events) only waited for room: that wait is over."""
+    placed = job.of("k8s-pod-scheduled")
+    if not placed:
+        return
+    def later_placed(h: Hit) -> bool:
+        return any(p.stream == h.stream and p.line_no > h.line_no and (p.named or p.writer) == (h.named or h.writer)
+                   for p in placed)
+    job.hits = [h for h in job.hits if not (h.sig.name == "k8s-insufficient" and later_placed(h))]
 
 
 def _after_training_finished(job: _Job, h: Hit) -> bool:

@@ -95,6 +95,15 @@ def _with_cause_line(root: Finding | None, v: Verdict, structural: Diagnosis) ->
     return replace(root, evidence=(replace(_ev(v.root, "cause"), task=writer),) + tuple(root.evidence))
 
 
+def _device_of_the_oom(root: Finding | None, v: Verdict) -> Finding | None:
+    """The structural rule tells host from GPU memory by the word GPU in the allocation error; when the lines of the
+    same task say the GPU's allocator ran out (a GPU_0_bfc or CUDA out-of-memory line), the device is the GPU."""
+    if root is None or root.category != Category.OOM_HOST or root.code != "DD105" or v.category != Category.OOM_GPU \
+            or not _specific(v) or v.culprit != root.culprit:
+        return root
+    return replace(root, category=Category.OOM_GPU, summary=root.summary.replace("host memory", "GPU memory"))
+
+
 def _oom_victim(v: Verdict, root: Finding | None) -> bool:
     """A kernel OOM-kill record no task wrote (a ``dmesg`` excerpt beside the logs, a node's journal) and a task
     whose peers lost it while its own log ends without an error: the OOM killer's SIGKILL is silent in its victim's
@@ -149,6 +158,7 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
                 and not _own_failure_of_a_task_that_did_not_train(v, structural)
         if keep_structural:
             root = _with_cause_line(root, v, structural)
+            root = _device_of_the_oom(root, v)
             if root is not None and root.confidence is None:
                 conf = "low" if root.code in _WEAK_STRUCTURAL else (
                     v.confidence if v.root is not None and v.category == root.category else "medium")

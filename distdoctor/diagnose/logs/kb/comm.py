@@ -317,9 +317,9 @@ add("DD717", "mpi-unreachable", C.NETWORK_UNREACHABLE, R.CAUSE,
     source="Open MPI help-mca-bml-r2.txt (unreachable proc) / help-routed-*.txt",
     fixture="At least one pair of MPI processes are unable to reach each other for")
 add("DD718", "ssh-launch-failed", C.NETWORK_UNREACHABLE, R.CAUSE,
-    ("Host key verification failed", "ssh: connect to host", "Permission denied (publickey"),
+    ("Host key verification failed", "ssh: connect to host", "Permission denied (publickey", "ssh: Could not resolve hostname"),
     "The launcher's ssh to another node failed", rank=80,
-    regex=r"ssh: connect to host \S+ port \d+: (?:No route to host|Connection timed out|Connection refused|Network is "
+    regex=r"ssh: Could not resolve hostname |ssh: connect to host \S+ port \d+: (?:No route to host|Connection timed out|Connection refused|Network is "
           r"unreachable)|Host key verification failed|Permission denied \(publickey",
     remedy="mpirun/horovodrun start the remote processes over ssh: make passwordless ssh work from the launch node to "
     "every node (keys, known_hosts, the ssh port, the host reachable) before the job starts.",

@@ -240,3 +240,7 @@ add("DD842", "k8s-job-succeeded", C.OTHER, R.CONTEXT, ("JobSucceeded", "successf
     rank=0, remedy="Nothing to do: restarts and back-offs before it were recovered from.",
     source="Kubeflow training-operator job conditions (reason TFJobSucceeded / JobSucceeded)",
     fixture='{"message":"TFJob default/mnist successfully completed.","reason":"TFJobSucceeded","status":"True","type":"Succeeded"}')
+add("DD843", "k8s-pod-scheduled", C.OTHER, R.CONTEXT, ("Successfully assigned",),
+    "The scheduler placed the pod on a node", rank=0,
+    remedy="Nothing to do: a FailedScheduling before it was a wait for room that ended.",
+    source="kube-scheduler Scheduled event", fixture="Normal   Scheduled   12m   default-scheduler  Successfully assigned default/dist-worker-1 to gpu-node-2")
