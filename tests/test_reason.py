@@ -378,3 +378,34 @@ def test_an_allocation_error_without_a_device_is_the_gpus_when_its_bfc_allocator
                      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: Graph execution error:\n"
                      "Out of memory while trying to allocate 10000000000 bytes.\n")
     assert (diag.root_cause.category, diag.root_cause.culprit) == (Category.OOM_GPU, "worker:1")
+
+
+def test_a_pod_spec_naming_a_missing_secret_is_the_jobs_configuration():
+    v = verdict("rec-chief-0         0/1     CreateContainerConfigError   0          3m\n"
+                '  Warning  Failed     2m (x12 over 3m)  kubelet            Error: secret "gcs-credentials" not found\n')
+    assert v.category == Category.CONFIG_TF_CONFIG
+
+
+def test_srun_that_cannot_create_a_step_for_lack_of_memory_is_resource_exhaustion():
+    v = verdict("srun: error: Unable to create step for job 771332: Memory required by task is not available\n")
+    assert v.category == Category.RESOURCE_EXHAUSTION
+
+
+def test_missing_ranks_waiting_for_different_tensors_are_a_mismatch_not_a_block_of_ranks():
+    v = verdict(_STALL + "[1,0]<stderr>:0: [DistributedGradientTape_Allreduce/cond_0/HorovodAllreduce_grads_0]\n"
+                "[1,0]<stderr>:1: [HorovodAllreduce_val_auc_0]\n[1,0]<stderr>:2: [HorovodAllreduce_val_auc_0]\n"
+                "[1,0]<stderr>:3: [HorovodAllreduce_val_auc_0]\n")
+    assert v.category == Category.HANG_COLLECTIVE_MISMATCH
+
+
+def test_an_evaluators_log_that_stops_after_its_metrics_is_no_hang(tmp_path):
+    """An evaluator evaluates each checkpoint and waits for the next; 'Saving dict for global step N' is the
+    checkpoint's step it evaluated, not a training step of its own."""
+    from distdoctor.diagnose.logs.progress import progress_of
+    assert progress_of("INFO:tensorflow:Saving dict for global step 3000: accuracy = 0.88, global_step = 3000, "
+                       "loss = 0.3011") is None
+    diag = _diagnose(tmp_path, evaluator_0="INFO:tensorflow:Starting evaluation at 2019-03-03T10:00:05Z\n"
+                     "INFO:tensorflow:Finished evaluation at 2019-03-03-10:01:12\n"
+                     "INFO:tensorflow:Saving dict for global step 3000: accuracy = 0.8812, global_step = 3000, "
+                     "loss = 0.3011\n")
+    assert diag.status != Status.HUNG

@@ -106,8 +106,10 @@ def judge_silence(job: JobObservation, finished: frozenset[str] = frozenset()) -
         return None
     if any(e.kind == EventKind.PEER_SYMPTOM and e.peer and e.peer != t.task for t in tasks for e in t.events):
         return None   # a peer is reported lost: the job is failing, the rules say who
-    if all(t.task.startswith("ps:") and t.steps is None for t in tasks):
-        return None   # a parameter server blocks in server.join() and prints nothing after start-up: its log stops
+    if all(t.task.startswith(("ps:", "evaluator:")) and t.steps is None for t in tasks):
+        # a parameter server blocks in server.join() and prints nothing after start-up; an evaluator prints metrics
+        # for a checkpoint's global step and waits for the next checkpoint: neither trains, and either log just stops
+        return None
     trainers = [t for t in tasks if t.steps is not None]
     if trainers and all(completed(t) or t.task in finished for t in trainers):
         return None

@@ -69,6 +69,8 @@ def _progress_styled(text: str) -> tuple[EventKind, dict, str] | None:
         elif _IMG_SEC.match(text):
             style = "generic"
             step = int(_IMG_SEC.match(text).group(1))
+        elif "Saving dict for global step" in text:
+            return None    # the Estimator's evaluation results for a checkpoint's step: no training step
         else:
             style = "generic"
             m = _GENERIC_STEP.match(text)

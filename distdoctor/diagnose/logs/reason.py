@@ -450,7 +450,10 @@ def _special(job: _Job, causes: list[Hit], symptoms: list[Hit], waits: list[Hit]
                                "py-spy dump, its input pipeline, I/O, a checkpoint it was writing).", root=first,
                                looked_at=_looked(job), settle=f"a stack dump of {missing[0]} during the stall")
             nums = sorted(int(t.split(":")[1]) for t in missing if t.startswith("rank:"))
-            if len(nums) >= 4 and nums == list(range(nums[0], nums[-1] + 1)):
+            # ranks missing different tensors are on both sides of the mismatch (each waits for what the other never
+            # submits): no block of ranks that runs other code
+            one_side = len({h.text.split("[", 1)[-1] for h in job.of("horovod-missing-rank-entry")}) <= 1
+            if len(nums) >= 4 and nums == list(range(nums[0], nums[-1] + 1)) and one_side:
                 return Verdict(status=Status.HUNG, category=Category.CONFIG_MISMATCH_ACROSS_WORKERS, culprit=None,
                                candidates=tuple(missing), confidence="low", code=first.sig.code,
                                summary=f"a contiguous block of ranks ({nums[0]}-{nums[-1]}, a whole node's worth) never "

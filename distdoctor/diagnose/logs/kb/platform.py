@@ -98,7 +98,9 @@ add("DD816", "k8s-ephemeral-storage", C.RESOURCE_EXHAUSTION, R.CAUSE,
     remedy="The pod wrote more to its local disk (logs, checkpoints, /tmp, caches) than allowed: write to a volume, "
     "or raise the ephemeral-storage request/limit.", source="kubelet eviction manager",
     fixture="Warning  Evicted  5m  kubelet  The node was low on resource: ephemeral-storage. Container worker was using 52Gi, which exceeds its request of 0.")
-add("DD817", "k8s-container-config", C.OTHER, R.CAUSE, ("CreateContainerConfigError", "CreateContainerError"),
+# the job's pod spec names what this cluster does not have (a Secret, a ConfigMap, a key): the job's configuration is
+# wrong for the cluster, the same class of fault as an image that cannot be pulled (DD809)
+add("DD817", "k8s-container-config", C.CONFIG_TF_CONFIG, R.CAUSE, ("CreateContainerConfigError", "CreateContainerError"),
     "Kubernetes could not create the container from its spec", rank=65,
     remedy="A referenced configMap/secret/key is missing or the container spec is invalid: `kubectl describe pod` gives "
     "the message.", source="kubelet container status reasons",
@@ -244,3 +246,10 @@ add("DD843", "k8s-pod-scheduled", C.OTHER, R.CONTEXT, ("Successfully assigned",)
     "The scheduler placed the pod on a node", rank=0,
     remedy="Nothing to do: a FailedScheduling before it was a wait for room that ended.",
     source="kube-scheduler Scheduled event", fixture="Normal   Scheduled   12m   default-scheduler  Successfully assigned default/dist-worker-1 to gpu-node-2")
+add("DD844", "slurm-step-resources", C.RESOURCE_EXHAUSTION, R.CAUSE, ("Unable to create step for job",),
+    "Slurm cannot create the job step: the allocation lacks the memory or CPUs the step asks for",
+    regex=r"Unable to create step for job \d+: (?:Memory required by task is not available|More processors requested "
+          r"than permitted)", rank=75,
+    remedy="The step asks for more than the job's allocation holds: lower --mem-per-cpu/--cpus-per-task of the srun, "
+    "or ask sbatch for more (--mem, --cpus-per-task, more nodes).", source="Slurm srun step creation errors",
+    fixture="srun: error: Unable to create step for job 771332: Memory required by task is not available")
