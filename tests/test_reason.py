@@ -409,3 +409,39 @@ def test_an_evaluators_log_that_stops_after_its_metrics_is_no_hang(tmp_path):
                      "INFO:tensorflow:Saving dict for global step 3000: accuracy = 0.8812, global_step = 3000, "
                      "loss = 0.3011\n")
     assert diag.status != Status.HUNG
+
+
+def test_slurms_cancel_record_is_the_cause_of_the_step_abort_srun_printed_before_it():
+    v = verdict("srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+                "slurmstepd: error: *** STEP 660412.0 ON gpu22 CANCELLED AT 2023-07-19T15:31:02 ***\n"
+                "srun: error: gpu22: tasks 0-1: Terminated\n")
+    assert v.category == Category.PREEMPTION
+
+
+def test_an_abort_after_std_bad_alloc_is_host_memory():
+    v = verdict("[1,1]<stderr>:terminate called after throwing an instance of 'std::bad_alloc'\n"
+                "[1,1]<stderr>:  what():  std::bad_alloc\n"
+                "mpirun noticed that process rank 1 with PID 0 on node node-b exited on signal 6 (Aborted).\n")
+    assert (v.category, v.culprit) == (Category.OOM_HOST, "rank:1")
+
+
+def test_the_sender_of_a_failed_recv_is_the_peer_that_went_away():
+    v = verdict("tensorflow.python.framework.errors_impl.UnavailableError: Endpoint read failed\n"
+                '\t [[Node: emb/lookup_S41 = _Recv[client_terminated=false, recv_device="/job:worker/replica:0/task:0/'
+                'device:CPU:0", send_device="/job:ps/replica:0/task:1/device:CPU:0", send_device_incarnation=-57, '
+                'tensor_name="edge_88", tensor_type=DT_FLOAT, _device="/job:worker/replica:0/task:0/device:CPU:0"]()]]\n')
+    assert v.culprit == "ps:1"
+
+
+def test_keras_empty_logs_is_an_empty_input_shard():
+    v = verdict("ValueError: Unexpected result of `train_function` (Empty logs). This could be due to issues in input "
+                "pipeline that resulted in an empty dataset.\n", writer="worker:1")
+    assert (v.category, v.culprit) == (Category.DATA_SHARDING_IMBALANCE, "worker:1")
+
+
+def test_a_monitored_session_that_recreated_its_session_and_trains_on_recovered():
+    v = verdict("INFO:tensorflow:An error was raised. This may be due to a preemption in a connected worker or parameter "
+                "server. The current session will be closed and a new session will be created. Error: OS Error\n"
+                "INFO:tensorflow:Restoring parameters from gs://bucket/run2/model.ckpt-90000\n"
+                "INFO:tensorflow:loss = 0.3150, step = 90100 (23.1 sec)\nINFO:tensorflow:global_step/sec: 8.44\n")
+    assert v.category == Category.OTHER

@@ -111,8 +111,11 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
 def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     benign_lines = {(h.stream, h.line_no) for h in hits if h.sig.role == Role.BENIGN}
     recovered = _ends_in_progress(facts)
+    recreated = {f.name for f in facts
+                 if any(_TF1_PROGRESS.search(split_prefix(t)[1]) for t in [t for t in f.tail if t.strip()][-3:])}
     job = _Job(hits=[h for h in hits if h.sig.role != Role.BENIGN and (h.stream, h.line_no) not in benign_lines
-                     and not _retried_then_recovered(h, recovered)],
+                     and not _retried_then_recovered(h, recovered)
+                     and not (h.stream in recreated and _SESSION_RECREATED.search(h.text))],
                facts={f.name: f for f in facts})
     for i, h in enumerate(hits):
         job.order[id(h)] = i
@@ -140,6 +143,7 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
         root = max(causes, key=lambda h: (h.sig.rank, -_key(job, h)[0], -job.order.get(id(h), 0)))
         culprit = carried.get(id(root)) or _task_of(root) or _pid_owner(job, root) or _nearby_task(job, root)
         culprit = _odd_one_out(job, root, culprit)
+        root = _allocation_failure_behind_abort(job, root, causes, culprit)
         framed = _raised_in_cluster_code(job, root)
         if framed is not None:
             return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=culprit,
@@ -236,6 +240,10 @@ def _unanswered(job: _Job, waits: list[Hit]) -> list[Hit]:
 
 
 _RETRY = re.compile(r"(?i)\bwill retry\b|\bretrying\b")
+# TF1's MonitoredSession closes a session that failed and creates a new one from the last checkpoint; its training
+# then goes on with the hooks' progress lines ("loss = x, step = n", "global_step/sec")
+_SESSION_RECREATED = re.compile(r"(?i)a new session will be created")
+_TF1_PROGRESS = re.compile(r"\bloss = [-+\w.]+, step = \d+|global_step/sec: [\d.]+")
 
 
 def _ends_in_progress(facts: list[StreamFacts]) -> set[str]:
@@ -348,6 +356,18 @@ def _raised_in_cluster_code(job: _Job, root: Hit) -> Hit | None:
 
 _KILLED_PID = re.compile(r"(?:Killed process|Kill process|reaped process) (\d+)")
 _RANK_PID = re.compile(r"rank (\d+) with PID (\d+)")
+
+
+_ABORT = re.compile(r"(?i)signal 6\b|\bSIGABRT\b|\(Aborted\)|Signal: Aborted")
+
+
+def _allocation_failure_behind_abort(job: _Job, root: Hit, causes: list[Hit], culprit: str | None) -> Hit:
+    """A SIGABRT of a task whose allocator failed just before (``std::bad_alloc`` reaching std::terminate, which
+    aborts) is that memory failure: the abort is how it ended the process."""
+    if root.sig.category != Category.SEGFAULT_CORE_DUMP or not _ABORT.search(root.text) or culprit is None:
+        return root
+    oom = [h for h in causes if h.sig.category in (Category.OOM_HOST, Category.OOM_GPU) and _task_of(h) == culprit]
+    return min(oom, key=lambda h: _key(job, h)) if oom else root
 
 
 def _pid_owner(job: _Job, root: Hit) -> str | None:

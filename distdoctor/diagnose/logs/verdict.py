@@ -104,6 +104,14 @@ def _device_of_the_oom(root: Finding | None, v: Verdict) -> Finding | None:
     return replace(root, category=Category.OOM_GPU, summary=root.summary.replace("host memory", "GPU memory"))
 
 
+def _abort_after_allocation_failure(root: Finding | None, v: Verdict) -> bool:
+    """A task that died of SIGABRT right after its allocator failed (``std::bad_alloc`` through std::terminate, an
+    out-of-memory abort) ran out of memory: the signal is how the allocation failure ended the process."""
+    return (root is not None and root.category == Category.SEGFAULT_CORE_DUMP and v.root is not None
+            and v.root.sig.role == Role.CAUSE and v.category in (Category.OOM_HOST, Category.OOM_GPU)
+            and _specific(v) and v.culprit is not None and v.culprit == root.culprit)
+
+
 def _oom_victim(v: Verdict, root: Finding | None) -> bool:
     """A kernel OOM-kill record no task wrote (a ``dmesg`` excerpt beside the logs, a node's journal) and a task
     whose peers lost it while its own log ends without an error: the OOM killer's SIGKILL is silent in its victim's
@@ -156,6 +164,8 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
             # overturns it, or a task that never showed training and whose own log ends in its failure
             keep_structural = (v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)) \
                 and not _own_failure_of_a_task_that_did_not_train(v, structural)
+        if keep_structural and _abort_after_allocation_failure(root, v):
+            keep_structural = False
         if keep_structural:
             root = _with_cause_line(root, v, structural)
             root = _device_of_the_oom(root, v)

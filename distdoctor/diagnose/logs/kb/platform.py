@@ -128,7 +128,8 @@ add("DD820", "slurm-time-limit", C.PREEMPTION, R.CAUSE, ("DUE TO TIME LIMIT",),
     "`--signal=USR1@120` to save before the kill).", source="slurmstepd", fixture="slurmstepd: error: *** JOB 1234 ON n1 CANCELLED AT 2023-01-01T00:00:00 DUE TO TIME LIMIT ***")
 add("DD821", "slurm-preemption", C.PREEMPTION, R.CAUSE, ("DUE TO PREEMPTION", "CANCELLED AT"),
     "Slurm cancelled the job step (preemption or scancel)", regex=r"\*\*\* (?:JOB|STEP) [\d.]+ ON \S+ CANCELLED AT \S+(?: DUE TO (?P<why>[A-Z ]+))?",
-    rank=60, remedy="The step was cancelled from outside (preemption, scancel, a node failure): resubmit with `--requeue` "
+    # slurmstepd's own record of why the step ended: srun's "Job step aborted" printed just before it is its effect
+    rank=70, remedy="The step was cancelled from outside (preemption, scancel, a node failure): resubmit with `--requeue` "
     "and resume from the last checkpoint.", source="slurmstepd",
     fixture="slurmstepd: error: *** STEP 4714782.0 ON ib12gpu-001 CANCELLED AT 2023-11-29T15:47:21 ***")
 add("DD822", "slurm-oom", C.OOM_HOST, R.CAUSE, ("oom-kill event", "Out Of Memory", "OUT_OF_MEMORY", "Exceeded job memory limit",
@@ -213,7 +214,7 @@ add("DD838", "k8s-disk-pressure", C.RESOURCE_EXHAUSTION, R.CAUSE, ("The node had
     "volume, set ephemeral-storage requests/limits, and clean the node.", source="kubelet eviction manager (node condition message)",
     fixture="Warning  Evicted  12m  kubelet  The node had condition: [DiskPressure].")
 add("DD839", "slurm-node-fail", C.PEER_CRASHED, R.CAUSE, ("DUE TO NODE FAILURE",),
-    "Slurm cancelled the job because one of its nodes failed", rank=70,
+    "Slurm cancelled the job because one of its nodes failed", rank=72,   # the cancel record that names its reason
     remedy="A node of the allocation failed (Slurm marked it DOWN): the job lost that host, not its own fault; resubmit "
     "(`--requeue`, `--no-kill` to keep the rest) and resume from the last checkpoint.", source="slurmstepd",
     fixture="slurmstepd: error: *** JOB 812345 ON gpu-node06 CANCELLED AT 2023-04-02T11:20:31 DUE TO NODE FAILURE, SEE "

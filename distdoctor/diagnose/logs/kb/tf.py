@@ -455,3 +455,10 @@ add("DD698", "tf-api-missing", C.VERSION_MISMATCH, R.CAUSE, ("has no attribute",
     "TF 2.x, or a newer API on an older TF): use tf.compat.v1 or port the code, or install the version it was written "
     "for, on every task.", source="CPython AttributeError on the tensorflow module (TF 2.x removed the 1.x top-level APIs)",
     fixture="AttributeError: module 'tensorflow' has no attribute 'ConfigProto'")
+add("DD699", "keras-empty-logs", C.DATA_SHARDING_IMBALANCE, R.CAUSE, ("Unexpected result of `train_function` (Empty logs)",),
+    "Keras got not one batch from this task's dataset: its input is empty", rank=60,
+    remedy="This task's input yielded nothing: under a multi-worker strategy its shard is empty (fewer files than "
+    "workers with FILE sharding, a filter or take() that leaves nothing for it); shard by DATA or give every worker "
+    "files.", source="Keras Model.fit (keras/engine/training.py)",
+    fixture="ValueError: Unexpected result of `train_function` (Empty logs). This could be due to issues in input "
+            "pipeline that resulted in an empty dataset. Otherwise, please use `Model.compile(..., run_eagerly=True)`")

@@ -56,3 +56,11 @@ add("DD688", "tf1-master-session-started", C.OTHER, R.CONTEXT, ("Start master se
     remedy="Nothing to do: an earlier 'CreateSession still waiting' was answered.",
     source=SRC + " distributed_runtime/master_session.cc",
     fixture="I tensorflow/core/distributed_runtime/master_session.cc:1192] Start master session 3f1a2b4c5d6e7f80 with config: ")
+add("DD689", "tf1-recv-from-peer", C.PEER_CRASHED, R.SYMPTOM, ("send_device=",),
+    "The failed op received a tensor sent by another task (a _Recv node): the sender is the peer that went away",
+    regex=r"_Recv\[.*send_device=\"/job:(?P<job>[A-Za-z_]+)/replica:\d+/task:(?P<index>\d+)", rank=10,
+    remedy="The task named as send_device stopped serving: read its own log, exit status and the node's `dmesg`.",
+    source=SRC + " (graph partitioning: _Recv nodes carry send_device / recv_device)",
+    fixture='\t [[Node: emb/lookup_S41 = _Recv[client_terminated=false, recv_device="/job:worker/replica:0/task:0/device:CPU:0", '
+            'send_device="/job:ps/replica:0/task:1/device:CPU:0", send_device_incarnation=-57, tensor_name="edge_88", '
+            'tensor_type=DT_FLOAT, _device="/job:worker/replica:0/task:0/device:CPU:0"]()]]', expect="ps:1")
