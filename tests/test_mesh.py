@@ -103,6 +103,15 @@ def test_wrong_token_seen_from_both_sides():
     assert [x.culprit for x in f] == ["worker:2"]
 
 
+def test_wrong_token_whatever_reports_arrived():
+    """The task in every failed handshake holds the other token, even when a peer's own probe to a third task was
+    still unsettled (load) so that no link vouches for the others (seen once in CI: worker:0 and worker:1 blamed)."""
+    mixed = [report("worker:2", {"worker:0": Outcome.WRONG_TOKEN, "worker:1": Outcome.WRONG_TOKEN}),
+             report("worker:0", {"worker:1": Outcome.DROPPED, "worker:2": Outcome.WRONG_TOKEN})]
+    f = by_code(judge_mesh(mixed, me="worker:2"))["DD505"]
+    assert [x.culprit for x in f] == ["worker:2"] and "every failed mesh handshake" in f[0].summary
+
+
 def test_cluster_lists_disagree_majority_vote():
     odd = (("worker", ("h0:2222", "h1:2229", "h2:2222")),)
     reps = [report("worker:0"), report("worker:1"), report("worker:2", {"worker:1": Outcome.REFUSED}, cluster=odd)]

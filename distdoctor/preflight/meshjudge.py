@@ -255,6 +255,11 @@ def _reachability(primary: Mapping[str, PeerReport], odd_cluster: set[str], time
             return True  # alone with only failures of our own making: more likely us than all of them
         return any(ok_by_dst[p.dst] - {src} for p in mine)
 
+    # every failed handshake involves one task (as prober or as prober's target): that task holds another token,
+    # whichever of its probes or its peers' probes of it were finished when the reports were written
+    token_fails = [p for p in fails if p.outcome is Outcome.WRONG_TOKEN]
+    common = set.intersection(*({p.src, p.dst} for p in token_fails)) if len(token_fails) >= 2 else set()
+    odd_token = next(iter(common)) if len(common) == 1 else None
     groups: dict[tuple[str, str], list[Probe]] = defaultdict(list)
     for p in fails:
         if p.src in odd_cluster:
@@ -262,6 +267,9 @@ def _reachability(primary: Mapping[str, PeerReport], odd_cluster: set[str], time
             continue
         if p.dst in odd_cluster and primary[p.dst].info.address != p.address:
             folded[p.dst].append(_ev(p.src, _probe_line(p) + f" (it listens at {primary[p.dst].info.address})"))
+            continue
+        if odd_token is not None and p.outcome is Outcome.WRONG_TOKEN:
+            groups[("DD505", odd_token)].append(p)
             continue
         if src_is_odd(p.src):
             groups[(_CODE.get(p.outcome, "DD503"), p.src)].append(p)
@@ -277,7 +285,10 @@ def _reachability(primary: Mapping[str, PeerReport], odd_cluster: set[str], time
         silent = culprit not in primary
         tail = "; it sent no report either" if silent else ""
         ev = [_ev(p.src, _probe_line(p)) for p in ps]
-        if all(p.src == culprit for p in ps):
+        if code == "DD505" and culprit == odd_token and not all(p.src == culprit for p in ps):
+            summary = (f"{culprit} holds another DISTDOCTOR_TOKEN than the rest of the job: every failed mesh "
+                       f"handshake ({len(ps)}, in both directions) involves it")
+        elif all(p.src == culprit for p in ps):
             if code == "DD505":
                 summary = (f"{culprit} failed the mesh handshake with all {tried[culprit]} peers it tried: it holds "
                            "another DISTDOCTOR_TOKEN than the rest of the job")
