@@ -5,7 +5,8 @@
 CORPUS_DIR defaults to tests/realworld/realworld-dev (a copy of the shared development corpus; its README says how
 the cases were collected and labelled). Each case is diagnosed exactly as a user would: `distdoctor diagnose DIR`
 on the case's log files, no --task-map. Prints category accuracy, culprit accuracy (over the cases whose label
-names a culprit; a list label is right when any of its tasks is named), the confusion matrix and the misses.
+names a culprit; a list label is right when any of its tasks is named), the same per log shape, the confusion matrix
+and the misses. Any folder with the same layout works as CORPUS_DIR, e.g. the blind probe set tests/probes/blind.
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def run_case(case_dir: Path) -> dict:
     got_cul = rc.culprit if rc is not None else None
     want = label["culprit"]
     wants = want if isinstance(want, list) else ([want] if want else [])
-    return {"case": case_dir.name, "want": label["category"], "got": got_cat, "want_culprit": want,
+    return {"case": case_dir.name, "shape": label.get("shape"), "want": label["category"], "got": got_cat,
+            "want_culprit": want,
             "got_culprit": got_cul, "status": diag.status.value, "confidence": rc.confidence if rc else None,
             "category_ok": got_cat == label["category"], "culprit_ok": (got_cul in wants) if wants else None}
 
@@ -56,6 +58,12 @@ def main() -> int:
     print(f"{n} cases in {wall:.2f} s")
     print(f"category: {cat_ok}/{n} = {100 * cat_ok / n:.1f} %")
     print(f"culprit:  {cul_ok}/{len(cul)} = {100 * cul_ok / max(1, len(cul)):.1f} % (cases whose label names one)")
+    print("\nper shape (category right / cases; culprit right / cases naming one)")
+    for shape in sorted({str(r["shape"]) for r in rows}):
+        sr = [r for r in rows if str(r["shape"]) == shape]
+        sc = [r for r in sr if r["culprit_ok"] is not None]
+        print(f"  {shape:10} category {sum(r['category_ok'] for r in sr):>3}/{len(sr):<3} "
+              f"culprit {sum(r['culprit_ok'] for r in sc):>3}/{len(sc)}")
     cats = sorted({r["want"] for r in rows} | {r["got"] for r in rows})
     conf = collections.Counter((r["want"], r["got"]) for r in rows)
     short = {c: c[:14] for c in cats}
