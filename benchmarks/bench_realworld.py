@@ -20,22 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from distdoctor.diagnose.command import diagnose_paths  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests"))
 
-
-def run_case(case_dir: Path) -> dict:
-    label = json.loads((case_dir / "case.json").read_text())
-    logs = sorted(str(p) for p in case_dir.iterdir() if p.name != "case.json")
-    diag, _ = diagnose_paths(logs, detected_at=0.0)
-    rc = diag.root_cause
-    got_cat = rc.category.value if rc is not None else "other"
-    got_cul = rc.culprit if rc is not None else None
-    want = label["culprit"]
-    wants = want if isinstance(want, list) else ([want] if want else [])
-    return {"case": case_dir.name, "shape": label.get("shape"), "want": label["category"], "got": got_cat,
-            "want_culprit": want,
-            "got_culprit": got_cul, "status": diag.status.value, "confidence": rc.confidence if rc else None,
-            "category_ok": got_cat == label["category"], "culprit_ok": (got_cul in wants) if wants else None}
+from casedirs import judge as run_case  # noqa: E402  (the one way the case tiers judge a case)
 
 
 def main() -> int:

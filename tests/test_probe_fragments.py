@@ -14,22 +14,21 @@ written for this tier from what the tools print (TF's wheel strings, Horovod/NCC
 texts), independently of tests/realworld and tests/probes/messages.tsv. Cases are diagnosed as a user would: the case's
 files, no --task-map.
 
-Score: ``PYTHONPATH=$PWD python tests/test_probe_fragments.py`` prints the figure per shape and per category.
+Score: ``.venv/bin/python benchmarks/bench_realworld.py tests/probes/fragments`` prints the figures per shape, the
+confusion matrix and the misses.
 First sight (before any change made for this tier): see the module constant FIRST_SIGHT.
 
 A case that cannot be got right yet is listed in KNOWN with its reason (strict xfail: fixing it flags here)."""
 from __future__ import annotations
 
-import json
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from distdoctor.diagnose.command import diagnose_paths
+from casedirs import case_names, case_params, judge, label as _label
 
 ROOT = Path(__file__).resolve().parent / "probes" / "fragments"
-CASES = sorted(p.name for p in ROOT.iterdir() if (p / "case.json").exists())
+CASES = case_names(ROOT)
 
 FIRST_SIGHT = (
     "54 cases, scored on the code before any change for this tier: categories 41/54 (76 %) -- fragment 15/21, "
@@ -73,27 +72,7 @@ KNOWN: dict[str, str] = {
 
 
 def label(case: str) -> dict:
-    return json.loads((ROOT / case / "case.json").read_text())
-
-
-def diagnose_case(case: str) -> tuple[str, str | None, str]:
-    """(category, culprit, summary) of the verdict on the case's files."""
-    files = sorted(str(p) for p in (ROOT / case).iterdir() if p.name != "case.json")
-    diag, _ = diagnose_paths(files, detected_at=0.0)
-    rc = diag.root_cause
-    if rc is None:
-        return "other", None, diag.status.value
-    return rc.category.value, rc.culprit, rc.summary or ""
-
-
-def _ok(case: str) -> tuple[bool, bool, tuple]:
-    lab = label(case)
-    got = diagnose_case(case)
-    cat_ok = got[0] == lab["category"]
-    want = lab["culprit"]
-    wants = want if isinstance(want, list) else [want]
-    cul_ok = (not want) or got[1] in wants
-    return cat_ok, cul_ok, got
+    return _label(ROOT / case)
 
 
 def test_fragment_cases_are_well_formed():
@@ -112,36 +91,7 @@ def test_fragment_cases_are_well_formed():
     assert sum(label(c)["category"] == "other" for c in CASES) >= 10, "at least 10 negative controls"
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN[c], strict=True))
-                                  if c in KNOWN else c for c in CASES])
+@pytest.mark.parametrize("case", case_params(CASES, KNOWN))
 def test_fragment_case(case):
-    lab = label(case)
-    cat_ok, cul_ok, got = _ok(case)
-    assert cat_ok and cul_ok, f"want {lab['category']}/{lab['culprit']}, got {got}"
-
-
-def score() -> None:
-    by_shape: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    by_cat: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    total = [0, 0, 0, 0]
-    for case in CASES:
-        lab = label(case)
-        cat_ok, cul_ok, got = _ok(case)
-        for acc in (by_shape[lab["shape"]], by_cat[lab["category"]], total):
-            acc[0] += cat_ok
-            acc[1] += 1
-            if lab["culprit"]:
-                acc[2] += cat_ok and cul_ok
-                acc[3] += 1
-        mark = "ok " if cat_ok and cul_ok else "MISS"
-        print(f"{mark} {case:45s} want {lab['category']}/{lab['culprit']}  got {got[0]}/{got[1]}  {got[2][:90]}")
-    print()
-    for name, table in (("shape", by_shape), ("category", by_cat)):
-        for k in sorted(table):
-            a = table[k]
-            print(f"  {name:8s} {k:32s} category {a[0]}/{a[1]}  culprit {a[2]}/{a[3]}")
-    print(f"TOTAL category {total[0]}/{total[1]}  culprit (category and culprit right) {total[2]}/{total[3]}")
-
-
-if __name__ == "__main__":
-    score()
+    r = judge(ROOT / case)
+    assert r["category_ok"] and r["culprit_ok"] is not False, r

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from distdoctor.diagnose.command import diagnose_paths
+from casedirs import case_names, case_params, judge
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "realworld" / "realworld-dev"
-CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "case.json").exists())
+CASES = case_names(CORPUS)
 
 KNOWN_GAPS = {
     "dev_012": "two NCCL INFO lines ('0 -> 1 via P2P/IPC') are all there is; that the two ranks are on different "
@@ -36,28 +36,16 @@ CULPRIT_GAPS = {
 }
 
 
-def _label(case: str) -> dict:
-    return json.loads((CORPUS / case / "case.json").read_text())
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN_GAPS[c], strict=True))
-                                  if c in KNOWN_GAPS else c for c in CASES])
+@pytest.mark.parametrize("case", case_params(CASES, KNOWN_GAPS))
 def test_realworld_case(case):
-    label = _label(case)
-    files = sorted(str(p) for p in (CORPUS / case).iterdir() if p.name != "case.json")
-    diag, _ = diagnose_paths(files, detected_at=0.0)
-    rc = diag.root_cause
-    got = rc.category.value if rc is not None else "other"
-    assert got == label["category"], (rc.summary if rc else diag.status)
-    want = label["culprit"]
-    if want:
-        wants = want if isinstance(want, list) else [want]
-        if case in CULPRIT_GAPS:
-            assert rc.culprit not in wants, f"{case}: culprit now right, remove it from CULPRIT_GAPS"
-        else:
-            assert rc.culprit in wants
-    if diag.status.value in ("failed", "hung"):
-        assert rc.evidence and rc.confidence in ("high", "medium", "low"), "a verdict quotes its first line, with confidence"
+    r = judge(CORPUS / case)
+    assert r["category_ok"], r
+    if case in CULPRIT_GAPS:
+        assert r["culprit_ok"] is False, f"{case}: culprit now right, remove it from CULPRIT_GAPS"
+    else:
+        assert r["culprit_ok"] is not False, r
+    if r["status"] in ("failed", "hung"):
+        assert r["evidence"] and r["confidence"] in ("high", "medium", "low"), "a verdict quotes its first line, with confidence"
 
 
 def test_corpus_accuracy_floor():

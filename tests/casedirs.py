@@ -1,0 +1,42 @@
+"""Labelled case folders -- the development corpus (tests/realworld/realworld-dev) and the probe sets
+(tests/probes/fragments, tests/probes/blind): one way to list them, diagnose a case as a user would (the case's
+files, no --task-map) and judge the verdict against its label. Used by the three case tiers and by
+benchmarks/bench_realworld.py."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from distdoctor.diagnose.command import diagnose_paths
+
+
+def case_names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if (p / "case.json").exists())
+
+
+def label(case_dir: Path) -> dict:
+    return json.loads((case_dir / "case.json").read_text())
+
+
+def judge(case_dir: Path) -> dict:
+    """The verdict on one case beside its label. ``culprit_ok`` is None when the label names no culprit; a list label
+    is right when any of its tasks is named."""
+    lab = label(case_dir)
+    logs = sorted(str(p) for p in case_dir.iterdir() if p.name != "case.json")
+    diag, _ = diagnose_paths(logs, detected_at=0.0)
+    rc = diag.root_cause
+    got_cat = rc.category.value if rc is not None else "other"
+    got_cul = rc.culprit if rc is not None else None
+    want = lab["culprit"]
+    wants = want if isinstance(want, list) else ([want] if want else [])
+    return {"case": case_dir.name, "shape": lab.get("shape"), "want": lab["category"], "got": got_cat,
+            "want_culprit": want, "got_culprit": got_cul, "status": diag.status.value,
+            "confidence": rc.confidence if rc else None, "summary": (rc.summary if rc else "") or "",
+            "evidence": len(rc.evidence) if rc else 0,
+            "category_ok": got_cat == lab["category"], "culprit_ok": (got_cul in wants) if wants else None}
+
+
+def case_params(names: list[str], known: dict[str, str]) -> list:
+    """pytest parameters, a case listed in ``known`` as a strict xfail with its reason."""
+    import pytest
+    return [pytest.param(c, marks=pytest.mark.xfail(reason=known[c], strict=True)) if c in known else c for c in names]
