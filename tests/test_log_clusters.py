@@ -127,3 +127,15 @@ def test_a_channel_cache_that_lists_its_own_task_at_localhost_is_sound():
     hits, _ = scan_bytes("output.log", text.encode())
     assert [defects(pc) for pc in printed_clusters(hits)] == [[]]
     assert verdict(text + WAITING).category == Category.PEER_UNRESPONSIVE
+
+
+def test_startup_defects_explain_a_crash_after_the_cluster_is_printed():
+    from distdoctor.diagnose.logs.clusters import startup_defect
+    ps_only = PrintedCluster({"ps": ["p:1"], "worker": ["w:1"]}, "ps:0", ())
+    assert "no chief" in startup_defect(ps_only, "ps:0") and defects(ps_only) == []   # TF-version dependent: not alone
+    assert "own job (evaluator)" in startup_defect(PrintedCluster({"chief": ["c:1"], "worker": ["w:1"]}, None, ()),
+                                                   "evaluator:0")
+    # a cut traceback after per-job channel-cache lines (not a whole cluster) is not read against them
+    text = ("Initialize GrpcChannelCache for job ps -> {0 -> ps-0:2222}\n" + TB.replace("multi_worker_util", "x"))
+    v = verdict(text, "ps-0.log")
+    assert v.category == Category.USER_CODE_ERROR

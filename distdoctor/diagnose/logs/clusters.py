@@ -22,7 +22,7 @@ from ...preflight.rules import check_document
 from .demux import parse_cluster
 from .scan import Hit
 
-__all__ = ["PrintedCluster", "printed_clusters", "defects"]
+__all__ = ["PrintedCluster", "printed_clusters", "defects", "startup_defect"]
 
 # a defect of the cluster itself, whatever the strategy or TensorFlow version
 STATIC_CODES = frozenset({"DD305", "DD306", "DD307", "DD308", "DD309", "DD313", "DD314"})
@@ -35,6 +35,7 @@ class PrintedCluster:
     jobs: dict[str, list[str]]
     own: str | None          # the task whose cluster this is (its TF_CONFIG's task, or the writer of the lines)
     hits: tuple[Hit, ...]    # the lines that printed it
+    whole: bool = True       # printed whole (a TF_CONFIG, a cluster_spec), not assembled from per-job cache lines
 
 
 def _channel_job(text: str) -> tuple[str, list[str]] | None:
@@ -71,7 +72,7 @@ def printed_clusters(hits: list[Hit]) -> list[PrintedCluster]:
             if spec:
                 out.append(PrintedCluster(spec, own or h.writer, (h,)))
     for (_, writer), (jobs, lines) in caches.items():
-        out.append(PrintedCluster(jobs, writer, tuple(lines)))
+        out.append(PrintedCluster(jobs, writer, tuple(lines), whole=False))
     return out
 
 
@@ -87,3 +88,20 @@ def defects(pc: PrintedCluster) -> list[Finding]:
     doc = ConfigDocument(origin="the cluster printed in the log", kind="cluster_file", value=value)
     report = check_document(doc)
     return [f for f in report.findings if f.code in STATIC_CODES and f.severity == Severity.ERROR]
+
+
+def startup_defect(pc: PrintedCluster, task: str | None) -> str | None:
+    """Why a task that crashed at start-up right after printing this whole cluster was refused by the code that reads
+    it (TF 1.x Estimator's RunConfig and the distribute coordinator): a cluster without the task's own job, a ps job
+    with no chief/master, a multi-worker Estimator cluster with an evaluator and no chief. These depend on the TF
+    version and strategy, so they explain such a crash but are not judged on their own (that is :func:`defects`)."""
+    jobs = {j.lower() for j in pc.jobs}
+    if task:
+        job = task.split(":")[0]
+        if job not in jobs and job != "rank":
+            return f"does not list this task's own job ({job})"
+    if "ps" in jobs and not ({"chief", "master"} & jobs):
+        return "has parameter servers but no chief/master task"
+    if jobs and jobs <= {"worker", "evaluator"} and "evaluator" in jobs and len(pc.jobs.get("worker", [])) > 1:
+        return "has no chief for a multi-worker Estimator job"
+    return None

@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ...model import Category, Status
-from .clusters import defects, printed_clusters
+from .clusters import defects, printed_clusters, startup_defect
 from .demux import split_prefix
 from .progress import EPOCH_LINE, progress_of
 from .scan import Hit, StreamFacts
@@ -144,23 +144,16 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
         culprit = carried.get(id(root)) or _task_of(root) or _pid_owner(job, root) or _nearby_task(job, root)
         culprit = _odd_one_out(job, root, culprit)
         root = _allocation_failure_behind_abort(job, root, causes, culprit)
-        framed = _raised_in_cluster_code(job, root)
-        if framed is not None:
-            return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=culprit,
-                           confidence="medium", code=framed.sig.code,
-                           summary=f"TensorFlow rejected the cluster{' of ' + culprit if culprit else ''}: "
-                                   f"{root.text.strip()[:240]}", remedy=framed.sig.remedy, root=root,
-                           context=(framed,), alternatives=_alternatives(job, causes, symptoms, root),
-                           looked_at=_looked(job), settle=_settle(culprit, root))
         cons = _distinct(root, sorted(symptoms, key=lambda h: _key(job, h)))[:6]
         conf = "high" if root.sig.rank >= SPECIFIC_RANK else ("medium" if root.sig.rank >= 45 else "low")
         alts = _alternatives(job, causes, symptoms, root)
-        frame = _raised_reading_tf_config(job, root)
+        frame = _raised_reading_the_cluster(job, root)
         if frame is not None:
             return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=culprit, confidence="medium",
-                           code=frame.sig.code, summary=f"the task raised while reading TF_CONFIG: {root.text[:200]}",
-                           remedy=frame.sig.remedy, root=root, context=(frame,), consequences=cons, alternatives=alts,
-                           looked_at=_looked(job), settle="the TF_CONFIG value the task was started with")
+                           code=frame.sig.code, summary=f"the task raised while reading its cluster (TF_CONFIG): "
+                           f"{root.text.strip()[:240]}", remedy=frame.sig.remedy, root=root, context=(frame,),
+                           consequences=cons, alternatives=alts, looked_at=_looked(job),
+                           settle="the TF_CONFIG value the task was started with")
         oom = _killed_short_of_memory(job, root, culprit)
         if oom:
             return Verdict(status=Status.FAILED, category=Category.OOM_HOST, culprit=culprit, confidence="medium",
@@ -284,13 +277,16 @@ def _retried_then_recovered(h: Hit, recovered: set[str]) -> bool:
     return h.stream in recovered and bool(_RETRY.search(h.text))
 
 
-def _raised_reading_tf_config(job: _Job, root: Hit) -> Hit | None:
-    """A generic exception right below a frame that reads TF_CONFIG (a script's os.environ['TF_CONFIG'], or TF's own
-    cluster-reading code when the fragment has no traceback header) was raised by TF_CONFIG's content."""
+def _raised_reading_the_cluster(job: _Job, root: Hit) -> Hit | None:
+    """A generic exception (``ValueError: ...``) raised right below a frame that reads the cluster -- a script's
+    ``os.environ['TF_CONFIG']`` or TensorFlow's own cluster-reading code -- was raised by TF_CONFIG's content. The
+    frame is the last one of the same traceback (after its header when the fragment has one), a few lines up."""
     if root.sig.name != "python-exception":
         return None
+    heads = [h.line_no for h in job.of("python-traceback") if h.stream == root.stream and h.line_no < root.line_no]
+    start = max(heads, default=0)
     near = [h for h in job.of("python-tf-config-frame", "python-cluster-config-frame")
-            if h.stream == root.stream and 0 < root.line_no - h.line_no <= 3]
+            if h.stream == root.stream and start < h.line_no < root.line_no and root.line_no - h.line_no <= 6]
     return near[-1] if near else None
 
 
@@ -339,19 +335,6 @@ def _causes(job: _Job) -> tuple[list[Hit], list[Hit]]:
                 continue
         causes.append(h)
     return causes, demoted
-
-
-def _raised_in_cluster_code(job: _Job, root: Hit) -> Hit | None:
-    """The frame of TensorFlow's cluster-reading code that a generic exception (``ValueError: ...``) came out of:
-    the last frame of the same traceback (after its header, within a few lines before the exception)."""
-    if root.sig.name != "python-exception":
-        return None
-    heads = [h.line_no for h in job.of("python-traceback") if h.stream == root.stream and h.line_no < root.line_no]
-    if not heads:
-        return None
-    frames = [h for h in job.of("python-cluster-config-frame")
-              if h.stream == root.stream and max(heads) < h.line_no < root.line_no and root.line_no - h.line_no <= 6]
-    return frames[-1] if frames else None
 
 
 _KILLED_PID = re.compile(r"(?:Killed process|Kill process|reaped process) (\d+)")
@@ -560,16 +543,20 @@ def _cut_traceback(job: _Job) -> Verdict | None:
         return None
     tb = tbs[-1]
     culprit = tb.writer
-    for spec, own in (c for f in job.facts.values() if f.name == tb.stream for c in f.clusters):
-        who = own or culprit
-        defect = _cluster_defect(spec, who)
+    for pc in printed_clusters(job.hits):
+        if not pc.whole or pc.hits[0].stream != tb.stream:
+            continue
+        who = pc.own or culprit
+        defect = startup_defect(pc, who)
         if defect:
             return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=who, confidence="low",
                            code="DD872", summary=f"the task crashed at start-up right after printing its cluster "
                            f"configuration, which {defect}", remedy="Fix the cluster in TF_CONFIG (the operator's "
                            "replica specs): the strategy this task runs expects that entry.", root=tb,
-                           looked_at=_looked(job), settle="the exception line at the end of the traceback")
-    cfg = [h for h in job.of("python-cluster-config-frame") if h.stream == tb.stream and h.line_no > tb.line_no]
+                           context=pc.hits[:1], looked_at=_looked(job),
+                           settle="the exception line at the end of the traceback")
+    cfg = [h for h in job.of("python-tf-config-frame", "python-cluster-config-frame")
+           if h.stream == tb.stream and h.line_no > tb.line_no]
     if cfg:
         return Verdict(status=Status.FAILED, category=Category.CONFIG_TF_CONFIG, culprit=culprit, confidence="low",
                        code=cfg[-1].sig.code, summary="the task died inside TensorFlow's code that reads its cluster "
@@ -604,19 +591,6 @@ _K8S_MARKS = ("k8s-oomkilled", "k8s-backoff", "k8s-evicted", "k8s-exit-code", "k
 
 def _on_kubernetes(job: _Job) -> bool:
     return any(h.sig.name in _K8S_MARKS for h in job.hits) or any(f.on_kubernetes for f in job.facts.values())
-
-
-def _cluster_defect(spec: dict, task: str | None) -> str | None:
-    jobs = {j.lower() for j in spec}
-    if task:
-        job = task.split(":")[0]
-        if job not in jobs and job != "rank":
-            return f"does not list this task's own job ({job})"
-    if "ps" in jobs and not ({"chief", "master"} & jobs):
-        return "has parameter servers but no chief/master task"
-    if jobs and jobs <= {"worker", "evaluator"} and "evaluator" in jobs and len(spec.get("worker", [])) > 1:
-        return "has no chief for a multi-worker Estimator job"
-    return None
 
 
 _UNREACHED = (Category.PEER_UNRESPONSIVE, Category.NETWORK_UNREACHABLE, Category.FIREWALL_OR_PORT_BLOCKED)

@@ -15,7 +15,7 @@ from typing import Iterable
 
 from .formats import clean_line, split_timestamp
 from . import kb  # noqa: F401  (registers the knowledge base)
-from .demux import WriterGuess, parse_cluster, split_prefix, task_from_filename
+from .demux import WriterGuess, split_prefix, task_from_filename
 from .signature import SIGNATURES, Role, Signature
 
 __all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine", "scan_bytes", "Prefilter"]
@@ -52,7 +52,6 @@ class StreamFacts:
     bytes: int = 0
     tail: list[str] = field(default_factory=list)
     writers: set[str] = field(default_factory=set)     # every task a prefix named
-    clusters: list[tuple[dict, str | None]] = field(default_factory=list)
     guess: WriterGuess = field(default_factory=WriterGuess)
     dropped: int = 0
     binary: bool = False              # the first bytes are not text: not a log
@@ -303,10 +302,6 @@ class Scanner:
                     m = sig.match(unprefixed)
                 if not m:
                     continue
-                if sig.name == "cluster-config-printed":
-                    spec, own = parse_cluster(text)
-                    if spec:
-                        f.clusters.append((spec, own))
                 if self._per_sig[sig.code] >= MAX_HITS_PER_SIG:
                     f.dropped += 1
                     continue
