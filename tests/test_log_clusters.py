@@ -66,6 +66,9 @@ def test_a_printed_tf_config_alone_with_a_defect_is_reported_but_the_job_state_s
     v = verdict(f"TF_CONFIG: {json.dumps(cfg)}\nEpoch 1/3\n")
     assert (v.status, v.category, v.code, v.culprit, v.confidence) == \
         (Status.UNKNOWN, Category.CONFIG_TF_CONFIG, "DD306", "worker:2", "low")
+    from distdoctor.diagnose.logs.verdict import finding_of
+    from distdoctor.model import Severity
+    assert finding_of(v).severity == Severity.ERROR, "a defect found is an error even when the job's state is unknown"
 
 
 def test_tf1_master_is_read_as_the_chief():
