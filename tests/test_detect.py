@@ -44,11 +44,56 @@ def test_suspect_before_threshold():
     assert a.status == "suspect" and a.suspect == "worker:1"
 
 
-def test_busy_culprit_gets_longer():
+def test_a_computing_culprit_is_a_pause_never_declared_by_default():
+    """Chief-only evaluation in Python while the worker waits in the next step's all-reduce."""
     w0 = task("worker:0")
+    w1 = task("worker:1", in_call=None, in_tf_code=False, cpu_rate=1.0, location="train.py:40 in evaluate")
+    for after in (6, 15, 41, 600, 3600):
+        a = assess(job(w0, w1), T0 + 5 + after)
+        assert a.status == "suspect" and a.pause and a.suspect == "worker:1" and a.verdict is None
+    assert "computing (1.00 cores)" in a.reason and "a pause, not a stall" in a.reason
+    assert a.where == "train.py:40 in evaluate"
+
+
+@pytest.mark.parametrize("how", ["sending or receiving over the network (0.5 MiB since the last look)",
+                                 "reading or writing files (3.0 MiB since the last sample)",
+                                 "running through new code"])
+def test_an_idle_culprit_whose_io_network_or_stack_moves_is_a_pause(how):
+    """A slow download (little CPU, bytes keep arriving), a checkpoint written to slow storage."""
+    w0 = task("worker:0")
+    now = T0 + 5 + 300
+    w1 = task("worker:1", in_call=None, in_tf_code=False, cpu_rate=0.02, own_progress_at=now - 2, activity=how)
+    a = assess(job(w0, w1), now)
+    assert a.status == "suspect" and a.pause and how in a.reason
+
+
+def test_a_pause_that_stops_moving_becomes_a_stall_after_the_threshold():
+    w0 = task("worker:0")
+    moved = T0 + 5 + 100
+    w1 = task("worker:1", in_call=None, in_tf_code=False, own_progress_at=moved, activity="running through new code")
+    assert assess(job(w0, w1), moved + 9.5).status == "suspect"
+    a = assess(job(w0, w1), moved + 10.5)
+    assert a.status == "hung" and a.verdict.kind == "stalled_worker" and a.verdict.culprits == ("worker:1",)
+
+
+def test_hang_timeout_bounds_every_pause():
     w1 = task("worker:1", in_call=None, in_tf_code=False, cpu_rate=1.0)
-    assert assess(job(w0, w1), T0 + 5 + 15).status == "suspect"
-    assert assess(job(w0, w1), T0 + 5 + 41).status == "hung"
+    assert assess(job(task("worker:0"), w1, hang_timeout=60), T0 + 5 + 59).status == "suspect"
+    a = assess(job(task("worker:0"), w1, hang_timeout=60), T0 + 5 + 61)
+    assert a.status == "hung" and "--hang-timeout 60" in a.reason
+
+
+def test_a_busy_input_thread_that_still_reads_is_a_pause():
+    now = T0 + 5 + 100
+    slow = task("worker:1", user_thread_busy=True, own_progress_at=now - 1, activity="reading or writing files (1.0 MiB since the last sample)")
+    a = assess(job(task("worker:0"), slow), now)
+    assert a.status == "suspect" and a.pause and a.suspect == "worker:1"
+
+
+def test_suspected_within_ten_seconds_whatever_the_threshold():
+    w1 = task("worker:1", in_call=None, in_tf_code=False)
+    a = assess(job(task("worker:0"), w1, intervals=(5.0,) * 5), T0 + 5 + 10)
+    assert a.status == "suspect" and a.suspect == "worker:1"
 
 
 def test_pause_with_nobody_waiting_is_not_a_hang():

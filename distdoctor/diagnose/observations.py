@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from .events import LogEvent
 
-__all__ = ["TaskState", "FROZEN_STATES", "OomEvidence", "MemorySample", "TaskObservation", "HangVerdict", "JobObservation"]
+__all__ = ["TaskState", "FROZEN_STATES", "OomEvidence", "MemorySample", "TaskObservation", "HangVerdict", "Pause",
+           "JobObservation"]
 
 
 class TaskState(enum.StrEnum):
@@ -108,6 +109,22 @@ class HangVerdict:
 
 
 @dataclass(frozen=True)
+class Pause:
+    """A stretch in which the peers waited for one task that still made progress of its own, then went on."""
+
+    task: str
+    since: float                               # when the job's last step before it was made
+    until: float                               # when progress resumed
+    where: str | None = None                   # the task's file:line during the pause
+    doing: str = ""                            # what it was seen doing (computing, writing files, the network)
+    waiting: tuple[str, ...] = ()              # who waited for it
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, self.until - self.since)
+
+
+@dataclass(frozen=True)
 class JobObservation:
     tasks: dict[str, TaskObservation]
     strategy: str = "unknown"                  # "multi_worker_mirrored", "parameter_server", "unknown"
@@ -116,6 +133,8 @@ class JobObservation:
     interrupted: str | None = None             # "SIGINT"/"SIGTERM" when the user or scheduler stopped the run
     ended_at: float | None = None
     job_finished: bool = True                  # False when logs simply stop
+    pauses: tuple[Pause, ...] = ()             # run: pauses the job waited out (not hangs)
+    started_at: float | None = None            # run: when the attempt began (a pause's share of the run time)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def ordered(self) -> list[TaskObservation]:

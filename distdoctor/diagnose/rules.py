@@ -421,10 +421,17 @@ def _hang_finding(rule: Rule, job: JobObservation, h, summary: str | None = None
         where = t.location or t.in_tf_call or t.where or "unknown"
         doing = f"waiting in TensorFlow function {t.in_tf_call}" if t.in_tf_call else f"at {where}"
         ev.append(Evidence(task=name, ts=h.declared_at, role=role,
-                           text=f"state {t.state}, {doing}, last progress "
-                                + (f"{h.declared_at - t.last_progress_at:.1f} s earlier" if t.last_progress_at else "never")))
+                           text=f"state {t.state}, {doing}, last progress " + _progress_age(h.declared_at, t.last_progress_at)))
     return rule.finding(culprit=culprit, at=h.since, evidence=ev, category=category,
                         summary=summary or (f"the job hung: {h.reason}"), candidates=h.culprits if culprit is None else ())
+
+
+def _progress_age(declared_at: float, last: float | None) -> str:
+    if last is None:
+        return "never"
+    if last > declared_at:  # a step finished while the hang was being declared (its last sample was older)
+        return f"{last - declared_at:.1f} s after the hang was declared"
+    return f"{declared_at - last:.1f} s earlier"
 
 
 @_rule(code="DD202", rank=13, role="hang", name="collective-mismatch", category=Category.HANG_COLLECTIVE_MISMATCH, title="Every task waits in a collective that cannot complete",
@@ -434,7 +441,7 @@ def _hang_finding(rule: Rule, job: JobObservation, h, summary: str | None = None
        remedy="Make every task run the same sequence of collectives: same model, same number of steps (`steps_per_epoch`), no task-dependent branches around `strategy.run`/`reduce`.")
 def _mismatch(rule: Rule, job: JobObservation):
     h = job.hang
-    if h is None or h.kind != "collective_mismatch" or left_the_loop(job):
+    if h is None or h.kind != "collective_mismatch" or left_the_loop(job) or behind_in_mismatch(job):
         return
     if not h.culprits:
         # Nobody is outside the collective. The odd one out is the task whose step count differs from all the
@@ -476,6 +483,20 @@ def _imbalance(rule: Rule, job: JobObservation):
         if fewer:
             f = _replace(f, evidence=f.evidence + tuple(_count_evidence(counts, fewer)))
         yield f
+        return
+    behind = behind_in_mismatch(job)
+    if behind:
+        names = [n for n, _, _ in behind]
+        most = behind[0][2]
+        lead = [t for t in job.ordered() if t.step_calls == most]
+        into = {job.tasks[n].in_tf_call for n in names} - {None}
+        summary = (f"the job hung: {', '.join(names)} ran {behind[0][1]} steps, {most - behind[0][1]} fewer than "
+                   f"{', '.join(t.task for t in lead)} ({most}), then entered another collective"
+                   + (f" ({', '.join(sorted(into))})" if into else "")
+                   + f" while {', '.join(t.task for t in lead)} wait in step {most} for it: its data ran out first")
+        f = _hang_finding(rule, job, _replace(h, culprits=tuple(names)), summary=summary)
+        counts = {t.task: (t.step_calls, True) for t in job.ordered() if t.step_calls is not None}
+        yield _replace(f, evidence=f.evidence + tuple(_count_evidence(counts, names)))
         return
     left = left_the_loop(job)
     if h is not None and left:
@@ -531,6 +552,21 @@ def left_the_loop(job: JobObservation) -> list[str]:
     return [n for n, _, _ in ran_fewer(step_counts(job)) if job.tasks[n].step_calls_exact]
 
 
+def behind_in_mismatch(job: JobObservation) -> list[tuple[str, int, int]]:
+    """(task, its steps, the most) for each task of a collective mismatch whose step function ran fewer times
+    than a peer's: every task waits idle, so the counts no longer move, and unequal counts mean the one behind
+    left the step loop and entered another collective (an end-of-epoch reduce of a metric or a step count)."""
+    h = job.hang
+    if h is None or h.kind != "collective_mismatch" or job.source != "run":
+        return []
+    tasks = [t for t in job.ordered() if t.task.split(":")[0] in ("worker", "chief") and t.exit_code is None]
+    if len(tasks) < 2 or any(t.step_calls is None for t in tasks):
+        return []
+    most = max(t.step_calls for t in tasks)
+    fewer = [(t.task, t.step_calls, most) for t in tasks if t.step_calls < most]
+    return fewer if fewer and len(fewer) < len(tasks) else []
+
+
 def ran_fewer(counts: dict[str, tuple[int, bool]]) -> list[tuple[str, int, int]]:
     """(task, its steps, the most any task ran) for each task whose exact count is below another's.
 
@@ -571,6 +607,36 @@ def _straggler(rule: Rule, job: JobObservation):
                                        f"(peers: {med:.0%}); every step waited for it",
                                evidence=[Evidence(task=k, ts=None, text=f"{v:.0%} of samples busy outside TensorFlow",
                                                   role="cause" if k == t.task else "context") for k, v in fr.items()][:6])
+
+
+@_rule(code="DD211", name="pause", category=Category.STRAGGLER_SLOW_WORKER, title="The job waited for one task that kept working",
+       detects="During `run`: the peers waited in a collective while one task worked on outside TensorFlow (its CPU, file or network I/O or stack moved), then training went on. Recurring pauses of one task make it a straggler.",
+       why="Chief-only evaluation, a checkpoint upload, a long first trace or filling a dataset cache stop every worker's training; that is not a hang, but it is time the whole job spends waiting.",
+       evidence="Each pause: the task, where it was (file:line), what it was doing, how long, and its share of the run time.",
+       remedy="If the pause is expected, nothing to do. To shorten it: evaluate on every worker (distributed evaluation) or in a sidecar evaluator, upload checkpoints in a background thread, cache the dataset before the job. `--hang-timeout S` treats any pause longer than S as a hang.")
+def _pauses(rule: Rule, job: JobObservation):
+    by_task: dict[str, list] = {}
+    for p in job.pauses:
+        by_task.setdefault(p.task, []).append(p)
+    run_s = None
+    if job.started_at is not None and job.ended_at is not None and job.ended_at > job.started_at:
+        run_s = job.ended_at - job.started_at
+    for task, ps in by_task.items():
+        total = sum(p.seconds for p in ps)
+        longest = max(ps, key=lambda p: p.seconds)
+        share = f", {100 * total / run_s:.0f} % of the run time" if run_s else ""
+        where = f" at {longest.where}" if longest.where else ""
+        doing = f"; it was {longest.doing}, not stuck" if longest.doing else ""
+        waited = f" while {', '.join(longest.waiting)} waited" if longest.waiting else ""
+        if len(ps) >= 3:
+            summary = (f"{task} paused the job {len(ps)} times ({total:.1f} s in all{share}; longest {longest.seconds:.1f} s"
+                       f"{where}){waited}{doing}: a straggler that holds the other tasks back")
+        else:
+            summary = f"{task} paused the job for {total:.1f} s ({share[2:] or 'a pause'}){where}{waited}{doing}"
+        ev = [Evidence(task=task, ts=p.since, role="cause",
+                       text=f"paused {p.seconds:.1f} s" + (f" at {p.where}" if p.where else "")
+                            + (f", {p.doing}" if p.doing else "")) for p in ps[:5]]
+        yield rule.finding(culprit=task, at=ps[0].since, severity=Severity.WARNING, summary=summary, evidence=ev)
 
 
 @_rule(code="DD206", rank=22, name="nan-loss", category=Category.NUMERICAL_DIVERGENCE, title="The loss became NaN or infinite",

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import replace as _replace
 
 from .events import AlertEvent
 
@@ -16,6 +17,7 @@ __all__ = ["iso8601", "to_json", "to_slack", "to_alertmanager", "alert_name"]
 
 _TITLES = {
     "hang_suspected": "hang suspected",
+    "hang_cleared": "hang cleared",
     "hang_declared": "HANG",
     "task_failed": "task failed",
     "restart": "job restarted",
@@ -77,6 +79,9 @@ def alert_name(event: str) -> str:
 
 
 def to_alertmanager(ev: AlertEvent) -> list[dict]:
+    if ev.event == "hang_cleared":
+        # Alertmanager has no "cleared" alert: it is the suspicion's alert, resolved (same labels, endsAt)
+        ev = _replace(ev, event="hang_suspected", severity="warning", resolved=True)
     labels = {"alertname": alert_name(ev.event), "job": ev.job, "severity": ev.severity, "event": ev.event}
     for name, value in (("culprit", ev.culprit), ("category", ev.category), ("code", ev.code),
                         ("threshold", ev.detail("threshold"))):

@@ -13,12 +13,13 @@ from ..errors import DistDoctorError, UsageError
 __all__ = ["EVENTS", "AlertEvent", "NotifyError", "NotifyUsageError"]
 
 # hang_suspected: the detector first sees a candidate stall (before its threshold)
+# hang_cleared:   progress resumed after a hang_suspected (the suspicion was a pause; resolves its alert)
 # hang_declared:  the hang verdict
 # task_failed:    a task ended non-zero (or by a signal) on its own
 # restart / gave_up: the restart policy restarted the job / stopped restarting it
 # threshold:      a resource threshold was crossed, or memory will reach its limit soon
 # verdict:        the final diagnosis
-EVENTS = ("hang_suspected", "hang_declared", "task_failed", "restart", "gave_up", "threshold", "verdict")
+EVENTS = ("hang_suspected", "hang_cleared", "hang_declared", "task_failed", "restart", "gave_up", "threshold", "verdict")
 
 
 class NotifyError(DistDoctorError):

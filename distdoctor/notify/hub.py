@@ -20,7 +20,7 @@ from .thresholds import (Crossing, CrossingWatch, TaskResources, Thresholds, jud
 __all__ = ["NotifyConfig", "Notifier"]
 
 TICK_EVERY_S = 1.0  # thresholds, metrics rows and TensorBoard scalars: once a second is plenty
-SEVERITY = {"hang_suspected": "warning", "hang_declared": "critical", "task_failed": "critical",
+SEVERITY = {"hang_suspected": "warning", "hang_cleared": "info", "hang_declared": "critical", "task_failed": "critical",
             "restart": "warning", "gave_up": "critical", "threshold": "warning"}
 _EVENT_FIELDS = {"status", "severity", "category", "code", "culprit", "summary", "first_failure", "since", "resolved"}
 
@@ -86,6 +86,12 @@ class Notifier:
         known = {k: v for k, v in fields.items() if k in _EVENT_FIELDS and v is not None}
         details = tuple(sorted((k, str(v)) for k, v in fields.items() if k not in _EVENT_FIELDS and v is not None))
         known.setdefault("severity", SEVERITY.get(name, "info"))
+        if name == "hang_cleared":
+            # it ends the suspicion: the same culprit and start, so Alertmanager resolves that alert
+            known.setdefault("culprit", self.suspect)
+            known.setdefault("since", self.suspect_since)
+            known["resolved"] = True
+            known = {k: v for k, v in known.items() if v is not None}
         if name == "hang_suspected" and known.get("resolved") and "culprit" not in known:
             # the same labels as the suspicion it ends, so Alertmanager resolves that alert
             known["culprit"] = self.suspect
@@ -99,7 +105,7 @@ class Notifier:
         return ev
 
     def _track(self, ev: AlertEvent) -> None:
-        if ev.event == "hang_suspected":
+        if ev.event in ("hang_suspected", "hang_cleared"):
             self.hang_state = "ok" if ev.resolved else "suspected"
             self.suspect = None if ev.resolved else ev.culprit
             self.suspect_since = None if ev.resolved else ev.at

@@ -6,14 +6,19 @@ A hang is declared only when tasks wait on each other:
   uninterruptible sleep (``D``) while no task progresses;
 * **stalled worker**: no task progressed for the stall threshold, at least one
   task waits inside a TensorFlow function (a collective) while another is not
-  in TensorFlow at all -- it is stuck in its own code (or has exited early);
+  in TensorFlow at all -- and that one made no progress of its own either (its
+  CPU time, file or network I/O and stack all stood still: :mod:`.activity`);
 * **collective mismatch**: every live task waits inside TensorFlow, idle, and
   none is busy elsewhere.
 
-A pause in which nobody waits on anybody (every worker saving a checkpoint,
-sleeping in a callback) is never a hang, however long. The stall threshold
-adapts to the job's observed step time; ``hang_timeout`` overrides it.
-Time is a parameter: nothing here reads the clock.
+A task that keeps making progress of its own while its peers wait (chief-only
+evaluation, a slow upload, filling a dataset cache) is a **pause**: it is
+suspected early (named within ``threshold / 2``) and never declared, unless the
+user set ``hang_timeout``, which bounds every pause. A pause in which nobody
+waits on anybody (every worker saving a checkpoint, sleeping in a callback) is
+never a hang, however long. The stall threshold adapts to the job's observed
+step time; ``hang_timeout`` overrides it. Time is a parameter: nothing here
+reads the clock.
 """
 from __future__ import annotations
 
@@ -30,7 +35,6 @@ MIN_STALL_S = 10.0     # below this, scheduling noise on a loaded 2-core host lo
 MAX_STALL_S = 20.0     # keeps "stall declared within 30 s" with default settings
 IDLE_CPU = 0.15        # cores: a task waiting in a collective uses almost none
 AGENT_STALE_S = 5.0    # an agent silent this long (10 samples) no longer tells what its task is doing
-BUSY_FACTOR = 4.0      # a culprit that burns CPU gets 4x longer: it may be slow, not stuck
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ class TaskSnapshot:
     cpu_rate: float | None           # cores used over the recent window
     started_at: float
     agent_ts: float | None = None    # when the agent last reported (None: not known, trusted as fresh)
+    own_progress_at: float | None = None  # when its CPU, I/O, network or stack last moved (:mod:`.activity`)
+    activity: str = ""               # what moved then
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,10 @@ class Assessment:
     verdict: HangVerdict | None = None
     suspect: str | None = None       # task named in the banner
     reason: str = ""
+    pause: bool = False              # the suspect still makes progress of its own: a pause, not (yet) a stall
+    where: str | None = None         # the suspect's file:line
+    doing: str = ""                  # what the suspect was seen doing, in a pause
+    waiting: tuple[str, ...] = ()    # who waits for it
 
 
 def stall_threshold(step_intervals: tuple[float, ...], hang_timeout: float | None) -> float:
@@ -97,6 +107,46 @@ def _waiting(t: TaskSnapshot, now: float) -> bool:
 
 def _idle(t: TaskSnapshot) -> bool:
     return t.cpu_rate is not None and t.cpu_rate < IDLE_CPU
+
+
+def _still_for(t: TaskSnapshot, last: float, now: float) -> float:
+    """How long the task has made no progress: no step of the job, nothing of its own (computing now counts)."""
+    if t.cpu_rate is not None and t.cpu_rate >= IDLE_CPU:
+        return 0.0
+    return now - max(last, t.own_progress_at if t.own_progress_at is not None else last)
+
+
+def _doing(t: TaskSnapshot) -> str:
+    if t.cpu_rate is not None and t.cpu_rate >= IDLE_CPU:
+        return f"computing ({t.cpu_rate:.2f} cores)"
+    return t.activity or "working"
+
+
+def _judge(kind: str, culprits: list[TaskSnapshot], waiting: list[TaskSnapshot], reason: str, need: float,
+           threshold: float, stalled_for: float, last: float, now: float, hang_timeout: float | None) -> Assessment:
+    """Suspect, or declare: only when the culprits made no progress of their own for ``need`` (a stall); a
+    culprit that still works makes a pause, declared only past ``hang_timeout`` when the user set one."""
+    suspect = culprits[0] if culprits else None
+    still = min((_still_for(t, last, now) for t in culprits), default=stalled_for)
+    working = [t for t in culprits if _still_for(t, last, now) < need]
+    where = suspect.location if suspect else None
+    if working:
+        w = working[0]
+        reason = f"{reason}; {w.task} is still {_doing(w)}: a pause, not a stall"
+    verdict = HangVerdict(kind=kind, declared_at=now, since=last, culprits=tuple(t.task for t in culprits),
+                          waiting=tuple(t.task for t in waiting if t not in culprits), reason=reason)
+    if not working and still >= need:
+        return Assessment("hung", threshold, stalled_for, verdict, suspect.task if suspect else None, reason,
+                          where=where)
+    if working and hang_timeout is not None and stalled_for >= hang_timeout:
+        reason = f"{reason} (bounded by --hang-timeout {hang_timeout:g} s)"
+        verdict = HangVerdict(kind=kind, declared_at=now, since=last, culprits=verdict.culprits,
+                              waiting=verdict.waiting, reason=reason)
+        return Assessment("hung", threshold, stalled_for, verdict, suspect.task if suspect else None, reason,
+                          where=where)
+    return Assessment("suspect", threshold, stalled_for, None, suspect.task if suspect else None, reason,
+                      pause=bool(working), where=where, doing=_doing(working[0]) if working else "",
+                      waiting=verdict.waiting)
 
 
 def _majority_odd(tasks: list[TaskSnapshot]) -> list[str]:
@@ -151,7 +201,6 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
     if others:
         idle = [t for t in others if _idle(t)]
         culprits = idle or others
-        factor = 1.0 if idle else BUSY_FACTOR
         names = ", ".join(t.task for t in culprits)
         where = culprits[0].location or "Python code"
         if not _fresh(culprits[0], now):
@@ -159,12 +208,8 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
                       "Python's GIL somewhere)")
         reason = (f"{len(waiting)} task(s) wait in a TensorFlow collective while {names} is "
                   f"{'idle' if idle else 'busy'} outside TensorFlow at {where}")
-        if stalled_for >= need * factor:
-            verdict = HangVerdict(kind="stalled_worker", declared_at=now, since=last,
-                                  culprits=tuple(t.task for t in culprits),
-                                  waiting=tuple(t.task for t in waiting), reason=reason)
-            return Assessment("hung", threshold, stalled_for, verdict, culprits[0].task, reason)
-        return Assessment("suspect", threshold, stalled_for, None, culprits[0].task, reason)
+        return _judge("stalled_worker", culprits, waiting, reason, need, threshold, stalled_for, last, now,
+                      job.hang_timeout)
 
     busy_thread = [t for t in waiting if t.user_thread_busy]
     if busy_thread:
@@ -177,12 +222,31 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
         kind = "peer_exited"
         reason = (f"{', '.join(t.task for t in exited_early)} finished early (exit 0) while "
                   f"{', '.join(t.task for t in waiting)} wait in a collective for it")
+        return _exited(kind, culprits, waiting, reason, need, threshold, stalled_for, last, now)
     else:
         culprits = [t for t in waiting if t.task in _majority_odd(waiting)]
-        kind = "collective_mismatch"
         reason = "every task waits inside a TensorFlow collective and none can complete"
+        # nobody is outside TensorFlow: every waiting task must have stood still, not only the odd one
+        return _mismatch("collective_mismatch", culprits, waiting, reason, need, threshold, stalled_for, last, now,
+                         job.hang_timeout)
+    return _judge(kind, culprits, waiting, reason, need, threshold, stalled_for, last, now, job.hang_timeout)
+
+
+def _exited(kind, culprits, waiting, reason, need, threshold, stalled_for, last, now) -> Assessment:
+    """A peer that exited cannot resume: the waiting tasks are stuck once they stood still for ``need``."""
+    verdict = HangVerdict(kind=kind, declared_at=now, since=last, culprits=tuple(t.task for t in culprits),
+                          waiting=tuple(t.task for t in waiting), reason=reason)
     if stalled_for >= need:
+        return Assessment("hung", threshold, stalled_for, verdict, culprits[0].task, reason)
+    return Assessment("suspect", threshold, stalled_for, None, culprits[0].task, reason)
+
+
+def _mismatch(kind, culprits, waiting, reason, need, threshold, stalled_for, last, now, hang_timeout) -> Assessment:
+    a = _judge(kind, waiting, waiting, reason, need, threshold, stalled_for, last, now, hang_timeout)
+    suspect = culprits[0].task if culprits else None
+    verdict = a.verdict
+    if verdict is not None:
         verdict = HangVerdict(kind=kind, declared_at=now, since=last, culprits=tuple(t.task for t in culprits),
-                              waiting=tuple(t.task for t in waiting if t not in culprits), reason=reason)
-        return Assessment("hung", threshold, stalled_for, verdict, culprits[0].task if culprits else None, reason)
-    return Assessment("suspect", threshold, stalled_for, None, culprits[0].task if culprits else None, reason)
+                              waiting=tuple(t.task for t in waiting if t not in culprits), reason=verdict.reason)
+    return Assessment(a.status, threshold, stalled_for, verdict, suspect, a.reason, pause=a.pause,
+                      where=culprits[0].location if culprits else None, doing=a.doing, waiting=a.waiting)

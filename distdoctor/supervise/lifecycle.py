@@ -60,6 +60,7 @@ class JobEventKind(str, enum.Enum):
     CONNECTED = "connected"
     FAULT = "fault"
     STALL_SUSPECTED = "stall_suspected"
+    STALL_CLEARED = "stall_cleared"
     HANG_DECLARED = "hang_declared"
     EXIT = "exit"
     SIGNAL_SENT = "signal_sent"

@@ -16,7 +16,7 @@ import psutil
 
 from ..diagnose.observations import OomEvidence, TaskState
 
-__all__ = ["ProcSample", "sample_tree", "cgroup_of", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "host_memory_limit"]
+__all__ = ["ProcSample", "sample_tree", "tcp_bytes", "parse_ss", "cgroup_of", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "host_memory_limit"]
 
 _STATE_NAMES = {
     psutil.STATUS_RUNNING: TaskState.RUNNING, psutil.STATUS_SLEEPING: TaskState.SLEEPING,
@@ -35,6 +35,9 @@ class ProcSample:
     cpu_seconds: float       # whole process tree, user+system
     cgroup: str | None       # memory cgroup path of the main process
     num_threads: int
+    io_bytes: int | None = None  # whole tree: bytes through read()/write() (rchar + wchar; files and pipes)
+    pids: tuple[int, ...] = ()   # the tree's processes
+    net: tuple | None = None     # ((fd, local, peer), bytes moved) per TCP socket of the tree, when looked at
 
 
 def cgroup_of(pid: int) -> str | None:
@@ -71,6 +74,8 @@ def sample_tree(leader_pid: int, main_pid: int | None, ts: float) -> ProcSample 
     rss = 0
     cpu = 0.0
     threads = 0
+    io: int | None = None
+    pids = []
     for p in procs:
         try:
             with p.oneshot():
@@ -78,6 +83,12 @@ def sample_tree(leader_pid: int, main_pid: int | None, ts: float) -> ProcSample 
                 ct = p.cpu_times()
                 cpu += ct.user + ct.system
                 threads += p.num_threads()
+                pids.append(p.pid)
+                try:
+                    c = p.io_counters()
+                    io = (io or 0) + getattr(c, "read_chars", c.read_bytes) + getattr(c, "write_chars", c.write_bytes)
+                except (psutil.AccessDenied, AttributeError, NotImplementedError):
+                    pass
                 if main_pid is not None and p.pid == main_pid:
                     main = p
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
@@ -96,7 +107,48 @@ def sample_tree(leader_pid: int, main_pid: int | None, ts: float) -> ProcSample 
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         state = TaskState.EXITED
     return ProcSample(ts=ts, pid=main.pid, state=state, rss_bytes=rss, cpu_seconds=cpu,
-                      cgroup=_cgroup_of(main.pid), num_threads=threads)
+                      cgroup=_cgroup_of(main.pid), num_threads=threads, io_bytes=io, pids=tuple(pids))
+
+
+_SS_USER = re.compile(r"pid=(\d+),fd=(\d+)")
+
+
+def parse_ss(text: str) -> dict[int, dict[tuple, int]]:
+    """``ss -tinpH`` output -> {pid: {(fd, local, peer): bytes sent + received}}. Pure.
+
+    Each socket is a line with its addresses and owners (``users:(("python",pid=12,fd=5))``) followed
+    by an indented line of TCP_INFO counters; bytes_acked stands in for bytes_sent on older kernels."""
+    out: dict[int, dict[tuple, int]] = {}
+    owners: list[tuple[int, tuple]] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            parts = line.split()
+            addrs = tuple(parts[2:4]) if len(parts) >= 4 else ()
+            owners = [(int(pid), (int(fd),) + addrs) for pid, fd in _SS_USER.findall(line)]
+            continue
+        vals = dict(re.findall(r"\bbytes_(sent|acked|received):(\d+)", line))
+        total = int(vals.get("sent", vals.get("acked", 0))) + int(vals.get("received", 0))
+        for pid, key in owners:
+            out.setdefault(pid, {})[key] = total
+        owners = []
+    return out
+
+
+def tcp_bytes(timeout: float = 2.0) -> dict[int, dict[tuple, int]] | None:
+    """Bytes moved so far over every TCP socket of this host's processes, by pid (``ss`` from iproute2);
+    None where ``ss`` is missing or fails. Python's sockets use send()/recv(), which /proc/PID/io does not count."""
+    exe = shutil.which("ss")
+    if not exe:
+        return None
+    try:
+        res = subprocess.run([exe, "-tinpH"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if res.returncode != 0:
+        return None
+    return parse_ss(res.stdout)
 
 
 def _read_int(path: str) -> int | None:

@@ -37,13 +37,14 @@ import socket
 import signal
 import threading
 import time
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..cluster.tfconfig import LocalCluster, build_local_cluster
 from ..diagnose.engine import collect_findings, diagnose, pick_root_cause
 from ..diagnose.events import EventKind
-from ..diagnose.observations import FROZEN_STATES, HangVerdict, JobObservation, MemorySample
+from ..diagnose.observations import FROZEN_STATES, HangVerdict, JobObservation, MemorySample, Pause
 from ..errors import UsageError
 from ..model import Diagnosis
 from . import probe
@@ -66,6 +67,7 @@ _HANG_KINDS = {"stalled_worker": ("DD201", "hang_stalled_worker"),
                "frozen": ("DD203", "peer_unresponsive"), "peer_exited": ("DD204", "data_sharding_imbalance")}
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bootstrap")
 TICK_S = 0.25
+NET_LOOK_EVERY_S = 1.0   # how often sockets are looked at while a task makes no steps
 STARTUP_FAIL_S = 3.0
 
 
@@ -145,6 +147,9 @@ class Supervisor:
         self._task_restarts: list[dict] = []       # PSS workers restarted alone (all attempts of this run)
         self._relaunch_at: dict[str, float] = {}
         self._oom_baselines: dict[str | None, int] = {}
+        self._net_look_at = 0.0
+        self._pause: Pause | None = None     # the pause under way (a suspicion whose suspect still works)
+        self._pauses: list[Pause] = []       # pauses that ended: warnings of a job that went on
         self._oom_since_start(probe.read_cgroup_memory(probe.cgroup_of(os.getpid())))  # tasks start in ours
 
     # -- output ---------------------------------------------------------
@@ -296,6 +301,7 @@ class Supervisor:
     # -- observation ----------------------------------------------------
     def _poll(self, now: float) -> None:
         host_total = probe.host_memory_limit()
+        sockets = self._look_at_sockets(now)
         for task in self._own_tasks():
             track = self.tracks.get(task)
             if track is None or not track.proc.alive:
@@ -303,6 +309,9 @@ class Supervisor:
             s = probe.sample_tree(track.proc.pid, track.agent_pid, now)
             if s is None:
                 continue
+            if sockets is not None:
+                mine = {k: b for pid in s.pids for k, b in sockets.get(pid, {}).items()}
+                s = dataclasses.replace(s, net=tuple((k, b) for k, b in mine.items()))
             if s.cgroup:
                 track.cgroup = s.cgroup
             oom = self._oom_since_start(probe.read_cgroup_memory(track.cgroup))
@@ -313,12 +322,28 @@ class Supervisor:
         if self._samples_fh is not None:
             self._samples_fh.flush()
 
+    def _look_at_sockets(self, now: float) -> dict | None:
+        """Every TCP socket's byte counters, once a second while one of this supervisor's tasks has made no step
+        for 2 s (a task that downloads or uploads while its peers wait is working, not stuck); else None."""
+        if now - self._net_look_at < NET_LOOK_EVERY_S:
+            return None
+        quiet = [t for t in (self.tracks.get(n) for n in self._own_tasks()) if t is not None and t.proc.alive
+                 and now - (t.last_progress_at or t.proc.started_at) >= 2.0]
+        if not quiet:
+            return None
+        self._net_look_at = now
+        return probe.tcp_bytes()
+
     def _apply_sample(self, track: TaskTrack, s: probe.ProcSample, oom, limit: int, now: float) -> None:
         """Record one process sample of a task (taken here, or by a remote node supervisor)."""
         track.last_proc = s
         if s.state != track.state:
             track.state, track.state_since = s.state, now
         track.cpu_hist.append((now, s.cpu_seconds))
+        with track.lock:
+            track.activity.on_proc(now, s.cpu_seconds, s.io_bytes)
+            if s.net is not None:
+                track.activity.on_net(now, {tuple(k): int(b) for k, b in s.net})
         if oom is not None:
             track.oom = oom
         with track.lock:
@@ -526,6 +551,7 @@ class Supervisor:
         self.detected_at = self.hang = self.banner = None
         self._first_failure = self._chief_done_at = None
         self._relaunch_at = {}
+        self._pause, self._pauses = None, []
         self._attempt_started_at = time.time()
         known = {d for r in self.ledger for d in r.checkpoints}
         self._ckpt_at_start = {d: _non_empty(d) for d in known}
@@ -716,6 +742,7 @@ class Supervisor:
                     self._enter(Phase.FAILING)
                 if any(t.proc.alive for t in self.tracks.values()):
                     a = assess(self._snapshot(now), now)
+                    self._follow_pause(a)
                     self._notify_tick(now, a)
             if self._carry_out(decide(self._loop_state(now, a), now), now, a):
                 return
@@ -741,10 +768,12 @@ class Supervisor:
                 self._event(now, a.suspect, JobEventKind.STALL_SUSPECTED, a.reason)
                 self._notify("hang_suspected", culprit=a.suspect, summary=a.reason, since=now - a.stalled_for,
                              stalled_s=f"{a.stalled_for:.1f}", threshold_s=f"{a.threshold:.1f}")
+                self._pause = Pause(task=a.suspect or "", since=now - a.stalled_for, until=now, where=a.where,
+                                    doing=a.doing, waiting=a.waiting) if a.suspect else None
             elif isinstance(act, ClearStall):
-                self.banner = None
-                self._notify("hang_suspected", resolved=True, summary="progress resumed")
+                self._clear_stall(now, a)
             elif isinstance(act, DeclareHang):
+                self._pause = None
                 self._declare_hang(a, now)
             elif isinstance(act, StopAll):
                 if act.reason == self.interrupted:
@@ -758,6 +787,31 @@ class Supervisor:
             elif isinstance(act, EndAttempt):
                 return True
         return False
+
+    def _follow_pause(self, a) -> None:
+        """While a suspicion lasts, remember where its suspect is and what it does (the pause's evidence)."""
+        p = self._pause
+        if p is None or a is None or a.status != "suspect" or a.suspect != p.task:
+            return
+        self._pause = dataclasses.replace(p, where=a.where or p.where, doing=a.doing or p.doing,
+                                          waiting=a.waiting or p.waiting)
+
+    def _clear_stall(self, now: float, a) -> None:
+        """Progress resumed: the suspicion ends (an event and an alert) and becomes a pause of the run."""
+        self.banner = None
+        resumed = now - (a.stalled_for if a is not None else 0.0)
+        p = self._pause
+        self._pause = None
+        text = "progress resumed"
+        if p is not None:
+            p = dataclasses.replace(p, until=max(p.since, resumed))
+            self._pauses.append(p)
+            text = (f"progress resumed after {p.seconds:.1f} s: {p.task} "
+                    + (f"was {p.doing} " if p.doing else "")
+                    + (f"at {p.where}" if p.where else "outside TensorFlow"))
+        self._say(f"stall cleared: {text}")
+        self._event(now, p.task if p else None, JobEventKind.STALL_CLEARED, text)
+        self._notify("hang_cleared", summary=text)
 
     def _declare_hang(self, a, now: float) -> None:
         self._enter(Phase.HUNG)
@@ -805,9 +859,13 @@ class Supervisor:
         notes = []
         if self.hang is not None and self.cfg.on_hang == "wait":
             notes.append("the hung job was kept alive for debugging (--on-hang wait)")
+        pauses = list(self._pauses)
+        if self._pause is not None and self.hang is None:  # the job ended during a pause
+            pauses.append(dataclasses.replace(self._pause, until=time.time()))
         return JobObservation(tasks={k: t.observation() for k, t in self.tracks.items()},
                               strategy=self.cfg.cluster.strategy, source="run", hang=self.hang,
-                              interrupted=self.interrupted, ended_at=time.time(), notes=tuple(notes))
+                              interrupted=self.interrupted, ended_at=time.time(), notes=tuple(notes),
+                              pauses=tuple(pauses), started_at=self._attempt_started_at)
 
     def _write_diagnosis(self) -> tuple[Diagnosis, JobObservation]:
         job = self.observation()

@@ -13,6 +13,7 @@ import threading
 from ..diagnose.events import EventKind, LogEvent
 from ..diagnose.logparse import TaskLogParser
 from ..diagnose.observations import MemorySample, OomEvidence, TaskObservation, TaskState
+from .activity import Activity
 from .channel import AgentSample
 from .detect import TaskSnapshot
 from .launch import TaskProcess
@@ -66,6 +67,7 @@ class TaskTrack:
         self.host: str | None = None           # run --node: the machine it runs on
         self.lost_at: float | None = None      # run --node: its supervisor was last heard from then ...
         self.lost_how = ""                     # ... and was lost this way
+        self.activity = Activity()             # its own progress (CPU, I/O, network, new code) while peers wait
 
     def freeze(self) -> None:
         """Remember the task's state at the verdict, before it is stopped."""
@@ -78,6 +80,7 @@ class TaskTrack:
                 "in_tf_since": s.call_since if s and alive else None,
                 "where": self.where() if alive else None,
                 "location": self.location(),
+                "last_progress_at": self.last_progress_at,
             }
 
     # -- fed by threads -------------------------------------------------
@@ -93,6 +96,7 @@ class TaskTrack:
                         self.keras_steps += self._epoch_step
                     self._epoch_step = e.step
                     self.last_progress_at = ts
+                    self.activity.on_step()
                     if self.first_step_at is None and e.step > 0:
                         self.first_step_at = ts
                 elif e.kind == EventKind.EPOCH:
@@ -135,16 +139,21 @@ class TaskTrack:
                 self.last_calls = s.calls
                 self.last_calls_ts = s.ts
                 self.last_progress_at = s.ts
+                self.activity.on_step()
                 if self.first_step_at is None:
                     self.first_step_at = s.ts
             if s.steps is not None and s.steps != self.explicit_steps:
                 self.explicit_steps = s.steps
                 self.last_progress_at = s.step_ts or s.ts
+                self.activity.on_step()
                 if s.loss is not None and not self._nan_seen and (s.loss != s.loss or abs(s.loss) == float("inf")):
                     self._nan_seen = True
                     self.events.append(LogEvent(task=self.task, ts=s.step_ts or s.ts, kind=EventKind.NAN_LOSS,
                                                 text=f"loss {s.loss} at step {s.steps} (reported by DoctorCallback)",
                                                 step=s.steps, loss=s.loss))
+            if s.stack or s.user_threads:
+                self.activity.on_stack(s.ts, (s.stack, tuple(tuple(tuple(f) for f in u.get("stack") or ())
+                                                             for u in s.user_threads)))
             if s.checkpoints:
                 self.checkpoints = s.checkpoints
             if s.step_calls is not None:
@@ -152,8 +161,8 @@ class TaskTrack:
             self.final_sample = self.final_sample or s.final
             if s.tf_loaded and s.calls > 0:
                 self.samples_training += 1
-                if s.in_call is None and not self._in_tf_code(s) and not self._serving(s):
-                    self.samples_outside += 1
+                if (s.in_call is None and not self._in_tf_code(s) and not self._serving(s)) or s.user_threads:
+                    self.samples_outside += 1  # its own code runs (main thread, or an input thread) while a step waits
 
     # -- derived -------------------------------------------------------
     @staticmethod
@@ -214,7 +223,7 @@ class TaskTrack:
                 calls=s.calls if s else 0, location=self.location(), in_tf_code=self._in_tf_code(s),
                 serving=self._serving(s), user_thread_busy=bool(s and s.user_threads),
                 last_progress_at=self.last_progress_at, cpu_rate=self.cpu_rate(), started_at=p.started_at,
-                agent_ts=s.ts if s else None)
+                agent_ts=s.ts if s else None, own_progress_at=self.activity.at, activity=self.activity.how)
 
     def position(self) -> tuple[int | None, int | None]:
         """(0-based epoch, steps done in it) from Keras' lines, else (None, steps done)."""
@@ -265,5 +274,5 @@ class TaskTrack:
             if fv:
                 from dataclasses import replace
                 obs = replace(obs, in_tf_call=fv["in_tf_call"], in_tf_since=fv["in_tf_since"], where=fv["where"],
-                              location=fv["location"])
+                              location=fv["location"], last_progress_at=fv["last_progress_at"])
             return obs
