@@ -27,7 +27,10 @@ add("DD802", "k8s-evicted", C.PREEMPTION, R.CAUSE, ("Evicted", "Preempting", "pr
     fixture="Warning  Preempting  5m  default-scheduler  Preempted by default/high-prio-pod on node n1")
 add("DD803", "k8s-insufficient", C.RESOURCE_EXHAUSTION, R.CAUSE,
     ("FailedScheduling", "Insufficient nvidia.com/gpu", "Insufficient cpu", "Insufficient memory", "nodes are available"),
-    "Kubernetes cannot schedule the pod: no node has the resources", regex=r"Insufficient [\w./]+|FailedScheduling|nodes are available",
+    "Kubernetes cannot schedule the pod: no node has the resources",
+    # a FailedScheduling whose only reasons are placement rules (selectors, taints, claims) is k8s.py's, not capacity
+    regex=r"Insufficient [\w./]+|(?:FailedScheduling|nodes are available)(?!.*(?:didn't match|untolerated taint|"
+          r"didn't tolerate|unbound immediate))",
     rank=75, remedy="No node has the requested GPUs/CPU/memory free: free capacity (old pods/jobs still holding GPUs), add "
     "nodes, or request less.", component="kubernetes", versions="all", source="kube-scheduler FailedScheduling events",
     fixture="Warning  FailedScheduling  2s (x57 over 15m)  default-scheduler  0/6 nodes are available: 6 Insufficient nvidia.com/gpu.")
@@ -126,7 +129,7 @@ add("DD818", "gpu-container-runtime", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
             "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown")
 add("DD819", "tfjob-replica-failed", C.PEER_CRASHED, R.SYMPTOM, ("replica(s) failed",),
     "The training operator marked the TFJob failed because replicas failed",
-    regex=r"is failed because \d+ (?P<replica>\w+) replica\(s\) failed", rank=30,
+    regex=r"(?:is|has) fail(?:ed|ing) because (?:\d+ )?\"?(?P<replica>\w+)\"? replica\(s\) failed", rank=30,
     remedy="A consequence: read the failed replica's own log (`kubectl logs --previous`) and its pod's events.",
     component="training-operator", versions="all", source="Kubeflow training-operator TFJob controller status message",
     fixture="TFJob default/mnist is failed because 1 Worker replica(s) failed.")
@@ -138,7 +141,7 @@ add("DD820", "slurm-time-limit", C.PREEMPTION, R.CAUSE, ("DUE TO TIME LIMIT",),
     "`--signal=USR1@120` to save before the kill).",
     component="slurm", versions="all", source="slurmstepd", fixture="slurmstepd: error: *** JOB 1234 ON n1 CANCELLED AT 2023-01-01T00:00:00 DUE TO TIME LIMIT ***")
 add("DD821", "slurm-preemption", C.PREEMPTION, R.CAUSE, ("DUE TO PREEMPTION", "CANCELLED AT"),
-    "Slurm cancelled the job step (preemption or scancel)", regex=r"\*\*\* (?:JOB|STEP) [\d.]+ ON \S+ CANCELLED AT \S+(?: DUE TO (?P<why>[A-Z ]+))?",
+    "Slurm cancelled the job step (preemption or scancel)", regex=r"\*\*\* (?:JOB|STEP) [\d.]+ ON \S+ CANCELLED AT \S+(?! DUE TO TASK FAILURE)(?: DUE TO (?P<why>[A-Z ]+))?",
     # slurmstepd's own record of why the step ended: srun's "Job step aborted" printed just before it is its effect
     rank=70, remedy="The step was cancelled from outside (preemption, scancel, a node failure): resubmit with `--requeue` "
     "and resume from the last checkpoint.", component="slurm", versions="all", source="slurmstepd",
