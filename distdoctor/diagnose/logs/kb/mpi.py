@@ -140,9 +140,9 @@ add("DD951", "hydra-exit-string", C.PEER_CRASHED, R.CAUSE, ("YOUR APPLICATION TE
     "that process's output and dmesg.", component=MPICH, versions="all (also Intel MPI)",
     source="pmodels/mpich src/pm/hydra/mpiexec/mpiexec.c",
     fixture="YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)")
-add("DD952", "mpich-fatal-error", C.OTHER, R.CAUSE, ("Fatal error in PMPI_", "Fatal error in MPI_",
+add("DD952", "mpich-fatal-error", C.OTHER, R.CONTEXT, ("Fatal error in PMPI_", "Fatal error in MPI_",
                                                      "Fatal error in internal_"),
-    "An MPI call failed fatally (MPICH / Intel MPI error stack)", rank=30,
+    "An MPI call failed fatally (MPICH / Intel MPI): the header of an error stack", rank=10,
     remedy="The error stack's last line says why (a communication error with a rank, a failed fabric): a lost peer "
     "makes this a consequence; otherwise fix what it names.", component=MPICH, versions="all (also Intel MPI)",
     source="pmodels/mpich src/mpi/errhan/errutil.c ('Fatal error in %s: ')",
@@ -152,9 +152,10 @@ add("DD953", "mpich-comm-error-rank", C.PEER_CRASHED, R.SYMPTOM, ("Communication
     expect="rank:3", remedy=_PEER, component=MPICH, versions="all (also Intel MPI)",
     source="pmodels/mpich src/mpi/errhan/errnames.txt (**comm_fail)",
     fixture="MPIDI_CH3I_Progress(176)...: Communication error with rank 3")
-add("DD954", "mpich-abort-on-node", C.PEER_CRASHED, R.CAUSE, (") on node ",),
+add("DD954", "mpich-abort-on-node", C.PEER_CRASHED, R.CONTEXT, (") on node ",),
     "An MPICH / Intel MPI process aborted", regex=r"\bAbort\(\d+\) on node (?P<rank>\d+)(?: \(rank \d+ in comm \d+\))?:",
-    rank=35, expect="rank:0", remedy="That rank aborted: the text after the colon says why (application called "
+    # the rank that aborted, not why: a communication error with another rank or the program's own error says why
+    rank=10, expect="rank:0", remedy="That rank aborted: the text after the colon says why (application called "
     "MPI_Abort: the program's own error, printed above).", component=MPICH, versions=">=3.3 (ch4; also Intel MPI 2019+)",
     source="pmodels/mpich src/mpid/ch4/src/ch4_globals.c (MPID_Abort: 'Abort(%d)%s%s: %s%s')",
     fixture="Abort(1) on node 0 (rank 0 in comm 0): application called MPI_Abort(MPI_COMM_WORLD, 1) - process 0")

@@ -29,8 +29,8 @@ add("DD803", "k8s-insufficient", C.RESOURCE_EXHAUSTION, R.CAUSE,
     ("FailedScheduling", "Insufficient nvidia.com/gpu", "Insufficient cpu", "Insufficient memory", "nodes are available"),
     "Kubernetes cannot schedule the pod: no node has the resources",
     # a FailedScheduling whose only reasons are placement rules (selectors, taints, claims) is k8s.py's, not capacity
-    regex=r"Insufficient [\w./]+|(?:FailedScheduling|nodes are available)(?!.*(?:didn't match|untolerated taint|"
-          r"didn't tolerate|unbound immediate))",
+    regex=r"Insufficient [\w./]+|^(?!.*(?:didn't match|untolerated taint|didn't tolerate|unbound immediate))"
+          r".*(?:FailedScheduling|nodes are available)",
     rank=75, remedy="No node has the requested GPUs/CPU/memory free: free capacity (old pods/jobs still holding GPUs), add "
     "nodes, or request less.", component="kubernetes", versions="all", source="kube-scheduler FailedScheduling events",
     fixture="Warning  FailedScheduling  2s (x57 over 15m)  default-scheduler  0/6 nodes are available: 6 Insufficient nvidia.com/gpu.")
@@ -67,7 +67,7 @@ add("DD810", "k8s-pod-running", C.OTHER, R.BENIGN, ("1/1       Running", "1/1   
 
 
 # -- more Kubernetes (kubelet / controller events) ------------------------------------------------------------------
-add("DD811", "k8s-liveness-restart", C.PEER_UNRESPONSIVE, R.CAUSE, ("failed liveness probe, will be restarted",),
+add("DD811", "k8s-liveness-restart", C.PEER_UNRESPONSIVE, R.CAUSE, ("failed liveness probe, will be restarted", "failed startup probe, will be restarted"),
     "Kubernetes restarted a container because its liveness probe kept failing", rank=60,
     remedy="The task stopped answering its probe (frozen, overloaded, or blocked in a long collective/checkpoint) or "
     "the probe is too strict: check the task's state, and give the probe a longer timeout/failureThreshold.",
@@ -141,7 +141,7 @@ add("DD820", "slurm-time-limit", C.PREEMPTION, R.CAUSE, ("DUE TO TIME LIMIT",),
     "`--signal=USR1@120` to save before the kill).",
     component="slurm", versions="all", source="slurmstepd", fixture="slurmstepd: error: *** JOB 1234 ON n1 CANCELLED AT 2023-01-01T00:00:00 DUE TO TIME LIMIT ***")
 add("DD821", "slurm-preemption", C.PREEMPTION, R.CAUSE, ("DUE TO PREEMPTION", "CANCELLED AT"),
-    "Slurm cancelled the job step (preemption or scancel)", regex=r"\*\*\* (?:JOB|STEP) [\d.]+ ON \S+ CANCELLED AT \S+(?! DUE TO TASK FAILURE)(?: DUE TO (?P<why>[A-Z ]+))?",
+    "Slurm cancelled the job step (preemption or scancel)", regex=r"\*\*\* (?:JOB|STEP) [\d.]+ ON \S+ CANCELLED AT (?!\S+ DUE TO TASK FAILURE)\S+(?: DUE TO (?P<why>[A-Z ]+))?",
     # slurmstepd's own record of why the step ended: srun's "Job step aborted" printed just before it is its effect
     rank=70, remedy="The step was cancelled from outside (preemption, scancel, a node failure): resubmit with `--requeue` "
     "and resume from the last checkpoint.", component="slurm", versions="all", source="slurmstepd",
