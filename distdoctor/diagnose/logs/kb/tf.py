@@ -184,7 +184,8 @@ add("DD625", "tf-ps-lost-ps-strategy", C.PEER_CRASHED, R.SYMPTOM,
     fixture="WARNING:tensorflow:Worker /job:worker/replica:0/task:1 has been temporarily unavailable: failed to connect")
 add("DD626", "tf-collective-param-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
     ("Mismatched ALLREDUCE", "Mismatched ALLGATHER", "Mismatched BROADCAST", "Mismatched allreduce",
-     "Mismatched CPU/GPU", "group_size mismatch", "different group_key", "Expected group_size"),
+     "Mismatched CPU/GPU", "group_size mismatch", "different group_key", "Expected group_size",
+     "is joining a group with size"),
     "Tasks started one collective with different parameters (device, dtype, group)", rank=75,
     remedy="Every task must run the same collective on the same kind of device with the same dtype: check that each "
     "node sees its GPUs (`nvidia-smi`, CUDA_VISIBLE_DEVICES) and runs the same code.",
@@ -224,7 +225,7 @@ add("DD631", "tf-skip-training-max-steps", C.USER_CODE_ERROR, R.CAUSE,
     "(feeders waiting for this task will otherwise wait forever).",
     component="tensorflow", versions="1.x-2.15 (tf.estimator)", source=SRC + " estimator.py",
     fixture="INFO:tensorflow:Skipping training since max_steps has already saved.")
-add("DD632", "tf-grpc-unavailable-oserror", C.PEER_CRASHED, R.SYMPTOM, ("UnavailableError", "UNAVAILABLE:"),
+add("DD632", "tf-grpc-unavailable-oserror", C.PEER_CRASHED, R.SYMPTOM, ("UnavailableError", "UNAVAILABLE:", "Unavailable: OS Error"),
     "A remote call failed: the peer is unavailable", names=_TASK, rank=15, remedy=_PEER,
     component="tensorflow", versions="all", source=SRC + " errors_impl.py / grpc_util.h", fixture="tensorflow.python.framework.errors_impl.UnavailableError: OS Error")
 add("DD633", "tf-from-remote-task", C.PEER_CRASHED, R.SYMPTOM, ("From /job:",),
@@ -449,7 +450,7 @@ add("DD694", "tf-cluster-registration-failed", C.NETWORK_UNREACHABLE, R.CAUSE, (
             "registration failed. This may be due to 1) some tasks crashed earlier before connecting, 2) some tasks "
             "were never scheduled, or 3) scheduling delays.")
 add("DD695", "tf-op-not-registered", C.VERSION_MISMATCH, R.CAUSE,
-    ("Op type not registered", "No OpKernel was registered to support Op"),
+    ("Op type not registered", "No OpKernel was registered to support Op", "OpKernel for 'GPU' devices compatible with node"),
     "An op in the graph is not in this process's TensorFlow build", rank=70,
     remedy="The graph uses an op (or a kernel for this device) that this TensorFlow binary lacks: a graph built by a "
     "newer TF, an extension (Horovod, custom ops, tf.contrib) not loaded or built for this TF, or a CPU-only build "
