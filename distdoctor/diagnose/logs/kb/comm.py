@@ -147,11 +147,14 @@ add("DD732", "mpi-tcp-connect-failed", C.NETWORK_UNREACHABLE, R.CAUSE,
     "firewalls between them.", component="openmpi", versions="all", source="Open MPI help-mpi-btl-tcp.txt",
     fixture="WARNING: Open MPI failed to TCP connect to a peer MPI process.  This should not happen.")
 add("DD733", "orted-not-found", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
-    ("orted: command not found", "ORTE was unable to reliably start one or more daemons", "orted: not found"),
+    ("orted: command not found", "was unable to reliably start one or more daemons", "orted: not found",
+     "prted: command not found"),
     "Open MPI's daemon could not be started on a remote node", rank=75,
     remedy="The non-interactive shell on the remote node does not find Open MPI: install the same Open MPI at the same "
     "path on every node, or pass `--prefix` / set PATH and LD_LIBRARY_PATH in the remote shell's rc file.",
-    component="openmpi", versions="<=4.1 (ORTE)", source="Open MPI help-errmgr-base.txt / plm rsh", fixture="bash: orted: command not found")
+    component="openmpi", versions="all (orted <=4.1, prted >=5.0)",
+    source="Open MPI help-errmgr-base.txt / plm rsh; openpmix/prrte src/mca/errmgr/base/help-errmgr-base.txt",
+    fixture="bash: orted: command not found")
 add("DD734", "mpi-read-errno", C.OTHER, R.BENIGN, ("Read -1, expected",),
     "Open MPI's CMA read failed in an unprivileged container (harmless, it falls back)", regex=r"Read -1, expected \d+, errno = 1",
     rank=0, remedy="Harmless in containers without CAP_SYS_PTRACE; silence it with `--mca btl_vader_single_copy_mechanism none`.",
@@ -282,18 +285,22 @@ add("DD755", "mpi-not-enough-slots", C.RESOURCE_EXHAUSTION, R.CAUSE, ("There are
     remedy="List enough slots per host in the hostfile (`host slots=N`), pass -H host:N, or use --oversubscribe.",
     component="openmpi", versions="all", source="Open MPI help-orte-rmaps-base.txt",
     fixture="There are not enough slots available in the system to satisfy the 8 slots that were requested by the application:")
-add("DD756", "orte-lost-daemon", C.PEER_CRASHED, R.CAUSE, ("ORTE has lost communication with a remote daemon",),
+add("DD756", "orte-lost-daemon", C.PEER_CRASHED, R.CAUSE, ("ORTE has lost communication with a remote daemon",
+                                                           "PRTE has lost communication with a remote daemon"),
     "mpirun lost a node's daemon (the node or its network went away)", rank=60,
     remedy="The remote node died or its network to the launcher broke: check that node (dmesg, power, the scheduler's "
     "node state) and the network between them.",
-    component="openmpi", versions="<=4.1 (ORTE)", source="Open MPI help-errmgr-base.txt",
+    component="openmpi", versions="all (ORTE <=4.1, PRTE >=5.0)",
+    source="Open MPI help-errmgr-base.txt; openpmix/prrte src/mca/errmgr/base/help-errmgr-base.txt",
     fixture="ORTE has lost communication with a remote daemon.")
 add("DD757", "orte-daemon-failed-launch", C.NETWORK_UNREACHABLE, R.CAUSE,
-    ("An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun",),
+    ("An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun",
+     "An PRTE daemon has unexpectedly failed after launch and before"),
     "A remote Open MPI daemon started but could not call back to mpirun", rank=65,
     remedy="The remote daemon cannot connect back to the launch host: restrict Open MPI to routable interfaces "
     "(`--mca oob_tcp_if_include eth0`), open the ports between nodes, and check that Open MPI is installed alike there.",
-    component="openmpi", versions="<=4.1 (ORTE)", source="Open MPI help-plm-base.txt",
+    component="openmpi", versions="all (ORTE <=4.1, PRTE >=5.0)",
+    source="Open MPI help-plm-base.txt; openpmix/prrte src/mca/errmgr/base/help-errmgr-base.txt",
     fixture="An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun. This could be "
             "caused by a number of factors, including an inability to create a connection back to mpirun due to a lack "
             "of common network interfaces and/or no route found between them.")

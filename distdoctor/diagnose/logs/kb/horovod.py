@@ -73,9 +73,11 @@ add("DD907", "horovod-mpi-op-failed", C.PEER_CRASHED, R.SYMPTOM,
     fixture="terminate called after throwing an instance of 'std::logic_error'  what():  MPI_Allreduce failed, see MPI "
             "output for details.")
 add("DD908", "horovod-shutting-down", C.PEER_CRASHED, R.SYMPTOM,
-    ("Horovod is shutting down", "Job has been shutdown, see above error messages for details"),
-    "Horovod (or its elastic driver) is shutting down after an error", rank=20, remedy=_PEER, component=HVD,
-    versions=">=0.20", source="horovod/common/basics.py / horovod/runner/elastic/driver.py",
+    ("Horovod is shutting down", "Job has been shutdown, see above error messages for details", "HorovodInternalError"),
+    "Horovod (or its elastic driver) is shutting down after an error; in elastic mode a collective failed "
+    "(HorovodInternalError) because a worker went away", rank=20, remedy=_PEER, component=HVD,
+    versions=">=0.20", source="horovod/common/basics.py / horovod/runner/elastic/driver.py / horovod/common/exceptions.py "
+    "(HorovodInternalError, raised by horovod/tensorflow/elastic.py)",
     fixture="RuntimeError: Job has been shutdown, see above error messages for details.")
 
 # -- launcher (horovodrun, gloo_run, mpi_run) --------------------------------------------------------------------------

@@ -39,11 +39,13 @@ add("DD847", "k8s-system-oom", C.OOM_HOST, R.CAUSE, ("System OOM encountered",),
     "scheduler does not overcommit the node, and lower the task's memory use.",
     component=K8S, versions=">=1.5", source="kubernetes/kubernetes pkg/kubelet/oom/oom_watcher_linux.go (SystemOOM event)",
     fixture="Warning  SystemOOM  3m  kubelet  System OOM encountered, victim process: python, pid: 31337")
-add("DD848", "k8s-memory-pressure", C.OOM_HOST, R.CAUSE, ("The node had condition: [MemoryPressure]",),
+add("DD848", "k8s-memory-pressure", C.OOM_HOST, R.CAUSE, ("The node had condition: [MemoryPressure]",
+                                                          "The node was low on resource: [MemoryPressure]"),
     "Kubernetes evicted or refused the pod because its node is under memory pressure", rank=90,
     remedy="The node is short of memory: set memory requests equal to limits for the job's pods (pods above their "
     "request are evicted first), and keep other memory-hungry pods off the training nodes.",
-    component=K8S, versions="all", source=_EVICT + " / pkg/kubelet/lifecycle/predicate.go (node condition message)",
+    component=K8S, versions="all ('low on resource: [MemoryPressure]' <=1.8)",
+    source=_EVICT + " / pkg/kubelet/lifecycle/predicate.go (node condition message)",
     fixture="Warning  Evicted  6m  kubelet  The node had condition: [MemoryPressure].")
 add("DD849", "k8s-pid-pressure", C.RESOURCE_EXHAUSTION, R.CAUSE,
     ("The node had condition: [PIDPressure]", "The node was low on resource: pids"),

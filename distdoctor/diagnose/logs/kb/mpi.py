@@ -25,7 +25,7 @@ add("DD934", "prterun-rank-died", C.PEER_CRASHED, R.CAUSE,
     "The launcher saw a rank die (Open MPI 5 / PRRTE wording)", regex=r"noticed that process rank (?P<rank>\d+)",
     rank=40, expect="rank:2", remedy="That rank died first: look at its own output for the cause (a crash, the OOM "
     "killer, a kill from outside).", component=OMPI, versions=">=5.0 (prterun); all (mpiexec/orterun)",
-    source="openpmix/prrte src/tools/prte/help-prterun.txt (proc-aborted-strsignal; the tool name is %s)",
+    source="openpmix/prrte src/mca/schizo/prte/help-prun.txt (proc-aborted-strsignal; the tool name is %s)",
     fixture="prterun noticed that process rank 2 with PID 4242 on node gpu-2 exited on signal 9 (Killed).")
 add("DD935", "mpirun-job-aborted-unknown", C.PEER_CRASHED, R.SYMPTOM,
     ("noticed that the job aborted, but has no info as to the process", "has exited due to a process exiting without"),

@@ -230,7 +230,8 @@ add("DD835", "tfos-reservation", C.CONFIG_TF_CONFIG, R.CONTEXT, ("'job_name':",)
     fixture="{'addr': ('worker1', 33132), 'task_index': 0, 'port': 50483, 'host': 'worker1', 'ppid': 25378, 'job_name': 'ps', 'tb_pid': 0}")
 
 # -- coverage audit (message probes, tests/probes/messages.tsv) ------------------------------------------------------
-add("DD838", "k8s-disk-pressure", C.RESOURCE_EXHAUSTION, R.CAUSE, ("The node had condition: [DiskPressure]",),
+add("DD838", "k8s-disk-pressure", C.RESOURCE_EXHAUSTION, R.CAUSE, ("The node had condition: [DiskPressure]",
+                                                                   "The node was low on resource: [DiskPressure]"),
     "Kubernetes evicted the pod because its node ran low on disk", rank=90,
     remedy="The node's disk (images, container logs, emptyDir, checkpoints on local disk) is full: write large files to a "
     "volume, set ephemeral-storage requests/limits, and clean the node.",
