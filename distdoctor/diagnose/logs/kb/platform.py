@@ -157,7 +157,8 @@ add("DD823", "srun-task-exited", C.PEER_CRASHED, R.CAUSE, ("srun: error:",),
     rank=40, remedy="That task failed first: read its own output (`srun --label` prefixes) for the cause.",
     component="slurm", versions="all", source="srun", expect="rank:1", fixture="srun: error: node1: task 1: Exited with exit code 1")
 add("DD824", "slurm-terminating-step", C.PEER_CRASHED, R.SYMPTOM, ("srun: Terminating job step", "srun: Job step aborted",
-                                                                  "Force Terminated job step"),
+                                                                  "Force Terminated job step", "Force Terminated StepId=",
+                                                                  "srun: Terminating StepId="),
     "srun tears the step down after a task failed", rank=10,
     remedy="A consequence: the first failing task is named by an earlier line.",
     component="slurm", versions="all", source="srun",
@@ -172,8 +173,9 @@ add("DD826", "slurm-unable-to-allocate", C.RESOURCE_EXHAUSTION, R.CAUSE,
     remedy="The request cannot be met (node configuration, GPUs per node, partition or QOS limits): ask for what the "
     "partition has (`sinfo -o '%P %G %m %c'`).", component="slurm", versions="all", source="srun / sbatch",
     fixture="srun: error: Unable to allocate resources: Requested node configuration is not available")
-add("DD827", "slurm-execve-failed", C.VERSION_MISMATCH, R.CAUSE, ("execve():",),
-    "Slurm could not execute the task's program on a node", regex=r"execve\(\): \S+: (?:No such file or directory|Permission denied)",
+add("DD827", "slurm-execve-failed", C.VERSION_MISMATCH, R.CAUSE, ("execve():", "Slurmd could not execve job"),
+    "Slurm could not execute the task's program on a node",
+    regex=r"execve\(\): \S+: (?:No such file or directory|Permission denied)|Slurmd could not execve job",
     rank=65, remedy="The program (python, the script) is missing at that path on the node: install the same environment "
     "on every node, or use absolute paths on shared storage.",
     component="slurm", versions="all", source="slurmstepd (exec_task)",

@@ -57,7 +57,7 @@ add("DD965", "slurm-socket-timeout", C.PEER_UNRESPONSIVE, R.CONTEXT, ("Socket ti
     fixture="srun: error: slurm_receive_msg: Socket timed out on send/recv operation")
 add("DD966", "slurm-credential-expired", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
     ("Job credential expired", "Munge decode failed: Expired credential", "Munge decode failed: Rewound credential",
-     "Munge decode failed: Invalid credential"),
+     "Munge decode failed: Invalid credential", "Invalid job credential"),
     "Slurm refused a launch credential: nodes' clocks or munge keys differ", rank=70,
     remedy="The nodes disagree on the time (NTP) or have different munge keys: fix clock sync / the key on the "
     "node named, and resubmit.", component=SLURM, versions="all",
@@ -65,7 +65,8 @@ add("DD966", "slurm-credential-expired", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAU
     fixture="srun: error: Task launch for StepId=1234.0 failed on node gpu-03: Job credential expired")
 add("DD967", "slurm-launch-failed", C.PEER_CRASHED, R.CAUSE, ("Application launch failed:", "Task launch for"),
     "srun could not launch the step's tasks on a node",
-    regex=r"Application launch failed: |Task launch for \S+ failed on node \S+: (?!Job credential expired)", rank=45,
+    regex=r"Application launch failed: (?!Invalid job credential|Job credential expired)|Task launch for \S+ failed on node \S+: "
+          r"(?!Job credential expired|Invalid job credential|Slurmd could not execve job)", rank=45,
     remedy="The node refused or failed the launch (the reason follows the colon): check that node's slurmd and its "
     "state (`scontrol show node`).", component=SLURM, versions="all", source="SchedMD/slurm src/srun/launch.c / "
     "src/api/step_launch.c",
