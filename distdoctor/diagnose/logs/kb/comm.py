@@ -310,7 +310,8 @@ add("DD758", "mpirun-exited-improperly", C.PEER_CRASHED, R.CAUSE, ("has exited d
     component="openmpi", versions="all", source="Open MPI help-orterun.txt",
     fixture="mpirun has exited due to process rank 3 with PID 0 on node node2 exiting improperly. There are three reasons this could occur:")
 add("DD759", "mpirun-cannot-execute", C.VERSION_MISMATCH, R.CAUSE,
-    ("was unable to launch the specified application as it could not access", "could not access or execute an executable"),
+    ("was unable to launch the specified application as it could not access", "could not access or execute an executable",
+     "was unable to find the specified executable file"),
     "mpirun could not run the program on a node", rank=70,
     remedy="The executable (python, the script) is missing or not executable at that path on the remote node: install "
     "the same environment at the same path on every node.",

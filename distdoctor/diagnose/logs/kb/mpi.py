@@ -84,11 +84,12 @@ add("DD942", "ompi-direct-launch-no-pmi", C.VERSION_MISMATCH, R.CAUSE,
     fixture='The application appears to have been direct launched using "srun", but OMPI was not built with SLURM\'s '
             'PMI support and therefore cannot execute.')
 add("DD943", "ompi-version-mismatch", C.VERSION_MISMATCH, R.CAUSE,
-    ("Open MPI detected a mismatch in versions between two processes",),
+    ("Open MPI detected a mismatch in versions between two processes", "Data unpack would read past end of buffer"),
+    # the daemons of two Open MPI versions cannot read each other's messages: ORTE_ERROR_LOG prints this unpack error
     "Two processes of the job run different Open MPI versions", rank=85,
     remedy="mpirun and the remote nodes' default Open MPI differ: install one Open MPI at the same path on every node "
     "(or pass --prefix).", component=OMPI, versions="all", source="open-mpi/ompi orte/mca/oob/tcp/help-oob-tcp.txt "
-    "(version mismatch)",
+    "(version mismatch) / opal/runtime/opal_init.c (OPAL_ERR_UNPACK_READ_PAST_END_OF_BUFFER)",
     fixture="Open MPI detected a mismatch in versions between two processes.  This typically means that you executed "
             "\"mpirun\" (or \"mpiexec\") from one version of Open MPI on on node, but your default path on one of the "
             "other nodes upon which you launched found a different version of Open MPI.")
@@ -107,14 +108,16 @@ add("DD945", "ompi-daemon-died", C.PEER_CRASHED, R.CAUSE, ("A daemon died unexpe
     fixture="A daemon died unexpectedly with status 127 while attempting to launch so we are aborting.")
 add("DD946", "ompi-tcp-wrong-peer", C.NETWORK_UNREACHABLE, R.CAUSE,
     ("Open MPI failed to handshake with a connecting peer", "Open MPI detected an inbound MPI TCP connection request",
-     "ORTE is unable to establish a communication connection"),
+     "ORTE is unable to establish a communication connection",
+     "Open MPI accepted a TCP connection from what appears to be a"),
     "Open MPI's TCP connections between nodes fail (handshake, wrong source address, no connection to a daemon)",
     rank=62, remedy=_IFACES, component=OMPI, versions=">=3.0",
     source="open-mpi/ompi opal/mca/btl/tcp/help-mpi-btl-tcp.txt (client handshake fail / dropped inbound connection) "
     "/ orte/mca/errmgr/base/help-errmgr-base.txt (no-connect)",
     fixture="WARNING: Open MPI failed to handshake with a connecting peer MPI process over TCP.  This should not happen.")
 add("DD947", "ompi-openib-warning", C.OTHER, R.BENIGN,
-    ("There was an error initializing an OpenFabrics device", "No OpenFabrics connection schemes reported"),
+    ("There was an error initializing an OpenFabrics device", "No OpenFabrics connection schemes reported",
+     "but there are no active ports detected"),
     "Open MPI's openib transport could not use an InfiniBand device and falls back (usually harmless)", rank=0,
     remedy="Harmless when the job runs over TCP or UCX; silence it with `--mca btl ^openib`.", component=OMPI,
     versions="<=4.1 (btl/openib)", source="open-mpi/ompi opal/mca/btl/openib/help-mpi-btl-openib.txt",
