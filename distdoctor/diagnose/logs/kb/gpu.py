@@ -97,12 +97,14 @@ add("DD986", "xla-oom", C.OOM_GPU, R.CAUSE, ("Out of memory while trying to allo
             "17179869184 bytes.")
 add("DD987", "cuda-driver-combination", C.VERSION_MISMATCH, R.CAUSE,
     ("forward compatibility was attempted on non supported HW", "unsupported display driver / cuda driver combination",
-     "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "cudaErrorSystemDriverMismatch"),
-    "The CUDA version in the container does not work with this node's driver or GPU", rank=82,
+     "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "cudaErrorSystemDriverMismatch",
+     "no kernel image is available for execution on the device", "CUDA_ERROR_NO_BINARY_FOR_GPU"),
+    "The CUDA build in the container does not work with this node's driver or GPU", rank=82,
     remedy="The image's CUDA needs a newer driver than the node has (forward compatibility only works on data-centre "
-    "GPUs): use an image built for the node's driver, or update the driver on every node.",
+    "GPUs), or its binaries have no kernels for this GPU's architecture: use an image built for the node's driver "
+    "and GPU, or update the driver on every node.",
     component="cuda", versions=">=11.0", source=_CUDART + " (cudaErrorCompatNotSupportedOnDevice / "
-    "cudaErrorSystemDriverMismatch)",
+    "cudaErrorSystemDriverMismatch / cudaErrorNoKernelImageForDevice)",
     fixture="failed call to cuInit: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: forward compatibility was attempted on "
             "non supported HW")
 add("DD988", "cuda-device-assert", C.USER_CODE_ERROR, R.CAUSE, ("device-side assert triggered", "cudaErrorAssert"),

@@ -30,10 +30,11 @@ add("DD762", "cuda-error", C.OTHER, R.CAUSE, ("CUDA_ERROR_", "cudaError", "CUBLA
     "`nvidia-smi` on that node.", component="cuda", versions="all", source="CUDA/cuBLAS/cuDNN status names",
     fixture="E tensorflow/stream_executor/cuda/cuda_event.cc:29] Error polling for event status: failed to query event: CUDA_ERROR_ILLEGAL_ADDRESS")
 add("DD763", "cudnn-version", C.VERSION_MISMATCH, R.CAUSE,
-    ("Loaded runtime CuDNN library", "but source was compiled with", "CuDNN library major and minor version needs to match"),
-    "cuDNN at run time differs from the one TensorFlow was built with", rank=85,
+    ("Loaded runtime CuDNN library", "but source was compiled with", "CuDNN library major and minor version needs to match",
+     "DNN library is not found"),
+    "cuDNN at run time differs from the one TensorFlow was built with (or is missing)", rank=85,
     remedy="Install the cuDNN version this TensorFlow was built against on every node (or use the matching container).",
-    component="cudnn", versions="all", source="TensorFlow cuda_dnn.cc", fixture="E tensorflow/stream_executor/cuda/cuda_dnn.cc:318] Loaded runtime CuDNN library: 7.1.4 but source was compiled with: 7.2.1.")
+    component="cudnn", versions="all", source="TensorFlow cuda_dnn.cc; conv_ops / dnn.h ('DNN library is not found.', GPU builds only)", fixture="E tensorflow/stream_executor/cuda/cuda_dnn.cc:318] Loaded runtime CuDNN library: 7.1.4 but source was compiled with: 7.2.1.")
 add("DD764", "native-segv", C.SEGFAULT_CORE_DUMP, R.CAUSE,
     ("Segmentation fault", "SIGSEGV", "Signal: Segmentation fault", "signal 11", "Bus error", "SIGBUS", "Illegal instruction",
      "SIGILL", "Floating point exception", "SIGFPE", "Fatal Python error: Segmentation fault", "*** Received signal 11",
@@ -176,7 +177,8 @@ add("DD784", "tf-cuda-compute-capability", C.VERSION_MISMATCH, R.CONTEXT,
 # -- coverage audit (message probes, tests/probes/messages.tsv) -------------------------------------------------------
 add("DD785", "gpu-oom-disguised", C.OOM_GPU, R.CAUSE,
     ("WhereOp: Race condition between counting", "Dst tensor is not initialized", "Failed to get convolution algorithm",
-     "failed to create cublas handle", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED", "Blas GEMM launch failed"),
+     "failed to create cublas handle", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED", "Blas GEMM launch failed",
+     "Attempting to perform BLAS operation using StreamExecutor without BLAS support"),
     "An error that TensorFlow raises when the GPU's memory is exhausted, often by another process on the same GPU",
     rank=60,
     remedy="GPU memory was exhausted, often by another process on the same GPU (a parameter server or a second worker "
@@ -185,7 +187,7 @@ add("DD785", "gpu-oom-disguised", C.OOM_GPU, R.CAUSE,
     "`nvidia-smi` for other holders.",
     component="tensorflow", versions="all", source="TensorFlow where_op.cc (TF issues #6378 and #6760 traced it to a parameter server holding the same GPU), "
     "gpu_util.cc ('Dst tensor is not initialized.'), conv_ops.cc, cuda_blas.cc ('failed to create cublas handle: '), "
-    "cuda_dnn.cc (strings in the 2.21 wheel's libtensorflow_cc.so.2 / libtensorflow_framework.so.2)",
+    "cuda_dnn.cc, stream_executor/stream.cc ('Attempting to perform BLAS operation using StreamExecutor without BLAS support', GPU builds) (strings in the 2.21 wheel's libtensorflow_cc.so.2 / libtensorflow_framework.so.2)",
     fixture="tensorflow.python.framework.errors.InvalidArgumentError: WhereOp: Race condition between counting the number "
             "of true elements and writing them.  When counting, saw 1363 elements; but when writing their indices, saw "
             "12 elements.")
