@@ -196,9 +196,9 @@ add("DD741", "grpc-keepalive-timeout", C.PEER_UNRESPONSIVE, R.SYMPTOM, ("keepali
     "timeout): check the peer's state and the network path.",
     component="grpc", versions="all", source=_GRPC + " chttp2_transport.cc",
     fixture="UNAVAILABLE: keepalive watchdog timeout")
-add("DD742", "grpc-stream-removed", C.PEER_CRASHED, R.SYMPTOM, ("Stream removed",),
+add("DD742", "grpc-stream-removed", C.PEER_CRASHED, R.SYMPTOM, ("Stream removed", "Received RST_STREAM with error code"),
     "A gRPC stream was torn down by the other side", rank=36, remedy=_PEER,
-    component="grpc", versions="all", source="gRPC core (chttp2 stream removal)",
+    component="grpc", versions="all", source="gRPC core (chttp2 stream removal; 'Received RST_STREAM with error code ' in the TF 2.21 wheel's libtensorflow_cc.so.2)",
     fixture="tensorflow.python.framework.errors_impl.UnknownError: Stream removed")
 
 # -- NCCL (messages of NCCL 2.x, src/bootstrap.cc, src/init.cc, src/transport/net_socket.cc) ---------------------
