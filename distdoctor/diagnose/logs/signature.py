@@ -50,7 +50,7 @@ __all__ = ["Role", "Signature", "SIGNATURES", "COMPONENTS", "add", "by_code", "b
 
 # the layers whose messages the knowledge base reads (a signature's ``component`` is one of these)
 COMPONENTS: tuple[str, ...] = (
-    "tensorflow", "keras", "grpc", "horovod", "nccl", "gloo", "openmpi", "mpich", "intelmpi", "libfabric", "pmix",
+    "tensorflow", "keras", "grpc", "horovod", "nccl", "gloo", "openmpi", "mpich", "intelmpi", "pmix",
     "openssh", "slurm", "yarn", "spark", "tfos", "tony", "ray", "kubernetes", "training-operator", "cloud-platform",
     "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "glibc", "shell", "python")
 
