@@ -146,9 +146,9 @@ add("DD876", "k8s-container-status-unknown", C.PEER_CRASHED, R.CAUSE,
     source="kubernetes/kubernetes pkg/kubelet/kubelet_pods.go (ContainerStatusUnknown)",
     fixture="      Message:      The container could not be located when the pod was terminated")
 add("DD877", "k8s-start-error", C.VERSION_MISMATCH, R.CAUSE,
-    ("executable file not found in $PATH", "ContainerCannotRun", "StartError", "exec format error"),
-    "Kubernetes could not start the container's program", rank=65,
-    regex=r"executable file not found in \$PATH|\bContainerCannotRun\b|\bStartError\b|exec format error",
+    # the reason (StartError, ContainerCannotRun) alone says no more than that the runtime failed: the message says why
+    ("executable file not found in $PATH", "exec format error"),
+    "Kubernetes could not start the container's program (not in the image, or built for another CPU)", rank=65,
     remedy="The command is missing from the image (or built for another CPU architecture, 'exec format error'): fix the "
     "command/args or the image so every replica runs the same, working entrypoint.", component=K8S, versions=">=1.0",
     source="kubernetes/kubernetes pkg/kubelet/kuberuntime (StartError / ContainerCannotRun reasons) with runc messages",
