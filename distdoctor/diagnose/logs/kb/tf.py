@@ -382,10 +382,14 @@ add("DD655", "tf-clusterspec-no-job", C.CONFIG_TF_CONFIG, R.CAUSE, ("No such job
     component="tensorflow", versions="all", source=SRC + " training/server_lib.py (TF 1.15 and 2.x; triggered on this machine)",
     fixture="ValueError: No task with index 2 in job 'worker'")
 add("DD656", "tf-disallowed-task-type", C.CONFIG_TF_CONFIG, R.CAUSE,
-    ("Disallowed task type found in cluster spec", "There is no id for task_type"),
-    "The cluster spec uses a job name the strategy does not know", rank=80,
-    remedy="TF_CONFIG's jobs must be named chief, worker, ps or evaluator (and the task's own type must be one of them).",
-    component="tensorflow", versions=">=2.0", source=SRC + " distribute/multi_worker_util.py (triggered on this machine)",
+    ("Disallowed task type found in cluster spec", "There is no id for task_type", "There must be at most one 'chief' job",
+     "There must be at most one 'evaluator' job", "Unexpected `task_type`", "The cluster spec needs to have `ps` jobs",
+     "Cluster spec must be non-empty in", "There must be at least one ps.", "There must be at least one worker."),
+    "The cluster spec does not have the jobs the strategy needs (an unknown, missing or repeated job)", rank=80,
+    remedy="TF_CONFIG's jobs must be named chief, worker, ps or evaluator (and the task's own type must be one of them), "
+    "with at most one chief and one evaluator; ParameterServerStrategy needs at least one ps and one worker.",
+    component="tensorflow", versions=">=2.0", source=SRC + " distribute/multi_worker_util.py (triggered on this machine), "
+    "distribute/parameter_server_strategy.py / parameter_server_strategy_v2.py (_verify_args_and_config; 2.21 wheel)",
     fixture="ValueError: Disallowed task type found in cluster spec. Allowed types are ('chief', 'worker', 'evaluator', "
             "'ps', None) and the cluster spec is ClusterSpec({'trainer': ['localhost:12346'], 'worker': ['localhost:12345']}).")
 add("DD657", "tf-strategy-mixing", C.USER_CODE_ERROR, R.CAUSE,
