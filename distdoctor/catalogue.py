@@ -103,4 +103,11 @@ def render_markdown() -> str:
                   f"- **why it matters**: {r.why}",
                   f"- **evidence**: {r.evidence}",
                   f"- **remedy**: {r.remedy}", ""]
+    from .diagnose.logs.signature import by_component   # the log signatures' provenance (loaded by all_rules)
+    lines += ["## Log signatures by component", "",
+              "Which component prints each signature's message, and in which of its versions (`versions`).", "",
+              "| component | signatures |", "|---|---|"]
+    for comp, sigs in by_component().items():
+        lines.append(f"| {comp} | " + ", ".join(f"{s.code} ({s.versions})" for s in sigs) + " |")
+    lines.append("")
     return "\n".join(lines)
