@@ -40,6 +40,7 @@ CASES = [
     ("abort", ["--fault", "abort", "--fault-task", "worker:0"], "failed", "segfault_core_dump", "worker:0", 1),
     ("exception", ["--fault", "exception"], "failed", "user_code_error", "worker:1", 1),
     ("stall", ["--fault", "stall"], "hung", "hang_stalled_worker", "worker:1", 3),
+    ("sleep", ["--fault", "sleep"], "hung", "hang_stalled_worker", "worker:1", 3),
     ("stall_input", ["--fault", "stall_input"], "hung", "hang_stalled_worker", "worker:1", 3),
     ("sigstop", ["--fault", "sigstop"], "failed", "peer_unresponsive", "worker:1", 1),
 ]
@@ -118,13 +119,17 @@ def test_crash_verdict_is_fast():
     assert r.diag["detected_at"] - t_kill < 2.0
 
 
-def test_stall_declared_within_30s():
+def test_stall_named_within_10s_and_declared_within_30s():
     r = dd_run("stall-timing", [], trainer("--fault", "stall"))
     log = (r.bundle / "logs" / "worker-1.log").read_text().splitlines()
     line = [ln for ln in log if "stuck in a callback" in ln][0]
     import datetime as dt
     t0 = dt.datetime.strptime(line.split(" ", 1)[0], "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
     assert r.diag["detected_at"] - t0 < 30.0
+    evs = [json.loads(x) for x in (r.bundle / "events.jsonl").read_text().splitlines() if x.strip()]
+    named = [e for e in evs if e["kind"] == "stall_suspected" and e["task"] == "worker:1"]
+    assert named and named[0]["ts"] - t0 <= 10.0, (named, t0)
+    assert "a pause" not in named[0]["text"]
     # every task's stack is recorded, the culprit's shows the stuck callback
     assert "inject" in r.diag["tasks"]["worker:1"]["stack"]
     assert r.diag["tasks"]["worker:0"]["stack"]

@@ -41,7 +41,11 @@ def register_cli(sub) -> None:
     p.add_argument("--out", help="bundle folder (default: a new timestamped folder under ./distdoctor-runs/)")
     p.add_argument("--json", action="store_true", help="print only the diagnosis JSON on stdout")
     p.add_argument("--hang-timeout", type=float, default=None, metavar="S",
-                   help="declare a hang after S seconds without progress (default: adapts to the step time, 10-20 s)")
+                   help="bound every pause: declare a hang after S seconds without a training step, even while the "
+                        "task the others wait for still computes or moves bytes. Default: no bound on such a pause "
+                        "(chief-only evaluation, a slow upload, a long trace are everyday; it is suspected and "
+                        "reported, never stopped); a task stalled (no CPU, I/O, network or new code) while its "
+                        "peers wait is declared after 10-20 s, adapted to the step time; a frozen task (T) after 3 s")
     p.add_argument("--on-hang", choices=["stop", "wait"], default="stop",
                    help="after a hang is diagnosed: stop the job (default) or keep it alive for a debugger")
     p.add_argument("--grace", type=float, default=10.0, metavar="S", help="SIGTERM to SIGKILL grace period (default 10 s)")

@@ -5,7 +5,7 @@ It does not import distdoctor. Usage (under ``distdoctor run``)::
     python trainer.py [--loop fit|custom] [--fault NAME] [--fault-task worker:1] [--fault-step N]
 
 Faults (applied on --fault-task only, at --fault-step):
-  sigkill, segv, abort, exception, stall (sleep forever in a callback),
+  sigkill, segv, abort, exception, stall (deadlock on a lock in a callback), sleep (sleep forever in a callback),
   stall_input (the input generator blocks), sigstop, oom (allocate until the
   memory cgroup in $DD_TEST_CGROUP kills us), fewer_batches (this task's data
   has fewer batches), straggler (0.15 s extra per step), pause_all (every task
@@ -131,6 +131,9 @@ def inject(step):
         threading_lock = __import__("threading").Lock()
         threading_lock.acquire()
         threading_lock.acquire()  # deadlock
+    elif fault == "sleep":
+        print(f"{me}: sleeping forever in a callback", flush=True)
+        time.sleep(10 ** 6)
     elif fault == "sigstop":
         os.kill(os.getpid(), signal.SIGSTOP)
     elif fault == "pause_all":

@@ -1,0 +1,170 @@
+"""False alarms of `distdoctor run` on healthy jobs, and how fast it names real stalls — beside a baseline.
+
+    .venv/bin/python benchmarks/bench_false_alarms.py [--reps N] [--baseline REV|none] [--pause S] [--out FILE]
+
+One run, interleaved job by job: the healthy matrix (tests/workers/healthy.py: chief-only evaluation in
+Python, a slow download, a large checkpoint to slow storage, a long trace, a dataset cache fill, every worker
+sleeping, a slow input pipeline, Keras fit with validation) and the stall faults (tests/workers/trainer.py: a
+deadlock on a lock, sleeping forever, SIGSTOP), each under this tree's `distdoctor run --workers 2` and under the
+baseline revision's (a git worktree of REV, default the commit before the own-progress detector). Real
+TensorFlow, real processes, nothing mocked. Reports, per side:
+
+* declared hangs per healthy job (goal 0), healthy jobs that ended `succeeded`, and signals distdoctor sent;
+* for each real stall, seconds from the fault to its first naming (a `stall_suspected` event naming the culprit,
+  or the verdict) and to the verdict (goal: named within 10 s), medians over the reps.
+
+Needs TensorFlow (scripts/setup.sh). Slow: about a minute per job.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKERS = ROOT / "tests" / "workers"
+PY = sys.executable
+HEALTHY = ["eval_python", "download", "save", "trace", "cache", "sleep_all", "slow_input", "fit_val"]
+# name, trainer args, the culprit, the line the fault prints first (its time is the fault's)
+STALLS = [("deadlock", ["--fault", "stall"], "worker:1", "stuck in a callback"),
+          ("sleep_forever", ["--fault", "sleep"], "worker:1", "sleeping forever"),
+          ("sigstop", ["--fault", "sigstop"], "worker:1", "FAULT sigstop")]
+BASELINE_REV = "7abd731"   # main before issue 17: progress was the job's steps only
+
+
+def _ts(line: str) -> float:
+    return dt.datetime.strptime(line.split(" ", 1)[0], "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+
+
+def run_job(side: str, pythonpath: str, out: Path, cmd: list[str], env: dict) -> dict:
+    if out.exists():
+        shutil.rmtree(out)
+    full = dict(os.environ, **env, PYTHONPATH=pythonpath)
+    argv = [PY, "-m", "distdoctor", "run", "--json", "--no-live", "--out", str(out), "--", *cmd]
+    t0 = time.time()
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, env=full, timeout=420, cwd=pythonpath)
+        rc = p.returncode
+        diag = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
+    except subprocess.TimeoutExpired:
+        rc, diag = None, None
+    evs = []
+    try:
+        evs = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines() if x.strip()]
+    except OSError:
+        pass
+    return {"side": side, "rc": rc, "diag": diag, "events": evs, "wall": time.time() - t0, "out": out}
+
+
+def healthy_row(r: dict) -> dict:
+    kinds = [e["kind"] for e in r["events"]]
+    status = r["diag"]["status"] if r["diag"] else "no diagnosis"
+    return {"declared": "hang_declared" in kinds, "succeeded": status == "succeeded" and r["rc"] == 0,
+            "signals": kinds.count("signal_sent"), "status": status}
+
+
+def stall_row(r: dict, culprit: str, marker: str) -> dict:
+    t_fault = None
+    try:
+        for line in (r["out"] / "logs" / "worker-1.log").read_text().splitlines():
+            if marker in line:
+                t_fault = _ts(line)
+                break
+    except OSError:
+        pass
+    named = [e["ts"] for e in r["events"] if e["kind"] in ("stall_suspected", "hang_declared") and e["task"] == culprit]
+    d = r["diag"] or {}
+    root = d.get("root_cause") or {}
+    verdict_at = d.get("detected_at")
+    if root.get("culprit") == culprit and verdict_at is not None:
+        named.append(verdict_at)
+    ok = root.get("culprit") == culprit
+    return {"right": ok, "status": d.get("status"), "category": root.get("category"),
+            "named_s": (min(named) - t_fault) if named and t_fault else None,
+            "verdict_s": (verdict_at - t_fault) if verdict_at and t_fault and ok else None}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--baseline", default=BASELINE_REV, help="git revision to compare with, or 'none'")
+    ap.add_argument("--pause", default="22")
+    ap.add_argument("--only", nargs="*", default=None, help="healthy scenarios to run (default: all)")
+    ap.add_argument("--out", default=None, help="also write the markdown table to this file")
+    a = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="dd-falsealarms-"))
+    sides = [("this tree", str(ROOT))]
+    if a.baseline != "none":
+        base = work / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), a.baseline],
+                       check=True, capture_output=True)
+        sides.append((f"baseline {a.baseline}", str(base)))
+    server = subprocess.Popen([PY, str(WORKERS / "slow_server.py")], stdout=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{int(server.stdout.readline())}/"
+    healthy: dict[str, list] = {s: [] for s, _ in sides}
+    stalls: dict[str, dict[str, list]] = {s: {n: [] for n, *_ in STALLS} for s, _ in sides}
+    try:
+        for rep in range(a.reps):
+            for sc in a.only or HEALTHY:
+                for side, path in sides:
+                    r = run_job(side, path, work / "runs" / f"{side[:4]}-{sc}-{rep}",
+                                [PY, str(WORKERS / "healthy.py"), "--scenario", sc, "--pause", a.pause],
+                                {"DD_SLOW_URL": url})
+                    row = healthy_row(r) | {"scenario": sc}
+                    healthy[side].append(row)
+                    print(f"[{side}] healthy {sc}: {row}", flush=True)
+            for name, args, culprit, marker in STALLS:
+                for side, path in sides:
+                    r = run_job(side, path, work / "runs" / f"{side[:4]}-{name}-{rep}",
+                                [PY, str(WORKERS / "trainer.py"), *args], {})
+                    row = stall_row(r, culprit, marker)
+                    stalls[side][name].append(row)
+                    print(f"[{side}] stall {name}: {row}", flush=True)
+    finally:
+        server.kill()
+        server.wait()
+        if a.baseline != "none":
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "baseline")],
+                           capture_output=True)
+    lines = [f"`benchmarks/bench_false_alarms.py --reps {a.reps}` ({time.strftime('%Y-%m-%d')}, "
+             f"{os.cpu_count()} cores; pause {a.pause} s, every default stall threshold is 10-20 s)", "",
+             "| detector | healthy jobs | declared hangs per healthy job | ended succeeded | signals sent |",
+             "|---|---|---|---|---|"]
+    for side, _ in sides:
+        rows = healthy[side]
+        n = len(rows)
+        lines.append(f"| {side} | {n} | {sum(r['declared'] for r in rows)}/{n} = "
+                     f"{sum(r['declared'] for r in rows) / max(1, n):.2f} | {sum(r['succeeded'] for r in rows)}/{n} | "
+                     f"{sum(r['signals'] for r in rows)} |")
+    lines += ["", "| detector | stall | right culprit | named after (median s) | verdict after (median s) |",
+              "|---|---|---|---|---|"]
+    for side, _ in sides:
+        for name, *_ in STALLS:
+            rows = stalls[side][name]
+            med = lambda k: (f"{statistics.median(v):.1f}" if (v := [r[k] for r in rows if r[k] is not None]) else "—")
+            lines.append(f"| {side} | {name} | {sum(r['right'] for r in rows)}/{len(rows)} | {med('named_s')} | "
+                         f"{med('verdict_s')} |")
+    lines += ["", "Per healthy scenario (declared hangs, this tree / baseline):"]
+    for sc in a.only or HEALTHY:
+        cells = []
+        for side, _ in sides:
+            rows = [r for r in healthy[side] if r["scenario"] == sc]
+            cells.append(f"{sum(r['declared'] for r in rows)}/{len(rows)} ({', '.join(sorted({r['status'] for r in rows}))})")
+        lines.append(f"- {sc}: " + " / ".join(cells))
+    text = "\n".join(lines)
+    print("\n" + text)
+    if a.out:
+        Path(a.out).write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
