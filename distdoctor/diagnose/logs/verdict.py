@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from ...catalogue import Rule, register
 from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
-from .reason import Verdict
+from .conclusion import Verdict
 from .scan import Hit
 from .signature import Role
 
@@ -49,7 +49,7 @@ def finding_of(v: Verdict) -> Finding:
                    culprit=v.culprit, summary=summary, evidence=tuple(evidence), remedy=v.remedy,
                    at=v.root.ts if v.root is not None else None, candidates=v.candidates,
                    confidence=v.confidence,
-                   alternatives=tuple(Alternative(a.category, a.culprit, a.why) for a in v.alternatives))
+                   alternatives=tuple(Alternative(a.category, a.culprit, a.why, a.settle) for a in v.alternatives))
 
 
 def _task_names(f: Finding, structural: Diagnosis) -> Finding:

@@ -331,3 +331,8 @@ add("DD719", "gloo-full-mesh-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("connectF
     "(HOROVOD_GLOO_IFACE / --network-interface, GLOO_SOCKET_IFNAME) and open the ports between them.",
     source="Gloo rendezvous (as Horovod's and PyTorch's Gloo backends report it)",
     fixture="RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error")
+add("DD706", "mpi-help-aggregate", C.OTHER, R.BENIGN, ('to see all help / error messages',),
+    "Open MPI's notice that it folded repeated help messages into one (harmless by itself)", rank=0,
+    remedy="Nothing to do: the help message it counts is printed once above; set `--mca orte_base_help_aggregate 0` "
+    "to see every copy.", source="Open MPI orte/util/show_help.c (the aggregation notice)",
+    fixture='[node1:02811] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages')
