@@ -36,6 +36,8 @@ from .scan import Hit, StreamFacts
 from .signature import Role
 from .conclusion import Alternative, Verdict
 from .safetynet import ERROR_LINE, rescue
+from .priors import apply_priors
+from .calibrate import calibrate
 
 __all__ = ["Verdict", "Alternative", "reason"]
 
@@ -85,7 +87,8 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     hits = [h for h in hits if h.sig.name != ERROR_LINE]
     v = _reason(hits, facts)
     v = _cluster_defect_behind(v, hits) or v
-    return rescue(v, hits, lines, _ends_in_progress(facts))
+    v = rescue(v, hits, lines, _ends_in_progress(facts))
+    return calibrate(apply_priors(v, hits), hits, facts)
 
 
 def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:

@@ -336,3 +336,15 @@ add("DD706", "mpi-help-aggregate", C.OTHER, R.BENIGN, ('to see all help / error 
     remedy="Nothing to do: the help message it counts is printed once above; set `--mca orte_base_help_aggregate 0` "
     "to see every copy.", source="Open MPI orte/util/show_help.c (the aggregation notice)",
     fixture='[node1:02811] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages')
+add("DD707", "mpi-process-received-signal", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("*** Process received signal ***",),
+    "Open MPI's signal handler reports that a process received a fatal signal", rank=44,
+    remedy="A process crashed on a signal: the 'Signal:' line below names it and the frames below that say where; "
+    "match the versions of the libraries in those frames (NCCL, MPI, TensorFlow, extensions).",
+    source="Open MPI opal/util/stacktrace.c", fixture="[rtptest1621:405884] *** Process received signal ***")
+add("DD708", "hydra-bad-termination", C.PEER_CRASHED, R.CAUSE,
+    ("BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "EXIT CODE: "),
+    "MPICH's Hydra lost an application process (its exit code or signal is printed with it)", rank=46,
+    regex=r"BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES|^\W*EXIT CODE: \d+",
+    remedy="One process of the job died: its own output says why; an exit code of 9 is SIGKILL (most often the OOM "
+    "killer: `dmesg`), 11 or 139 a segmentation fault.", source="MPICH Hydra (pm/pmiserv)",
+    fixture="=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES")

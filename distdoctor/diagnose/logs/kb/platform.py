@@ -254,3 +254,11 @@ add("DD844", "slurm-step-resources", C.RESOURCE_EXHAUSTION, R.CAUSE, ("Unable to
     remedy="The step asks for more than the job's allocation holds: lower --mem-per-cpu/--cpus-per-task of the srun, "
     "or ask sbatch for more (--mem, --cpus-per-task, more nodes).", source="Slurm srun step creation errors",
     fixture="srun: error: Unable to create step for job 771332: Memory required by task is not available")
+# Slurm's accounting plugin enforcing a memory limit kills the step and says so; its "Exceeded step memory limit at
+# some point" (DD822) only says the cgroup's usage (page cache included) reached the limit (see priors.py).
+add("DD859", "slurm-memory-enforced", C.OOM_HOST, R.CAUSE, ("being killed",),
+    "Slurm killed the job or step for exceeding its memory limit",
+    regex=r"(?:Job|Step) [\d.]+ exceeded (?:virtual )?memory limit \(\d+ > \d+\), being killed", rank=95,
+    remedy="The step used more memory than it asked for: request more (`--mem`, `--mem-per-cpu`) or lower its use.",
+    source="Slurm jobacct_gather (memory limit enforcement)",
+    fixture="slurmstepd: Job 13041453 exceeded memory limit (8431484 > 8388608), being killed")

@@ -183,3 +183,10 @@ add("DD786", "thread-create-failed", C.RESOURCE_EXHAUSTION, R.CAUSE,
     "the limit, or lower inter/intra-op and tf.data parallelism.", source="TensorFlow platform/default/env.cc (CHECK on pthread_create)",
     fixture="F tensorflow/core/platform/default/env.cc:73] Check failed: ret == 0 (11 vs. 0)Thread creation via "
             "pthread_create() failed.")
+# The kernel prints a memory cgroup's usage, limit and failure count only when that cgroup hits an OOM
+add("DD799", "kernel-memcg-oom-usage", C.OOM_HOST, R.CAUSE, ("memory: usage ",),
+    "The kernel reports a memory cgroup at its limit during an OOM", rank=90,
+    regex=r"memory: usage \d+kB, limit \d+kB, failcnt \d+",
+    remedy="The container's memory cgroup ran out: raise its limit or lower the task's memory use; the kernel's log "
+    "around this line names the process it killed.", source="Linux mm/memcontrol.c (the memcg OOM report)",
+    fixture="[Thu Aug 16 09:05:19 2018] memory: usage 184320000kB, limit 184320000kB, failcnt 2316326")
