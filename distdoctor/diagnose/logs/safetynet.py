@@ -15,7 +15,7 @@ from ...model import Category, Status
 from .conclusion import Alternative, Verdict
 from .scan import Hit
 from .settle import settle_for
-from .wordmodel import model
+from .wordmodel import model, tokens
 
 __all__ = ["SAFETY_NET", "ERROR_LINE", "unclaimed", "rescue", "word_alternatives"]
 
@@ -37,11 +37,20 @@ MAX_ALTERNATIVES = 3
 _SUCCESS = ("k8s-job-succeeded", "training-finished")
 
 
+_LEVEL_WORDS = frozenset({"error", "fatal", "critical", "warn", "tensorflow", "absl", "root", "stderr", "stdout"})
+
+
+def _says_something(text: str) -> bool:
+    """A line with words besides its level and logger (``ERROR:tensorflow:=====`` opens a block; it says nothing)."""
+    return any(len(t) >= 3 and t not in _LEVEL_WORDS for t in tokens(text))
+
+
 def unclaimed(hits: list[Hit], lines: list[Hit], recovered: set[str] = frozenset()) -> list[Hit]:
     """The error-line hits on lines that no other signature matched, in reading order, except in streams that end in
     training progress (``recovered``): an error a task printed and then trained on past did not end it."""
     claimed = {(h.stream, h.line_no) for h in hits}
-    return [h for h in lines if (h.stream, h.line_no) not in claimed and h.stream not in recovered]
+    return [h for h in lines if (h.stream, h.line_no) not in claimed and h.stream not in recovered
+            and _says_something(h.text)]
 
 
 def word_alternatives(text: str, skip: set[Category], culprit: str | None, n: int) -> list[Alternative]:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from ...catalogue import Rule, register
 from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
 from .conclusion import Verdict
+from . import safetynet  # noqa: F401  (registers DD891, the safety net's rule, beside DD890)
 from .scan import Hit
 from .signature import Role
 
@@ -158,8 +159,9 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
             keep_structural = not _specific(v) or (root.culprit is not None and root.culprit == v.culprit)
             if keep_structural and _reads_the_exception(root, v):
                 keep_structural = False
-        elif root is not None:   # DD150/DD100: only when the lines show nothing better
-            keep_structural = v.root is None or v.status == Status.UNKNOWN
+        elif root is not None:   # DD150/DD100: only when the lines show nothing better (a word model's guess at a
+            # line no signature knows is not better than a task seen to stop)
+            keep_structural = v.root is None or v.status == Status.UNKNOWN or v.code == safetynet.SAFETY_NET.code
         elif structural.status == Status.SUCCEEDED:   # every trainer's log ends in success: only a specific cause
             # overturns it, or a task that never showed training and whose own log ends in its failure
             keep_structural = (v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)) \

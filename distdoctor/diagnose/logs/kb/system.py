@@ -17,6 +17,7 @@ add("DD760", "cuda-oom", C.OOM_GPU, R.CAUSE, ("CUDA_ERROR_OUT_OF_MEMORY", "CUDA 
     fixture="E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 512.00M (536870912 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
 add("DD761", "cuda-init-failed", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CONTEXT,
     ("failed call to cuInit: CUDA_ERROR_UNKNOWN", "failed call to cuInit: CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+     "Failed call to cuInit: UNKNOWN ERROR", "failed call to cuInit: UNKNOWN ERROR",
      "CUDA driver version is insufficient", "failed call to cuInit: CUDA_ERROR_NOT_INITIALIZED"),
     "A node could not initialise its GPU: it runs on the CPU unlike the others", rank=40,
     remedy="Fix the GPU on that node (driver, `nvidia-smi`, device plugin, CUDA_VISIBLE_DEVICES) so that every task uses "
