@@ -59,6 +59,16 @@ AMBIGUOUS: dict[str, Ambiguous] = {
     "tf-server-bind-failed": Ambiguous("low", C.RESOURCE_EXHAUSTION, "NCCL binds ports it picks itself: a port "
                                        "already in use there means the ephemeral range is exhausted or reserved",
                                        when=r"NCCL WARN"),
+    # "Requested node configuration is not available": no node of the partition can ever run the request as written
+    # (more CPUs, memory or GPUs per node than any node has, a feature none has): the job script's mistake as much as
+    # a shortage
+    "slurm-unable-to-allocate": Ambiguous("medium", C.USER_CODE_ERROR, "no node can ever satisfy the request as "
+                                          "written: the job script asks for what the partition does not have",
+                                          when=r"Requested node configuration is not available"),
+    # TF1's session manager on a non-chief task waits for the chief to initialize the variables: either some variables
+    # are not the chief's to initialize (per-worker state), or no running task is the chief (is_chief / TF_CONFIG)
+    "tf-uninitialized-variables-wait": Ambiguous("low", C.CONFIG_TF_CONFIG, "the chief that initializes the "
+                                                 "variables may not be running, or no task is configured as chief"),
     # a native crash is often an extension built against another version of the library it is loaded with
     "native-segv": Ambiguous("medium", C.VERSION_MISMATCH, "a native crash is often an extension (Horovod, a custom "
                              "op) built against another version of TensorFlow, MPI or the compiler's runtime",
@@ -108,6 +118,11 @@ def _text_of(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> str:
     return "\n".join(lines)[:20000]
 
 
+def _only_symptoms(v: Verdict) -> bool:
+    """A verdict read from symptoms alone (no line says what failed): the cause is in a log we do not have."""
+    return v.root is not None and v.root.sig.role.value == "symptom" and v.confidence == "low"
+
+
 def _fill(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     out: list[Alternative] = []
     seen = {v.category}
@@ -120,8 +135,10 @@ def _fill(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
         if cat not in seen:
             seen.add(cat)
             out.append(Alternative(cat, v.culprit, _WHY_LOOKALIKE, settle=settle_for(cat)))
-    if v.root is None or v.category == C.OTHER:
-        text = v.root.text if v.root is not None else _text_of(v, hits, facts)
+    if len(out) >= MAX_ALTERNATIVES and _only_symptoms(v):
+        out = out[:1]          # the nearest lookalike, then what the lines as a whole resemble
+    if v.root is None or v.category == C.OTHER or _only_symptoms(v):
+        text = v.root.text if v.root is not None and not _only_symptoms(v) else _text_of(v, hits, facts)
         for cat, p in model().scores(text):
             if cat not in seen and cat != C.OTHER:
                 seen.add(cat)

@@ -13,6 +13,8 @@ strongly by itself:
   task was killed, it is no failure by itself: ``other``, low confidence, ``oom_host`` the first alternative.
 * **An image pull that failed on the network** (a timeout, an unresolved or unreachable registry) is the network's
   failure, not a wrong image name.
+* **A native stack dumped from a live process** (``pstack``, gdb attached, py-spy) is where a stuck task waits,
+  not a crash.
 * **ssh asked to resolve ``host:N``**: the launcher passed a ``host:slots`` entry to ssh as a host name: it does not
   read that syntax (Open MPI before 3.0, older launchers), a version matter rather than a network one.
 
@@ -96,7 +98,25 @@ def _ssh_given_host_slots(v: Verdict, hits: list[Hit]) -> Verdict | None:
                    settle="the launcher's version (`mpirun --version`) and how it was given the hosts")
 
 
-_RULES = (_step_memory_warning, _sigkill_with_no_sender, _image_pull_on_the_network, _ssh_given_host_slots)
+def _stack_of_a_live_process(v: Verdict, hits: list[Hit]) -> Verdict | None:
+    """A native stack dumped from a live process (``pstack PID``, gdb attached, py-spy) shows where a stuck task
+    waits, not a crash."""
+    if v.root is None or v.root.sig.name != "native-backtrace":
+        return None
+    live = [h for h in hits if h.sig.name == "live-stack-dump" and h.stream == v.root.stream
+            and h.line_no < v.root.line_no]
+    if not live:
+        return None
+    alts = (Alternative(Category.SEGFAULT_CORE_DUMP, v.culprit, "a stack like this is also what a core dump shows",
+                        settle=settle_for(Category.SEGFAULT_CORE_DUMP)),)
+    return replace(v, category=Category.HANG_STALLED_WORKER, status=Status.HUNG, confidence="low",
+                   context=tuple(live[-1:]), alternatives=alts,
+                   summary=f"a stack dumped from a live process ({live[-1].text.strip()[:80]}): the task was alive and "
+                           f"waiting here: {v.root.text.strip()[:160]}",
+                   settle=settle_for(Category.HANG_STALLED_WORKER))
+
+
+_RULES = (_stack_of_a_live_process, _step_memory_warning, _sigkill_with_no_sender, _image_pull_on_the_network, _ssh_given_host_slots)
 
 
 def apply_priors(v: Verdict, hits: list[Hit]) -> Verdict:

@@ -13,7 +13,9 @@ from dataclasses import replace
 
 from ...catalogue import Rule, register
 from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
+from .calibrate import LOOKALIKES, MAX_ALTERNATIVES
 from .conclusion import Verdict
+from .settle import settle_for
 from . import safetynet  # noqa: F401  (registers DD891, the safety net's rule, beside DD890)
 from .scan import Hit
 from .signature import Role
@@ -51,6 +53,24 @@ def finding_of(v: Verdict) -> Finding:
                    at=v.root.ts if v.root is not None else None, candidates=v.candidates,
                    confidence=v.confidence,
                    alternatives=tuple(Alternative(a.category, a.culprit, a.why, a.settle) for a in v.alternatives))
+
+
+def _ranked_alternatives(root: Finding | None, v: Verdict) -> Finding | None:
+    """A structural root cause gets ranked alternatives like a signature verdict: the lines' own reading when it
+    differs, then the causes known to produce the same evidence, each with what settles it (at most three)."""
+    if root is None or root.alternatives:
+        return root
+    alts: list[Alternative] = []
+    seen = {root.category}
+    if v.root is not None and v.category not in seen:
+        seen.add(v.category)
+        alts.append(Alternative(v.category, v.culprit, "what the lines themselves say: " + v.summary[:160],
+                                v.settle or settle_for(v.category)))
+    for cat in LOOKALIKES.get(root.category, ()):
+        if cat not in seen:
+            seen.add(cat)
+            alts.append(Alternative(cat, root.culprit, "a cause known to produce the same evidence", settle_for(cat)))
+    return replace(root, alternatives=tuple(alts[:MAX_ALTERNATIVES]))
 
 
 def _task_names(f: Finding, structural: Diagnosis) -> Finding:
@@ -171,6 +191,7 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
         if keep_structural:
             root = _with_cause_line(root, v, structural)
             root = _device_of_the_oom(root, v)
+            root = _ranked_alternatives(root, v)
             if root is not None and root.confidence is None:
                 conf = "low" if root.code in _WEAK_STRUCTURAL else (
                     v.confidence if v.root is not None and v.category == root.category else "medium")

@@ -84,7 +84,9 @@ add("DD722", "horovod-missing-ranks", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT, ("m
     remedy="The listed ranks never submitted the collective: they are on another code path or have finished.",
     source="Horovod common/stall_inspector.cc", fixture="NmtModel/HorovodAllreduce_grad_0 [missing ranks: 3, 6]")
 add("DD737", "horovod-missing-rank-entry", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT,
-    (": [allreduce", ": [allgather", ": [broadcast", ": [alltoall", ": [Distributed", ": [Horovod"),
+    (": [allreduce", ": [allgather", ": [broadcast", ": [alltoall", ": [Distributed", ": [Horovod",
+     # Horovod's TensorFlow ops are named HorovodAllreduce_<tensor> (mpi_ops.py) under any name scope
+     "HorovodAllreduce_", "HorovodAllgather_", "HorovodBroadcast_", "HorovodAlltoall_", "HorovodReducescatter_"),
     "Horovod's stall inspector: one missing rank and the tensor it never submitted (unnamed tensors are "
     "allreduce.noname.N; Horovod's TensorFlow wrappers name theirs DistributedXxx_Allreduce/... or HorovodAllreduce_...)", regex=r"^(?P<rank>\d+): \[", rank=0,
     remedy="That rank never submitted the listed collective.", source="Horovod common/stall_inspector.cc",
@@ -348,3 +350,17 @@ add("DD708", "hydra-bad-termination", C.PEER_CRASHED, R.CAUSE,
     remedy="One process of the job died: its own output says why; an exit code of 9 is SIGKILL (most often the OOM "
     "killer: `dmesg`), 11 or 139 a segmentation fault.", source="MPICH Hydra (pm/pmiserv)",
     fixture="=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES")
+add("DD709", "hydra-exit-code", C.PEER_CRASHED, R.CAUSE, ("EXIT CODE: ",),
+    "MPICH's Hydra prints the exit code (or the signal) of the process it lost", rank=47, regex=r"^\W*EXIT CODE: \d+",
+    remedy="One process of the job died: an exit code of 9 is SIGKILL (most often the OOM killer: `dmesg`), 11 or 139 a "
+    "segmentation fault, anything else the process's own error (its output above).", source="MPICH Hydra (pm/pmiserv)",
+    fixture="=   EXIT CODE: 9")
+# ibv_wc_status 12 (IBV_WC_RETRY_EXC_ERR) and 13 (IBV_WC_RNR_RETRY_EXC_ERR): the transport gave up retrying: the peer
+# did not answer (link down, a port or switch failure, a dead peer)
+add("DD729", "nccl-ib-retry-exceeded", C.NETWORK_UNREACHABLE, R.CAUSE, ("Got completion",),
+    "NCCL's InfiniBand transport gave up: the peer did not answer (retry count exceeded)", rank=60,
+    regex=r"NET/IB ?: Got completion (?:from peer \S+ )?with error (?:12|13)\b",
+    remedy="Check the InfiniBand path between the two nodes (`ibstat`, `ibv_devinfo`, the switch's port counters), "
+    "NCCL_IB_HCA/NCCL_IB_GID_INDEX (RoCE), and whether the peer process was still alive.",
+    source="NCCL transport/net_ib.cc; libibverbs ibv_wc_status",
+    fixture="node-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129")

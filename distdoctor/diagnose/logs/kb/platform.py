@@ -262,3 +262,15 @@ add("DD859", "slurm-memory-enforced", C.OOM_HOST, R.CAUSE, ("being killed",),
     remedy="The step used more memory than it asked for: request more (`--mem`, `--mem-per-cpu`) or lower its use.",
     source="Slurm jobacct_gather (memory limit enforcement)",
     fixture="slurmstepd: Job 13041453 exceeded memory limit (8431484 > 8388608), being killed")
+add("DD858", "yarn-invalid-resource-request", C.RESOURCE_EXHAUSTION, R.CAUSE, ("InvalidResourceRequestException",),
+    "YARN refused a container request larger than the cluster's maximum allocation", rank=75,
+    remedy="Ask for no more than the scheduler's maximum per container (yarn.scheduler.maximum-allocation-mb/-vcores, "
+    "the GPU resource's maximum), or raise that maximum.",
+    source="Hadoop YARN SchedulerUtils (InvalidResourceRequestException)",
+    fixture="org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException: Invalid resource request, requested "
+            "memory < 0, or requested memory > max configured, requestedMemory=20480, maxMemory=8192")
+add("DD857", "ray-node-preempted", C.PREEMPTION, R.CAUSE, ("node was preempted",),
+    "Ray reports that an actor's node was preempted", rank=85, regex=r"the actor's node was preempted",
+    remedy="The node was taken away (a spot instance, a drain): restart from the last checkpoint; Ray Train's "
+    "FailureConfig(max_failures=...) retries on another node.", source="Ray ActorDiedError (NodeDeathInfo)",
+    fixture="(TrainController pid=79312) \tthe actor's node was preempted: preemption_integration_demo: simulating node drain")

@@ -127,3 +127,15 @@ add("DD892", "error-line", C.OTHER, R.CONTEXT,
     source="the error levels of glog (E/F), Python's logging (ERROR, CRITICAL), NCCL (WARN), and the words programs "
     "use to report a failure",
     fixture="2020-02-11 10:12:44.301210: E tensorflow/core/kernels/example_kernel.cc:120] something went wrong")
+# Keras 3 (tf.keras from TF 2.16 on) does not take tf.distribute's per-replica values: model.fit under a
+# tf.distribute strategy fails converting one to a tensor; the legacy tf-keras (TF_USE_LEGACY_KERAS=1) does
+add("DD869", "keras3-per-replica", C.VERSION_MISMATCH, R.CAUSE, ("PerReplica",),
+    "A tf.distribute per-replica value reached a tensor conversion (Keras 3 under a tf.distribute strategy)", rank=60,
+    regex=r"unsupported type \(<class 'tensorflow\.python\.distribute\.values\.PerReplica'>\)|"
+          r"Attempt to convert a value \(PerReplica:",
+    remedy="With TF >= 2.16, tf.keras is Keras 3, which does not support tf.distribute strategies this way: install "
+    "tf-keras and set TF_USE_LEGACY_KERAS=1, or pin TF < 2.16; in custom loops, reduce per-replica results "
+    "(strategy.reduce / experimental_local_results) before using them as tensors.",
+    source="TensorFlow tensor conversion error (constant_op / tensor_conversion_registry) with tf.distribute values",
+    fixture="ValueError: Attempt to convert a value (PerReplica:{ 0: <tf.Tensor: shape=(), dtype=float32, numpy=1.0> }) "
+            "with an unsupported type (<class 'tensorflow.python.distribute.values.PerReplica'>) to a Tensor.")

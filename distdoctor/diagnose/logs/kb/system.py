@@ -191,3 +191,27 @@ add("DD799", "kernel-memcg-oom-usage", C.OOM_HOST, R.CAUSE, ("memory: usage ",),
     remedy="The container's memory cgroup ran out: raise its limit or lower the task's memory use; the kernel's log "
     "around this line names the process it killed.", source="Linux mm/memcontrol.c (the memcg OOM report)",
     fixture="[Thu Aug 16 09:05:19 2018] memory: usage 184320000kB, limit 184320000kB, failcnt 2316326")
+add("DD787", "mpich-gethostbyname-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("gethostbyname failed",),
+    "MPICH could not resolve a host name (its TCP netmod looks up every node's name)", rank=80,
+    regex=r"gethostbyname failed, \S+ \(errno -?\d+\)",
+    remedy="Make every node's host name resolve on every node (DNS or /etc/hosts), or name the interface to use "
+    "(MPICH: MPIR_CVAR_CH3_INTERFACE_HOSTNAME / -iface).", source="MPICH ch3:nemesis tcp netmod (MPID_nem_tcp_init)",
+    fixture="MPID_nem_tcp_init(379).............: gethostbyname failed, ac922 (errno 1)")
+add("DD788", "nvml-driver-library-mismatch", C.VERSION_MISMATCH, R.CAUSE,
+    ("NVML_ERROR_LIB_RM_VERSION_MISMATCH", "Driver/library version mismatch"),
+    "The NVIDIA kernel driver and its user-space library differ in version (a driver upgraded without a reboot)",
+    rank=85, remedy="Reboot the node (or reload the nvidia kernel modules) so that the kernel driver matches the "
+    "installed library; in containers, match the container's driver libraries to the host's driver.",
+    source="NVML nvmlReturn_t (NVML_ERROR_LIB_RM_VERSION_MISMATCH) / nvidia-smi",
+    fixture="Failed to initialize NVML: Driver/library version mismatch")
+# a native stack as gdb prints it (``bt`` on a core file, or on a live process: see DD790)
+add("DD789", "native-backtrace", C.SEGFAULT_CORE_DUMP, R.CAUSE,
+    tuple(f"#{i}  0x" for i in range(10)), "A native stack (gdb's backtrace) of a crashed or stuck process", rank=30,
+    regex=r"^#\d+\s+0x[0-9a-f]+ in \S", remedy=_NATIVE, source="gdb backtrace format",
+    fixture="#0  0x00007fff2dd36224 in hwloc_bitmap_and ()")
+add("DD790", "live-stack-dump", C.HANG_STALLED_WORKER, R.CONTEXT,
+    ("pstack ", "gdb -p", "gdb --pid", "gdb attach", "py-spy dump"),
+    "A stack dumped from a live process (pstack, gdb attached, py-spy dump): what a stuck task was doing", rank=0,
+    regex=r"(?:^|\$ |\s)(?:pstack \d+|gdb (?:-p|--pid[= ]|attach) ?\d*|py-spy dump)",
+    remedy="The frames show where the live process waits.", source="pstack / gdb / py-spy command lines",
+    fixture="$ pstack 106165")
