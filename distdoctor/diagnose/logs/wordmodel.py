@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
 from ...model import Category
 
-__all__ = ["tokens", "WordModel", "model", "DATA"]
+__all__ = ["tokens", "WordModel", "model", "hold_out", "DATA"]
 
 DATA = Path(__file__).resolve().parent / "data" / "labelled_lines.tsv"
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]+")
@@ -81,19 +82,39 @@ class WordModel:
         return sum(1 for t in set(tokens(text)) if t in self.vocab)
 
 
-def _examples() -> list[tuple[str, Category]]:
+def _examples(held_out: str | None = None) -> list[tuple[str, Category]]:
     from . import kb  # noqa: F401  (registers the signatures)
     from .signature import SIGNATURES, Role
     out = [(s.fixture, Category.OTHER if s.role == Role.BENIGN else s.category) for s in SIGNATURES
            if s.fixture and s.name != "error-line"]
     if DATA.exists():
         for row in DATA.read_text(encoding="utf-8").splitlines():
-            if row and not row.startswith("#") and "\t" in row:
-                cat, text = row.split("\t", 1)
-                out.append((text, Category(cat)))
+            if row and not row.startswith("#") and row.count("\t") >= 2:
+                cat, origin, text = row.split("\t", 2)
+                if origin != held_out:
+                    out.append((text, Category(cat)))
     return out
 
 
-@lru_cache(maxsize=1)
+_HELD_OUT: list[str | None] = [None]
+
+
+@lru_cache(maxsize=4)
+def _trained(held_out: str | None) -> WordModel:
+    return WordModel(_examples(held_out))
+
+
 def model() -> WordModel:
-    return WordModel(_examples())
+    """The model trained on every labelled line (except the lines of the origin :func:`hold_out` names)."""
+    return _trained(_HELD_OUT[0])
+
+
+@contextmanager
+def hold_out(origin: str | None):
+    """Within the block, the model learns nothing from the lines of ``origin`` (``corpus:dev_101``): the bench scores
+    each corpus case with a model that never saw that case's deciding lines (leave-one-out)."""
+    _HELD_OUT[0] = origin
+    try:
+        yield
+    finally:
+        _HELD_OUT[0] = None
