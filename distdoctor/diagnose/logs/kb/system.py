@@ -215,3 +215,12 @@ add("DD790", "live-stack-dump", C.HANG_STALLED_WORKER, R.CONTEXT,
     regex=r"(?:^|\$ |\s)(?:pstack \d+|gdb (?:-p|--pid[= ]|attach) ?\d*|py-spy dump)",
     remedy="The frames show where the live process waits.", source="pstack / gdb / py-spy command lines",
     fixture="$ pstack 106165")
+# NVML's generic failure inside a container that saw the GPU before: the container lost access to the GPU's device
+# nodes (its device cgroup reset, e.g. by a systemd daemon-reload on the host with runc's systemd cgroup driver)
+add("DD791", "nvml-init-unknown-error", C.OTHER, R.CAUSE, ("Failed to initialize NVML: Unknown Error",),
+    "NVML cannot reach the GPU: most often the container lost access to the GPU's device nodes", rank=44,
+    remedy="Restart the pod (its device access is restored at creation); on the node, avoid `systemctl daemon-reload` "
+    "under running GPU pods or use the NVIDIA container toolkit's workaround (device nodes created for runc's "
+    "systemd cgroup driver).", source="NVML (nvmlInit: NVML_ERROR_UNKNOWN) as nvidia-smi prints it; NVIDIA "
+    "container toolkit notice on device cgroups reset by systemd",
+    fixture="Failed to initialize NVML: Unknown Error")
