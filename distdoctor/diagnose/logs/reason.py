@@ -87,7 +87,7 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     hits = [h for h in hits if h.sig.name != ERROR_LINE]
     v = _reason(hits, facts)
     v = _cluster_defect_behind(v, hits) or v
-    v = rescue(v, hits, lines, _ends_in_progress(facts))
+    v = rescue(v, hits, lines, facts)
     return calibrate(apply_priors(v, hits), hits, facts)
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 from ...catalogue import Rule, register
 from ...model import Category, Status
 from .conclusion import Alternative, Verdict
-from .scan import Hit
+from .demux import split_prefix
+from .progress import EPOCH_LINE, progress_of
+from .scan import Hit, StreamFacts
 from .settle import settle_for
 from .wordmodel import model, tokens
 
@@ -45,12 +47,33 @@ def _says_something(text: str) -> bool:
     return any(len(t) >= 3 and t not in _LEVEL_WORDS for t in tokens(text))
 
 
-def unclaimed(hits: list[Hit], lines: list[Hit], recovered: set[str] = frozenset()) -> list[Hit]:
-    """The error-line hits on lines that no other signature matched, in reading order, except in streams that end in
-    training progress (``recovered``): an error a task printed and then trained on past did not end it."""
+def _progress(line: str) -> bool:
+    text = split_prefix(line)[1].strip()
+    return progress_of(text) is not None or bool(EPOCH_LINE.match(text))
+
+
+def _trained_past(h: Hit, facts: dict[str, StreamFacts]) -> bool:
+    """The stream of ``h`` ends in training progress printed after ``h`` -- two progress lines at least, a run that
+    goes on rather than one bar drawn before the message (an error a task printed and then trained past did not end
+    it)."""
+    f = facts.get(h.stream)
+    if f is None:
+        return False
+    tail = [t for t in f.tail if t.strip()]
+    if not any(_progress(t) for t in tail[-3:]):
+        return False
+    key = h.text.strip()[-120:]
+    at = max((i for i, t in enumerate(tail) if key and key in t), default=-1)
+    return sum(_progress(t) for t in tail[at + 1:]) >= 2
+
+
+def unclaimed(hits: list[Hit], lines: list[Hit], facts: list[StreamFacts] = ()) -> list[Hit]:
+    """The error-line hits on lines that no other signature matched and that say something, in reading order,
+    except those the same stream trained past."""
     claimed = {(h.stream, h.line_no) for h in hits}
-    return [h for h in lines if (h.stream, h.line_no) not in claimed and h.stream not in recovered
-            and _says_something(h.text)]
+    by_name = {f.name: f for f in facts}
+    return [h for h in lines if (h.stream, h.line_no) not in claimed and _says_something(h.text)
+            and not _trained_past(h, by_name)]
 
 
 def word_alternatives(text: str, skip: set[Category], culprit: str | None, n: int) -> list[Alternative]:
@@ -63,12 +86,12 @@ def word_alternatives(text: str, skip: set[Category], culprit: str | None, n: in
     return out
 
 
-def rescue(v: Verdict, hits: list[Hit], lines: list[Hit], recovered: set[str] = frozenset()) -> Verdict:
+def rescue(v: Verdict, hits: list[Hit], lines: list[Hit], facts: list[StreamFacts] = ()) -> Verdict:
     """The verdict, or the safety net's when ``v`` found nothing and an unclaimed line reads as an error (and
     nothing in the logs says the job succeeded)."""
     if v.root is not None or v.status != Status.UNKNOWN or any(h.sig.name in _SUCCESS for h in hits):
         return v
-    errs = unclaimed(hits, lines, recovered)
+    errs = unclaimed(hits, lines, facts)
     if not errs:
         return v
     first = min(errs, key=lambda h: (h.ts if h.ts is not None else float("inf"), lines.index(h)))

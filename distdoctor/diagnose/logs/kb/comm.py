@@ -88,7 +88,8 @@ add("DD737", "horovod-missing-rank-entry", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT
      # Horovod's TensorFlow ops are named HorovodAllreduce_<tensor> (mpi_ops.py) under any name scope
      "HorovodAllreduce_", "HorovodAllgather_", "HorovodBroadcast_", "HorovodAlltoall_", "HorovodReducescatter_"),
     "Horovod's stall inspector: one missing rank and the tensor it never submitted (unnamed tensors are "
-    "allreduce.noname.N; Horovod's TensorFlow wrappers name theirs DistributedXxx_Allreduce/... or HorovodAllreduce_...)", regex=r"^(?P<rank>\d+): \[", rank=0,
+    "allreduce.noname.N; Horovod's TensorFlow wrappers name theirs DistributedXxx_Allreduce/... or HorovodAllreduce_...)",
+    regex=r"(?:^|[\s:>])(?P<rank>\d+): \[(?=\S)", rank=0,
     remedy="That rank never submitted the listed collective.", source="Horovod common/stall_inspector.cc",
     fixture="3: [allreduce.noname.222700]", expect="rank:3")
 add("DD723", "horovod-version-mismatch", C.VERSION_MISMATCH, R.CAUSE, ("HorovodVersionMismatchError", "installed with version"),
