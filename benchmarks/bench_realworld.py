@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -91,11 +92,26 @@ def _group(rows: list[dict], key, title: str) -> None:
               f"{len(sr):<3} culprit {sum(bool(r['culprit_ok']) for r in sc):>2}/{len(sc)}")
 
 
+_REPO = re.compile(r"(?:github\.com/)?([\w.-]+)/([\w.-]+?)(?:#|/issues/|/pull/|/discussions/|$)")
+# the component whose knowledge decided a verdict, by the catalogue's code ranges (distdoctor/diagnose/logs/kb)
+_RANGES = ((600, 659, "TensorFlow runtime"), (660, 679, "tf.data / files"), (680, 699, "TF1 training"),
+           (700, 759, "gRPC/NCCL/Horovod/MPI"), (760, 799, "CUDA / native / host"),
+           (800, 859, "schedulers (K8s, Slurm, YARN, Ray)"), (860, 889, "Python"), (890, 890, "no evidence"),
+           (891, 891, "safety net (word model)"), (892, 899, "Python"))
+
+
 def _component(r: dict) -> str:
-    src = str(r.get("source") or "")
-    if "/" in src and " " not in src.split("#")[0]:
-        return src.split("#")[0].split("/")[-1].lower()
-    return "probe"
+    """The project of the thread the case comes from (a probe written here: "probe")."""
+    m = _REPO.search(str(r.get("source") or ""))
+    return m.group(2).lower() if m and " " not in m.group(0) else "probe"
+
+
+def _decided_by(r: dict) -> str:
+    code = str(r.get("code") or "")
+    if not code.startswith("DD") or not code[2:].isdigit():
+        return "no verdict"
+    n = int(code[2:])
+    return next((name for lo, hi, name in _RANGES if lo <= n <= hi), "structural rules (steps, exits, silences)")
 
 
 def main() -> int:
@@ -138,7 +154,8 @@ def main() -> int:
         print(f"  the {dec['lacks']} cases whose log lacks it: low confidence and the truth among the alternatives in "
               f"{dec['lacks_low_and_among']}")
     _group(rows, lambda r: r["shape"], "shape")
-    _group(rows, _component, "component (repository of the thread)")
+    _group(rows, _decided_by, "component whose knowledge decided")
+    _group(rows, _component, "project of the thread")
     cats = sorted({r["want"] for r in rows} | {r["got"] for r in rows})
     conf = collections.Counter((r["want"], r["got"]) for r in rows)
     short = {c: c[:14] for c in cats}
