@@ -92,3 +92,16 @@ def test_alternatives_are_ranked_distinct_and_settleable(tmp_path):
     assert 1 <= len(cats) <= 3 and len(set(cats)) == len(cats) and rc.category not in cats
     assert all(a.settle for a in rc.alternatives)
     assert "settle" in rc.to_json()["alternatives"][0]
+
+
+def test_a_log_that_ends_in_nccls_setup_lists_the_network_first(tmp_path):
+    text = ("[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO Bootstrap : Using eth0:10.4.0.7<0>\n"
+            "[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal "
+            "implementation\n"
+            "[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO NET/Socket : Using [0]eth0:10.4.0.7<0>\n")
+    d = diagnose(text, tmp_path)
+    rc = d.root_cause
+    assert d.status.value == "unknown" and rc.confidence == "low"
+    assert [a.category.value for a in rc.alternatives][:2] == ["firewall_or_port_blocked", "network_unreachable"]
+    done = text + "[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO comm 0x5581 rank 0 nranks 2 - Init COMPLETE\n"
+    assert "firewall_or_port_blocked" not in [a.category.value for a in diagnose(done, tmp_path).root_cause.alternatives]

@@ -118,6 +118,24 @@ def _text_of(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> str:
     return "\n".join(lines)[:20000]
 
 
+_NCCL_SETUP = re.compile(r"NCCL INFO (?:Bootstrap|NET/|NCCL_SOCKET_IFNAME|Using network|Channel \d+/\d+ :|Trees|"
+                         r"Ring \d+|Setting affinity|comm 0x|cudaDriverVersion|NCCL version)")
+
+
+def _ends_in_nccl_setup(facts: list[StreamFacts]) -> bool:
+    """A log whose last lines are NCCL's communicator set-up (bootstrap, transports, rings) and nothing after: the
+    tasks stopped while connecting to each other, which is most often the network between the nodes (a port NCCL
+    picked is blocked, or NCCL chose an interface the peer cannot reach)."""
+    for f in facts:
+        last = [t for t in f.tail if t.strip() and t.strip() not in ("[...]", "...")][-3:]
+        if last and _NCCL_SETUP.search(last[-1]) and not any("Init COMPLETE" in t for t in last):
+            return True
+    return False
+
+
+_NCCL_STALL = (C.FIREWALL_OR_PORT_BLOCKED, C.NETWORK_UNREACHABLE, C.HANG_COLLECTIVE_MISMATCH)
+
+
 def _only_symptoms(v: Verdict) -> bool:
     """A verdict read from symptoms alone (no line says what failed): the cause is in a log we do not have."""
     return v.root is not None and v.root.sig.role.value == "symptom" and v.confidence == "low"
@@ -131,6 +149,12 @@ def _fill(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
             continue
         seen.add(a.category)
         out.append(a if a.settle else replace(a, settle=settle_for(a.category)))
+    if v.root is None and _ends_in_nccl_setup(facts):
+        for cat in _NCCL_STALL:
+            if cat not in seen:
+                seen.add(cat)
+                out.append(Alternative(cat, None, "the log ends in NCCL's communicator set-up: the tasks stopped "
+                                       "while connecting to each other", settle=settle_for(cat)))
     for cat in LOOKALIKES.get(v.category, ()):
         if cat not in seen:
             seen.add(cat)
