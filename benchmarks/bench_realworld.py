@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import re
 import sys
@@ -126,9 +127,12 @@ def main() -> int:
     cases = [p for d in folders for p in sorted(d.iterdir()) if (p / "case.json").exists()]
     t0 = time.perf_counter()
     rows = []
-    from distdoctor.diagnose.logs.wordmodel import hold_out
+    if a.leave_one_out:
+        from distdoctor.diagnose.logs.wordmodel import hold_out
+    else:
+        hold_out = contextlib.nullcontext
     for c in cases:
-        with hold_out(f"corpus:{c.name}" if a.leave_one_out else None):
+        with hold_out(f"corpus:{c.name}"):
             r = run_case(c)
         r["folder"] = c.parent.name
         rows.append(r)

@@ -40,7 +40,7 @@ KNOWN_GAPS.update({
     "dev_115": "null: NCCL's bind failure says port_in_use (low); the exhausted ephemeral range is the alternative",
     "dev_118": "null: mpirun's abort alone; the GPU memory exhaustion is in no posted line",
     "dev_120": "null: NCCL INFO lines and then silence; the blocked port is known only from the thread",
-    "dev_121": "a SIGSEGV in Horovod's extension: segfault_core_dump (medium), the ABI mismatch its first alternative",
+    "dev_121": "a SIGSEGV in Horovod's extension: segfault_core_dump (high, wrong), the ABI mismatch an alternative",
     "dev_127": "null: a traceback cut before its exception; the Horovod/TF version skew is in no posted line",
     "dev_132": "Slurm's 'Requested node configuration is not available' reads as resource_exhaustion; label "
                "user_code_error (the job script's request; first alternative)",

@@ -69,10 +69,6 @@ AMBIGUOUS: dict[str, Ambiguous] = {
     # are not the chief's to initialize (per-worker state), or no running task is the chief (is_chief / TF_CONFIG)
     "tf-uninitialized-variables-wait": Ambiguous("low", C.CONFIG_TF_CONFIG, "the chief that initializes the "
                                                  "variables may not be running, or no task is configured as chief"),
-    # a native crash is often an extension built against another version of the library it is loaded with
-    "native-segv": Ambiguous("medium", C.VERSION_MISMATCH, "a native crash is often an extension (Horovod, a custom "
-                             "op) built against another version of TensorFlow, MPI or the compiler's runtime",
-                             when=r"(?i)received signal|signal 11"),
 }
 
 # causes known to produce the same lines as the verdict's, most usual first (the alternatives a reader would check)
