@@ -16,7 +16,7 @@ Figures printed:
 * **high-confidence precision**: of the verdicts given with ``high`` confidence, how many are right -- what a user
   may trust without reading further; the same for ``medium`` and ``low``;
 * **coverage**: cases whose verdict comes from the knowledge base or the structural rules (a signature or rule that
-  names the cause), not from the safety net's word model (DD891) or "no evidence" (DD890);
+  names the cause), not from the safety net's word model (DD160) or "no evidence" (DD890);
 * **decisive**: for a corpus whose cases carry ``decisive`` (the lines that settle the cause, or null when the log
   lacks them), the figures on the cases whose log holds the deciding line, and on the others whether the verdict is
   low-confidence with the truth among its alternatives. Older cases carry no ``decisive``; the README's list of
@@ -51,7 +51,7 @@ POOL = (CORPUS, ROOT / "tests" / "probes" / "blind", ROOT / "tests" / "probes" /
 # the same hostname on two machines is known only from the thread; dev_028: the traceback stops before its exception)
 OLD_WITHOUT_DECISIVE = frozenset({"dev_012", "dev_028", "dev_042", "dev_043", "dev_050", "dev_051", "dev_054",
                                   "dev_057"})
-SAFETY_NET, NO_EVIDENCE = "DD891", "DD890"
+SAFETY_NET, NO_EVIDENCE = "DD160", "DD890"
 
 
 def _holds_decisive(r: dict) -> bool:
@@ -98,7 +98,7 @@ _REPO = re.compile(r"(?:github\.com/)?([\w.-]+)/([\w.-]+?)(?:#|/issues/|/pull/|/
 _RANGES = ((600, 659, "TensorFlow runtime"), (660, 679, "tf.data / files"), (680, 699, "TF1 training"),
            (700, 759, "gRPC/NCCL/Horovod/MPI"), (760, 799, "CUDA / native / host"),
            (800, 859, "schedulers (K8s, Slurm, YARN, Ray)"), (860, 889, "Python"), (890, 890, "no evidence"),
-           (891, 891, "safety net (word model)"), (892, 899, "Python"))
+           (891, 899, "Python"), (160, 160, "safety net (word model)"))
 
 
 def _component(r: dict) -> str:

@@ -37,7 +37,7 @@ def diagnose(text: str, tmp: Path, name: str = "output.log"):
 def test_an_unknown_error_line_is_a_low_confidence_failure(tmp_path, text):
     d = diagnose(text, tmp_path)
     rc = d.root_cause
-    assert d.status.value == "failed" and rc.code == "DD891" and rc.confidence == "low", rc
+    assert d.status.value == "failed" and rc.code == "DD160" and rc.confidence == "low", rc
     assert "not in the knowledge base" in rc.summary
     first = [ln for ln in text.splitlines() if ln.startswith(("E", "ERROR", "workload", "wrapper"))][0]
     assert rc.evidence[0].text.strip() == first.strip()

@@ -23,7 +23,7 @@ __all__ = ["SAFETY_NET", "ERROR_LINE", "unclaimed", "rescue", "word_alternatives
 
 ERROR_LINE = "error-line"
 SAFETY_NET = register(Rule(
-    code="DD891", name="unrecognised-error-line", category=Category.OTHER,
+    code="DD160", name="unrecognised-error-line", category=Category.OTHER,
     title="A line reads as an error, but its message is not in the knowledge base",
     detects="Logs in which no signature names a cause, but some line reads as an error (an E/F log level, ERROR or "
             "FATAL, an exception, 'failed', a non-zero exit, a stall report).",

@@ -16,7 +16,7 @@ from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severi
 from .calibrate import LOOKALIKES, MAX_ALTERNATIVES
 from .conclusion import Verdict
 from .settle import settle_for
-from . import safetynet  # noqa: F401  (registers DD891, the safety net's rule, beside DD890)
+from . import safetynet  # noqa: F401  (registers DD160, the safety net's rule, beside DD890)
 from .scan import Hit
 from .signature import Role
 
