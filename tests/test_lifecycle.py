@@ -50,3 +50,12 @@ def test_job_events_are_typed_and_serialise_as_before():
     assert e.to_json() == {"ts": 1.5, "task": "worker:1", "kind": "hang_declared", "text": "r"}
     assert {k.value for k in JobEventKind} >= {"start", "exit", "fault", "signal_sent", "connected"}
     assert [type(a) for a in (StopAll("x"), EndAttempt(), DeclareHang(), SuspectStall(), ClearStall())]
+
+
+def test_a_suspicion_ends_only_when_the_job_steps_again():
+    """A suspect that enters TensorFlow to trace (busy) turns the assessment "ok" without any step: the
+    suspicion (and the pause it measures) goes on until progress resumes."""
+    from distdoctor.supervise.lifecycle import ClearStall, LoopState, decide
+    base = dict(alive=("worker:0", "worker:1"), assessment="ok", banner="stall suspected: worker:0 is busy")
+    assert not any(isinstance(a, ClearStall) for a in decide(LoopState(still=True, **base), 100.0))
+    assert any(isinstance(a, ClearStall) for a in decide(LoopState(still=False, **base), 100.0))

@@ -27,7 +27,7 @@ TOKEN = "node-test-token-7d1e"
 
 class Node:
     def __init__(self, lab: Lab, i: int, name: str, trainer_args: list[str], dd_args: list[str] = (),
-                 token: str = TOKEN) -> None:
+                 token: str = TOKEN, script: str = "trainer.py") -> None:
         self.task = f"worker:{i}"
         self.out = OUTPUT / "node" / name / f"worker-{i}"
         if self.out.exists():
@@ -38,7 +38,7 @@ class Node:
         env = clean_env(TF_CONFIG=tf_config(cluster, self.task), DISTDOCTOR_TOKEN=token, TF_USE_LEGACY_KERAS="1")
         cmd = ["ip", "netns", "exec", lab.hosts[i], PY, "-m", "distdoctor", "run", "--node", "--json",
                "--out", str(self.out), "--mesh-timeout", "30", "--failure-grace", "5", "--grace", "5", *dd_args,
-               "--", PY, str(WORKERS / "trainer.py"), *trainer_args]
+               "--", PY, str(WORKERS / script), *trainer_args]
         self.stdout_path = self.out.parent / f"worker-{i}.stdout"
         self.stderr_path = self.out.parent / f"worker-{i}.stderr"
         self.proc = subprocess.Popen(cmd, stdout=open(self.stdout_path, "w"), stderr=open(self.stderr_path, "w"),
@@ -67,9 +67,10 @@ class Node:
         return json.loads((self.out / name).read_text())
 
 
-def run_nodes(lab: Lab, name: str, trainer_args: list[str], dd_args: list[str] = ()) -> tuple[list[Node], list[int]]:
+def run_nodes(lab: Lab, name: str, trainer_args: list[str], dd_args: list[str] = (),
+              script: str = "trainer.py") -> tuple[list[Node], list[int]]:
     """One ``run --node`` per host, each to its end; (nodes, exit statuses). Nothing is left running."""
-    nodes = [Node(lab, i, name, trainer_args, dd_args) for i in range(len(lab.hosts))]
+    nodes = [Node(lab, i, name, trainer_args, dd_args, script=script) for i in range(len(lab.hosts))]
     try:
         return nodes, [n.wait(200) for n in nodes]
     finally:
@@ -163,3 +164,18 @@ def test_stalled_worker_on_another_host_is_a_hang_with_its_stack(lab):
     # blocked in a collective may not get to act on SIGTERM); the scheduler sees that status
     assert set(rcs) <= {128 + signal.SIGTERM, 128 + signal.SIGKILL}, (rcs, collector.stderr, member.stderr)
     assert member.diagnosis()["status"] == "hung"
+
+
+@pytest.mark.parametrize("lab", [2], indirect=True)
+def test_chief_only_evaluation_on_its_own_host_is_a_pause_not_a_hang(lab):
+    """worker:0 evaluates in Python for 22 s on its host while worker:1 waits in the all-reduce on another:
+    the collector suspects a pause, never declares a hang, and the job succeeds on both nodes."""
+    (collector, member), rcs = run_nodes(lab, "pause", ["--scenario", "eval_python", "--pause", "22"],
+                                         script="healthy.py")
+    assert rcs == [0, 0], (rcs, collector.stderr, member.stderr)
+    diag = collector.diagnosis()
+    assert diag["status"] == "succeeded", json.dumps(diag["findings"], indent=1)[:3000]
+    f = [f for f in diag["findings"] if f["code"] == "DD211"]
+    assert f and f[0]["culprit"] == "worker:0" and "computing" in f[0]["summary"], diag["findings"]
+    evs = [json.loads(x) for x in (collector.out / "events.jsonl").read_text().splitlines() if x.strip()]
+    assert not [e for e in evs if e["kind"] in ("hang_declared", "signal_sent")], evs

@@ -8,7 +8,7 @@ from distdoctor.catalogue import all_rules
 from distdoctor.diagnose.logs.kb import SIGNATURES
 from distdoctor.diagnose.logs.reason import reason
 from distdoctor.diagnose.logs.scan import scan_bytes
-from distdoctor.diagnose.logs.signature import Role
+from distdoctor.diagnose.logs.signature import COMPONENTS, Role, by_component
 from distdoctor.model import Status
 
 IDS = [s.code for s in SIGNATURES]
@@ -18,8 +18,34 @@ def test_codes_are_unique_in_range_and_catalogued():
     assert len(IDS) == len(set(IDS))
     codes = {r.code for r in all_rules()}
     for s in SIGNATURES:
-        assert 600 <= int(s.code[2:]) <= 899 and s.code in codes
+        assert (600 <= int(s.code[2:]) <= 999 or 1000 <= int(s.code[2:]) <= 1999) and s.code in codes
         assert s.literals and s.fixture and s.source and s.remedy and s.title
+
+
+@pytest.mark.parametrize("sig", SIGNATURES, ids=IDS)
+def test_every_signature_names_its_provenance(sig):
+    """Which component prints the message, in which versions, and where its text comes from."""
+    assert sig.component in COMPONENTS, sig.component
+    assert sig.versions.strip() and sig.source.strip()
+    rule = next(r for r in all_rules() if r.code == sig.code)
+    assert sig.component in rule.why and sig.versions in rule.why
+
+
+def test_signatures_by_component_cover_every_signature_once():
+    groups = by_component()
+    assert sorted(s.code for sigs in groups.values() for s in sigs) == sorted(IDS)
+    assert all(s.component == comp for comp, sigs in groups.items() for s in sigs)
+
+
+def test_a_signature_without_provenance_is_refused():
+    from distdoctor.diagnose.logs.signature import add
+    from distdoctor.model import Category
+    with pytest.raises(ValueError):
+        add("DD1999", "no-provenance", Category.OTHER, Role.CONTEXT, ("x",), "t", remedy="r", fixture="x",
+            source="s", component="somewhere", versions="all")
+    with pytest.raises(ValueError):
+        add("DD1999", "no-versions", Category.OTHER, Role.CONTEXT, ("x",), "t", remedy="r", fixture="x",
+            source="s", component="nccl", versions=" ")
 
 
 @pytest.mark.parametrize("sig", SIGNATURES, ids=IDS)

@@ -597,11 +597,12 @@ def _straggler(rule: Rule, job: JobObservation):
     rows = [t for t in job.ordered() if t.outside_tf_fraction is not None and not t.task.startswith("ps:")]
     if len(rows) < 2 or job.hang is not None:
         return
+    paused = {p.task for p in job.pauses}  # a task that paused the job is named by DD211 (a straggler if it recurs)
     fr = {t.task: t.outside_tf_fraction for t in rows}
     for t in rows:
         others = [v for k, v in fr.items() if k != t.task]
         med = statistics.median(others)
-        if fr[t.task] >= 0.35 and fr[t.task] >= 2.5 * max(med, 0.05):
+        if fr[t.task] >= 0.35 and fr[t.task] >= 2.5 * max(med, 0.05) and t.task not in paused:
             yield rule.finding(culprit=t.task, at=t.started_at, severity=Severity.WARNING,
                                summary=f"{t.task} spent {fr[t.task]:.0%} of the run outside TensorFlow functions "
                                        f"(peers: {med:.0%}); every step waited for it",

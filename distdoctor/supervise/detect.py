@@ -191,11 +191,15 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
     if len(training) + len(finished) < 2 or not training or stalled_for < threshold / 2:
         return Assessment("ok", threshold, stalled_for)
     waiting = [t for t in training if _waiting(t, now)]
-    if not waiting or not all(_idle(w) for w in waiting):
+    # a task inside TensorFlow that computes (a long trace or compile, a slow op) is not waiting: the idle ones
+    # wait for it
+    working_in_tf = [t for t in waiting if not _idle(t)]
+    waiting = [t for t in waiting if _idle(t)]
+    if not waiting:
         return Assessment("ok", threshold, stalled_for)
     first_call = all(t.calls == 0 for t in training)
     need = threshold if not first_call else max(threshold, 3 * MAX_STALL_S)
-    others = [t for t in training if not _waiting(t, now)]
+    others = [t for t in training if not _waiting(t, now)] + working_in_tf
     exited_early = [t for t in job.tasks if not t.alive and t.exit_code == 0]
 
     if others:
@@ -206,8 +210,9 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
         if not _fresh(culprits[0], now):
             where += (f" (its agent has been silent for {now - culprits[0].agent_ts:.0f} s: the process holds "
                       "Python's GIL somewhere)")
+        inside = "inside" if culprits[0] in working_in_tf else "outside"
         reason = (f"{len(waiting)} task(s) wait in a TensorFlow collective while {names} is "
-                  f"{'idle' if idle else 'busy'} outside TensorFlow at {where}")
+                  f"{'idle' if idle else 'busy'} {inside} TensorFlow at {where}")
         return _judge("stalled_worker", culprits, waiting, reason, need, threshold, stalled_for, last, now,
                       job.hang_timeout)
 

@@ -95,6 +95,7 @@ class LoopState:
     chief_done_at: float | None = None       # ParameterServerStrategy: the coordinator ended then
     hang_allowed: bool = True                # no fatal failure yet, and this supervisor judges hangs
     assessment: str = "ok"                   # detect.assess: "ok", "suspect" or "hung"
+    still: bool = False                      # no step since the suspicion began (a suspicion ends on progress only)
     has_verdict: bool = False                # the assessment carries a hang verdict
     banner: str | None = None
 
@@ -144,7 +145,7 @@ def decide(s: LoopState, now: float) -> tuple[Action, ...]:
     out: list[Action] = []
     if s.assessment == "suspect" and not s.banner:
         out.append(SuspectStall())
-    elif s.assessment == "ok" and s.banner and s.banner.startswith("stall suspected"):
+    elif s.assessment == "ok" and s.banner and s.banner.startswith("stall suspected") and not s.still:
         out.append(ClearStall())
     if s.assessment == "hung" and s.has_verdict and s.hang_allowed:
         out += [DeclareHang(), StopAll("hang"), EndAttempt()]

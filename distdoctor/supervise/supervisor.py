@@ -757,6 +757,7 @@ class Supervisor:
             fatal_failure_at=self.detected_at if fatal else None, failure_grace=self.cfg.failure_grace,
             chief_done_at=self._chief_done_at, hang_allowed=self._first_failure is None and self._detects_hangs(),
             assessment=a.status if a is not None else "ok", has_verdict=bool(a is not None and a.verdict is not None),
+            still=bool(a is not None and self._pause is not None and now - a.stalled_for <= self._pause.since + 0.01),
             banner=self.banner)
 
     def _carry_out(self, actions, now: float, a) -> bool:

@@ -65,6 +65,10 @@ AMBIGUOUS: dict[str, Ambiguous] = {
     "slurm-unable-to-allocate": Ambiguous("medium", C.USER_CODE_ERROR, "no node can ever satisfy the request as "
                                           "written: the job script asks for what the partition does not have",
                                           when=r"Requested node configuration is not available"),
+    # NCCL's InfiniBand retry counter ran out: the peer's side never acknowledged. NCCL itself says "remote process
+    # exited or there was a network error": the fabric between the nodes, or a peer that died (its own log says which)
+    "nccl-ib-retry-exceeded": Ambiguous("medium", C.PEER_CRASHED, "a peer process that died stops acknowledging too "
+                                        "(NCCL: 'remote process exited or there was a network error')"),
     # TF1's session manager on a non-chief task waits for the chief to initialize the variables: either some variables
     # are not the chief's to initialize (per-worker state), or no running task is the chief (is_chief / TF_CONFIG)
     "tf-uninitialized-variables-wait": Ambiguous("low", C.CONFIG_TF_CONFIG, "the chief that initializes the "

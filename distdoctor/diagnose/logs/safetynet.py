@@ -1,6 +1,6 @@
 """The safety net: a log whose lines read as errors is never "no evidence of a failure".
 
-When the knowledge base names no cause, symptom or wait, but some line reads as an error (signature DD892: a glog
+When the knowledge base names no cause, symptom or wait, but some line reads as an error (signature DD1012: a glog
 E/F level, ERROR/FATAL, an exception's name, "failed", a non-zero exit, a stall, NCCL's WARN) and no other signature
 claims that line (a known harmless line stays harmless), the verdict is a failure: the first such line quoted, the
 category its words resemble (:mod:`.wordmodel`), low confidence, and the summary says the message is not in the

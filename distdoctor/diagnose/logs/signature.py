@@ -27,9 +27,15 @@ YARN, the kernel, Python) and what it means:
 * ``fixture`` -- a real log line (triggered on this machine, or quoted from the
   source that prints it, see ``source``) and ``expect`` the task the line names,
   checked by ``tests/test_signatures.py``.
+* provenance: ``component`` -- the layer that prints the message (one of
+  ``COMPONENTS``: tensorflow, keras, horovod, nccl, gloo, openmpi, mpich, ...);
+  ``versions`` -- the releases of that component that print this wording (a
+  range such as ``">=2.9"``, ``"<=22.05"`` or ``"all"``); ``source`` -- where the
+  text comes from (the file in the component's repository or wheel).
 
 Signatures register into the one catalogue (``distdoctor rules``) with codes
-DD600-DD899, so ``docs/rules.md`` lists them beside the other rules.
+DD600-DD999 and, once those were all taken, DD1000-DD1999, so ``docs/rules.md``
+lists them beside the other rules.
 """
 from __future__ import annotations
 
@@ -37,10 +43,18 @@ import enum
 import re
 from dataclasses import dataclass, field
 
-from ...catalogue import Rule, register
+from ...catalogue import Rule, code_key, register
 from ...model import Category
 
-__all__ = ["Role", "Signature", "SIGNATURES", "add", "by_code"]
+__all__ = ["Role", "Signature", "SIGNATURES", "COMPONENTS", "add", "by_code", "by_component"]
+
+
+# the layers whose messages the knowledge base reads (a signature's ``component`` is one of these)
+COMPONENTS: tuple[str, ...] = (
+    "tensorflow", "keras", "grpc", "horovod", "nccl", "gloo", "openmpi", "mpich", "intelmpi", "pmix",
+    "openssh", "slurm", "yarn", "spark", "tfos", "tony", "ray", "kubernetes", "training-operator", "cloud-platform",
+    "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "glibc", "gdb", "shell", "python",
+    "any")          # "any": a wording that every layer uses (an ERROR level, "failed"): the safety net's error line
 
 
 class Role(str, enum.Enum):
@@ -62,6 +76,8 @@ class Signature:
     remedy: str
     fixture: str
     source: str
+    component: str = ""
+    versions: str = ""
     regex: str | None = None
     rank: int = 50
     expect: str | None = None          # the task the fixture names (``worker:1``), if any
@@ -85,7 +101,7 @@ class Signature:
                 Role.BENIGN: "a harmless line that only looks alarming"}[self.role]
         return Rule(code=self.code, name=self.name, category=self.category, title=self.title,
                     detects=f"Log signature ({self.role.value}, {what}): {self.fixture[:160]}",
-                    why=f"Source: {self.source}.",
+                    why=f"Source: {self.component} {self.versions}: {self.source}.",
                     evidence="A log line containing " + " or ".join(repr(x) for x in self.literals[:3])
                              + (f" and matching /{self.regex}/" if self.regex else ""),
                     remedy=self.remedy)
@@ -96,9 +112,11 @@ _BY_CODE: dict[str, Signature] = {}
 
 
 def add(code: str, name: str, category: Category, role: Role, literals: str | tuple[str, ...], title: str, *,
-        remedy: str, fixture: str, source: str, regex: str | None = None, rank: int = 50,
-        expect: str | None = None, ignore_case: bool = False, names: str | None = None) -> Signature:
-    """Register one signature (and its catalogue rule); a code is registered once."""
+        remedy: str, fixture: str, source: str, component: str, versions: str, regex: str | None = None,
+        rank: int = 50, expect: str | None = None, ignore_case: bool = False, names: str | None = None) -> Signature:
+    """Register one signature (and its catalogue rule); a code is registered once, from a known component."""
+    if component not in COMPONENTS or not versions.strip():
+        raise ValueError(f"signature {code}: component {component!r} / versions {versions!r} not valid")
     lits = (literals,) if isinstance(literals, str) else tuple(literals)
     if ignore_case:
         lits = tuple(x.lower() for x in lits)
@@ -106,8 +124,9 @@ def add(code: str, name: str, category: Category, role: Role, literals: str | tu
         raise ValueError(f"signature code {code} registered twice")
     flags = re.IGNORECASE if ignore_case else 0
     sig = Signature(code=code, name=name, category=category, role=role, literals=lits, title=title, remedy=remedy,
-                    fixture=fixture, source=source, regex=regex, rank=rank, expect=expect, ignore_case=ignore_case,
-                    names=names, compiled=re.compile(regex, flags) if regex else None,
+                    fixture=fixture, source=source, component=component, versions=versions, regex=regex, rank=rank,
+                    expect=expect, ignore_case=ignore_case, names=names,
+                    compiled=re.compile(regex, flags) if regex else None,
                     names_compiled=re.compile(names) if names else None)
     SIGNATURES.append(sig)
     _BY_CODE[code] = sig
@@ -117,3 +136,11 @@ def add(code: str, name: str, category: Category, role: Role, literals: str | tu
 
 def by_code(code: str) -> Signature:
     return _BY_CODE[code]
+
+
+def by_component() -> dict[str, list[Signature]]:
+    """The signatures of each component, in catalogue order of codes."""
+    out: dict[str, list[Signature]] = {c: [] for c in COMPONENTS}
+    for sig in sorted(SIGNATURES, key=lambda s: code_key(s.code)):
+        out[sig.component].append(sig)
+    return {c: sigs for c, sigs in out.items() if sigs}

@@ -5,9 +5,20 @@ Codes: DD600-DD699 TensorFlow's runtime (DD660-DD679 input pipelines and files i
 tf_data.py, DD680-DD699 TF 1.x training in tf1.py), DD700-DD759 communication libraries
 (gRPC, NCCL, Horovod, MPI, Gloo), DD760-DD799 CUDA, native crashes and the
 host, DD800-DD859 schedulers and platforms (Kubernetes, Slurm, YARN, Spark,
-TonY), DD860-DD899 Python and generic lines.
+TonY), DD860-DD899 Python and generic lines. Messages mined from each component's own
+source have a module per component: horovod.py (DD900-DD917), nccl_gloo.py (DD918-DD933,
+DD706-DD709), mpi.py (Open MPI, MPICH, Intel MPI: DD934-DD959), slurm.py (Slurm and PMIx:
+DD960-DD974), gpu.py (NVML, CUDA runtime, XLA: DD975-DD989), keras.py (DD990-DD999),
+k8s.py (Kubernetes and the training operator: DD845-DD859, DD876-DD888) and
+yarn_spark_ray.py (YARN, Spark, TensorFlowOnSpark, Ray: DD787-DD799, DD891-DD897 and
+DD679, DD729, DD869, DD889). DD1000 and up (four digits: every three-digit code of the
+DD600-DD999 range is taken) are the later additions beside the modules they extend: comm.py
+(DD1000-DD1003), system.py (DD1004-DD1008), platform.py (DD1009-DD1010), python.py
+(DD1011-DD1012). Every signature names its ``component``, ``versions`` and
+``source`` (``distdoctor rules`` shows them).
 """
 from . import tf, tf_data, tf1, comm, system, platform, python  # noqa: F401  (registration)
+from . import horovod, nccl_gloo, mpi, slurm, gpu, keras, k8s, yarn_spark_ray  # noqa: F401  (registration)
 from ..signature import SIGNATURES
 
 __all__ = ["SIGNATURES"]

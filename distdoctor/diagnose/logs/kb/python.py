@@ -9,10 +9,11 @@ _EXC = r"^(?:[\w.]*\.)?(?P<exc>[A-Z]\w*(?:Error|Exception|Exit|Failure|Interrupt
 add("DD860", "python-exception", C.USER_CODE_ERROR, R.CAUSE, ("Error", "Exception"),
     "A Python exception ended the task", regex=_EXC, rank=35,
     remedy="Fix the error the traceback ends with (its last frame in your code is where to look); it happens on every "
-    "attempt, so a restart will not help.", source="CPython traceback format",
+    "attempt, so a restart will not help.", component="python", versions="all", source="CPython traceback format",
     fixture="RuntimeError: check_rank and exit epoch=1 batch=0 start_rank=0 rank=0")
 add("DD861", "python-traceback", C.USER_CODE_ERROR, R.CONTEXT, ("Traceback (most recent call last)",),
-    "A Python traceback begins", rank=5, remedy="Read the exception at the traceback's end.", source="CPython traceback format",
+    "A Python traceback begins", rank=5, remedy="Read the exception at the traceback's end.",
+    component="python", versions="all", source="CPython traceback format",
     fixture="Traceback (most recent call last):")
 add("DD862", "python-import", C.VERSION_MISMATCH, R.CAUSE,
     ("ModuleNotFoundError", "ImportError", "undefined symbol", "No module named", "cannot import name",
@@ -22,65 +23,72 @@ add("DD862", "python-import", C.VERSION_MISMATCH, R.CAUSE,
     regex=r"ModuleNotFoundError|ImportError|undefined symbol|No module named|cannot import name|version `GLIBC|was compiled against"
           r"|compiled using NumPy|compiled against API version|Descriptors cannot be created directly",
     rank=60, remedy="Install the same packages (TensorFlow, tf-keras, extensions such as Horovod) in every task's "
-    "environment; rebuild extensions against the installed TensorFlow.", source="CPython import system / the dynamic loader",
+    "environment; rebuild extensions against the installed TensorFlow.",
+    component="python", versions="all", source="CPython import system / the dynamic loader",
     fixture="ImportError: /usr/lib/python3/dist-packages/horovod/tensorflow/mpi_lib.so: undefined symbol: _ZN10tensorflow8OpKernel")
 add("DD863", "python-memoryerror", C.OOM_HOST, R.CAUSE, ("MemoryError", "std::bad_alloc"),
     "The process could not allocate host memory", regex=r"^(?:\w+\.)*(?:_Array)?MemoryError\b|std::bad_alloc", rank=75,
     remedy="Lower the batch size, shuffle/prefetch buffers and caches, or give the task more memory.",
-    source="CPython MemoryError / libstdc++", fixture="MemoryError: Unable to allocate 7.45 GiB for an array")
+    component="python", versions="all", source="CPython MemoryError / libstdc++", fixture="MemoryError: Unable to allocate 7.45 GiB for an array")
 add("DD864", "python-network", C.NETWORK_UNREACHABLE, R.CAUSE,
     ("URLError", "ConnectionRefusedError", "socket.gaierror", "gaierror", "ConnectionResetError", "urlopen error",
      "NewConnectionError", "Max retries exceeded with url"),
     "A network call from the task's own code failed", rank=50,
     regex=r"URLError|ConnectionRefusedError|gaierror|urlopen error|NewConnectionError|Max retries exceeded",
     remedy="The task cannot reach an outside address (a dataset download, a storage or metadata endpoint): check DNS, "
-    "proxies, egress rules and sidecars; pre-stage data where possible.", source="CPython urllib / socket / requests",
+    "proxies, egress rules and sidecars; pre-stage data where possible.",
+    component="python", versions="all", source="CPython urllib / socket / requests",
     fixture="urllib.error.URLError: <urlopen error [Errno 111] Connection refused>")
 add("DD865", "tf-cancelled-aborted", C.PEER_CRASHED, R.SYMPTOM, ("CancelledError", "AbortedError", "Cancelled: [_Derived_]"),
     "An operation was cancelled or aborted because of an error elsewhere",
     regex=r"(?:CancelledError|AbortedError|Cancelled: \[_Derived_\])", rank=10,
-    remedy="A consequence: look for the first error on any task.", source="TensorFlow errors_impl.py",
+    remedy="A consequence: look for the first error on any task.",
+    component="tensorflow", versions="all", source="TensorFlow errors_impl.py",
     fixture="tensorflow.python.framework.errors_impl.CancelledError: [_Derived_]Cancelled")
 add("DD866", "python-keyboard-interrupt", C.PREEMPTION, R.CAUSE, ("KeyboardInterrupt",),
     "The task was interrupted (SIGINT)", regex=r"^KeyboardInterrupt\s*$", rank=30,
-    remedy="Someone or something sent SIGINT (Ctrl-C, a launcher stopping the job).", source="CPython",
+    remedy="Someone or something sent SIGINT (Ctrl-C, a launcher stopping the job).",
+    component="python", versions="all", source="CPython",
     fixture="KeyboardInterrupt")
 add("DD867", "python-permission", C.CONFIG_TF_CONFIG, R.CAUSE, ("PermissionError", "PermissionDeniedError", "Permission denied"),
     "The task may not read or write a path it needs", regex=r"PermissionError|PermissionDeniedError|Permission denied", rank=45,
     remedy="Give the task's user access to the path (model_dir, data, /dev/shm), or use another path.",
-    source="CPython PermissionError / TensorFlow PermissionDeniedError",
+    component="python", versions="all", source="CPython PermissionError / TensorFlow PermissionDeniedError",
     fixture="tensorflow.python.framework.errors_impl.PermissionDeniedError: /mnt/ckpt; Permission denied")
 add("DD868", "tf-not-found-path", C.USER_CODE_ERROR, R.CAUSE, ("NotFoundError", "No such file or directory"),
     "A file the task needs does not exist on its node",
     regex=r"^(?!.*(?:dlerror|Could not load dynamic library)).*(?:NotFoundError|No such file or directory)", rank=45,
     remedy="The path must exist on every node (a shared file system or object store), not only where you tested.",
-    source="TensorFlow NotFoundError / POSIX ENOENT", fixture="tensorflow.python.framework.errors_impl.NotFoundError: /data/train-00000; No such file or directory")
+    component="tensorflow", versions="all", source="TensorFlow NotFoundError / POSIX ENOENT", fixture="tensorflow.python.framework.errors_impl.NotFoundError: /data/train-00000; No such file or directory")
 
 # -- context facts other rules read ------------------------------------------------------------------------------
 add("DD870", "training-finished", C.OTHER, R.CONTEXT,
     ("Loss for final step", "Training finished", "Finished training", "training finished", "Training completed",
      "Training complete"),
-    "A task reports it finished training", rank=0, remedy="Nothing to do.", source="Estimator / Keras / common scripts",
+    "A task reports it finished training", rank=0, remedy="Nothing to do.",
+    component="tensorflow", versions="all", source="Estimator / Keras / common scripts",
     fixture="INFO:tensorflow:Loss for final step: 3.3031716.")
 add("DD871", "checkpoint-save", C.OTHER, R.CONTEXT,
     ("saving model to", "Saving checkpoints for", "Saving checkpoint", "Saving model", "saving checkpoint"),
-    "A task saves a checkpoint", rank=0, remedy="Nothing to do.", source="Keras ModelCheckpoint / Estimator CheckpointSaverHook",
+    "A task saves a checkpoint", rank=0, remedy="Nothing to do.",
+    component="keras", versions="all", source="Keras ModelCheckpoint / Estimator CheckpointSaverHook",
     fixture="Epoch 00001: val_loss improved from inf to 10.37603, saving model to models/weights-01-10.38.hdf5")
 add("DD872", "cluster-config-printed", C.CONFIG_TF_CONFIG, R.CONTEXT, ("TF_CONFIG", "cluster_spec", "ClusterSpec"),
     "A task prints its cluster configuration", rank=0, remedy="Nothing by itself; rules check it.",
-    source="TensorFlow distribute_coordinator.py / user scripts",
+    component="tensorflow", versions="all", source="TensorFlow distribute_coordinator.py / user scripts",
     fixture="INFO:tensorflow:TF_CONFIG environment variable: {'cluster': {'ps': ['ps-0:2222'], 'worker': ['worker-0:2222']}, 'task': {'index': 1, 'type': 'ps'}}")
 add("DD873", "python-network-frame", C.NETWORK_UNREACHABLE, R.CONTEXT,
     ("urlretrieve", "urlopen", "urllib/request.py", "http/client.py", "socket.py", "requests/adapters.py",
      "urllib3/connection"),
     "A traceback frame inside a network call", rank=0,
     remedy="The task was waiting on the network when it failed: check what it connects to and what may block it.",
-    source="CPython urllib / http.client / socket and requests frames",
+    component="python", versions="all", source="CPython urllib / http.client / socket and requests frames",
     fixture='  File "/usr/lib/python2.7/urllib.py", line 98, in urlretrieve')
 add("DD874", "python-broken-process-pool", C.PEER_CRASHED, R.CAUSE, ("A process in the process pool was terminated abruptly",),
     "A child process of the task died (a worker of a multiprocessing pool)", rank=50,
     remedy="A pool worker was killed, usually by the OOM killer (`dmesg`): lower the pool size or per-process memory "
-    "(e.g. Keras use_multiprocessing / workers).", source="CPython concurrent/futures/process.py",
+    "(e.g. Keras use_multiprocessing / workers).",
+    component="python", versions=">=3.3", source="CPython concurrent/futures/process.py",
     fixture="concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while the future was running or pending.")
 add("DD898", "python-cluster-config-frame", C.CONFIG_TF_CONFIG, R.CONTEXT,
     ("multi_worker_util.py", "tfconfig_cluster_resolver.py", "run_config.py", "in _make_cluster_def"),
@@ -95,7 +103,7 @@ add("DD898", "python-cluster-config-frame", C.CONFIG_TF_CONFIG, R.CONTEXT,
           r"|server_lib\.py\", line \d+, in _make_cluster_def)",
     remedy="The task failed while TensorFlow read its cluster: fix TF_CONFIG (jobs, task type and index, addresses) "
     "for that task.",
-    source="TensorFlow distribute/multi_worker_util.py, cluster_resolver/tfconfig_cluster_resolver.py, "
+    component="tensorflow", versions="all", source="TensorFlow distribute/multi_worker_util.py, cluster_resolver/tfconfig_cluster_resolver.py, "
     "training/server_lib.py, estimator/run_config.py (the functions that parse and validate TF_CONFIG)",
     fixture='  File "/usr/local/lib/python3.8/dist-packages/tensorflow/python/distribute/multi_worker_util.py", line 82, in _validate_cluster_spec')
 add("DD875", "python-tf-config-frame", C.CONFIG_TF_CONFIG, R.CONTEXT,
@@ -104,13 +112,13 @@ add("DD875", "python-tf-config-frame", C.CONFIG_TF_CONFIG, R.CONTEXT,
     "A traceback source line of a script that reads TF_CONFIG", rank=0,
     remedy="An exception raised right below this frame was raised while reading TF_CONFIG: fix the variable (valid "
     "JSON with `cluster` and `task`; `distdoctor check --static` validates it).",
-    source="user training scripts as their tracebacks quote them (TF's own frames: DD898)",
+    component="python", versions="all", source="user training scripts as their tracebacks quote them (TF's own frames: DD898)",
     fixture="    return json.loads(os.environ.get('TF_CONFIG', '{}'))")
 # Any line that reads as an error (a glog E/F level, ERROR/FATAL, an exception's name, "failed", a non-zero exit, a
 # stall, NCCL's WARN level): the safety net (safetynet.py) quotes the first such line that no other signature claims,
 # so that a failing log whose message the knowledge base lacks is never "no evidence of a failure". Lines at a
 # warning, info or debug level are not errors (NCCL's WARN is its only error level).
-add("DD892", "error-line", C.OTHER, R.CONTEXT,
+add("DD1012", "error-line", C.OTHER, R.CONTEXT,
     ("E0", "E1", "F0", "F1", ": E ", "] E ", ": F ", "] F ", "ERROR", "FATAL", "CRITICAL", "PANIC", "rror", "xception",
      "failed", "Failed", "FAILED", "failure", "Failure", "Killed", "bort", "BORT", "exit code", "exit status",
      "Exit Code", "Exit code", "exited with", "non-zero", "nonzero", "stall", "Stall", "timed out", "Timed out",
@@ -124,18 +132,20 @@ add("DD892", "error-line", C.OTHER, R.CONTEXT,
           r"|\bKilled\b|\b[Aa]bort(?:ed|ing)?\b|\bABORT|\bnon-?zero\b|[Ee]xit(?:ed with)? (?:[Cc]ode|status)[:= ]*-?[1-9]"
           r"|\b[Ss]tall(?:ed)?\b|\b[Tt]imed out\b|\bNCCL WARN\b|\.(?:cc|h|cpp):\d+ WARN\b|\bpanic\b|\bfault\b)",
     remedy="Not in the knowledge base: read the quoted line and the lines just before it.",
+    component="any", versions="all",
     source="the error levels of glog (E/F), Python's logging (ERROR, CRITICAL), NCCL (WARN), and the words programs "
     "use to report a failure",
     fixture="2020-02-11 10:12:44.301210: E tensorflow/core/kernels/example_kernel.cc:120] something went wrong")
 # Keras 3 (tf.keras from TF 2.16 on) does not take tf.distribute's per-replica values: model.fit under a
 # tf.distribute strategy fails converting one to a tensor; the legacy tf-keras (TF_USE_LEGACY_KERAS=1) does
-add("DD869", "keras3-per-replica", C.VERSION_MISMATCH, R.CAUSE, ("PerReplica",),
+add("DD1011", "keras3-per-replica", C.VERSION_MISMATCH, R.CAUSE, ("PerReplica",),
     "A tf.distribute per-replica value reached a tensor conversion (Keras 3 under a tf.distribute strategy)", rank=60,
     regex=r"unsupported type \(<class 'tensorflow\.python\.distribute\.values\.PerReplica'>\)|"
           r"Attempt to convert a value \(PerReplica:",
     remedy="With TF >= 2.16, tf.keras is Keras 3, which does not support tf.distribute strategies this way: install "
     "tf-keras and set TF_USE_LEGACY_KERAS=1, or pin TF < 2.16; in custom loops, reduce per-replica results "
     "(strategy.reduce / experimental_local_results) before using them as tensors.",
+    component="tensorflow", versions=">=2.16 (tf.keras is Keras 3)",
     source="TensorFlow tensor conversion error (constant_op / tensor_conversion_registry) with tf.distribute values",
     fixture="ValueError: Attempt to convert a value (PerReplica:{ 0: <tf.Tensor: shape=(), dtype=float32, numpy=1.0> }) "
             "with an unsupported type (<class 'tensorflow.python.distribute.values.PerReplica'>) to a Tensor.")
