@@ -94,11 +94,9 @@ def _group(rows: list[dict], key, title: str) -> None:
 
 
 _REPO = re.compile(r"(?:github\.com/)?([\w.-]+)/([\w.-]+?)(?:#|/issues/|/pull/|/discussions/|$)")
-# the component whose knowledge decided a verdict, by the catalogue's code ranges (distdoctor/diagnose/logs/kb)
-_RANGES = ((600, 659, "TensorFlow runtime"), (660, 679, "tf.data / files"), (680, 699, "TF1 training"),
-           (700, 759, "gRPC/NCCL/Horovod/MPI"), (760, 799, "CUDA / native / host"),
-           (800, 859, "schedulers (K8s, Slurm, YARN, Ray)"), (860, 889, "Python"), (890, 890, "no evidence"),
-           (891, 899, "Python"), (160, 160, "safety net (word model)"))
+# the knowledge that decided a verdict: a signature's own component (its provenance in distdoctor/diagnose/logs/kb),
+# else the reasoning rules by code
+_RULES = {"DD160": "safety net (word model)", "DD890": "no evidence"}
 
 
 def _component(r: dict) -> str:
@@ -108,11 +106,12 @@ def _component(r: dict) -> str:
 
 
 def _decided_by(r: dict) -> str:
+    from distdoctor.diagnose.logs.kb import SIGNATURES
     code = str(r.get("code") or "")
     if not code.startswith("DD") or not code[2:].isdigit():
         return "no verdict"
-    n = int(code[2:])
-    return next((name for lo, hi, name in _RANGES if lo <= n <= hi), "structural rules (steps, exits, silences)")
+    comp = {s.code: s.component for s in SIGNATURES}.get(code)
+    return f"signature: {comp}" if comp else _RULES.get(code, "structural rules (steps, exits, silences)")
 
 
 def main() -> int:

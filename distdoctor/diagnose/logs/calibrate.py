@@ -39,6 +39,13 @@ class Ambiguous:
     when: str | None = None          # a pattern the root line must match for the cap to apply (None: always)
 
 
+# "Requested node configuration is not available": no node of the partition can ever run the request as written
+# (more CPUs, memory or GPUs per node than any node has, a feature none has): the job script's mistake as much as
+# a shortage
+_UNSATISFIABLE = Ambiguous("medium", C.USER_CODE_ERROR, "no node can ever satisfy the request as written: the job "
+                           "script asks for what the partition does not have",
+                           when=r"Requested node configuration is not available")
+
 AMBIGUOUS: dict[str, Ambiguous] = {
     # SIGILL is a native crash as much as a CPU-feature mismatch: the exit status alone cannot tell them apart
     "sigill-exit-132": Ambiguous("medium", C.SEGFAULT_CORE_DUMP, "an illegal instruction is also how a corrupted "
@@ -59,12 +66,8 @@ AMBIGUOUS: dict[str, Ambiguous] = {
     "tf-server-bind-failed": Ambiguous("low", C.RESOURCE_EXHAUSTION, "NCCL binds ports it picks itself: a port "
                                        "already in use there means the ephemeral range is exhausted or reserved",
                                        when=r"NCCL WARN"),
-    # "Requested node configuration is not available": no node of the partition can ever run the request as written
-    # (more CPUs, memory or GPUs per node than any node has, a feature none has): the job script's mistake as much as
-    # a shortage
-    "slurm-unable-to-allocate": Ambiguous("medium", C.USER_CODE_ERROR, "no node can ever satisfy the request as "
-                                          "written: the job script asks for what the partition does not have",
-                                          when=r"Requested node configuration is not available"),
+    "slurm-unable-to-allocate": _UNSATISFIABLE,
+    "slurm-cpu-count": _UNSATISFIABLE,          # the vocab branch's signature for the same Slurm message
     # NCCL's InfiniBand retry counter ran out: the peer's side never acknowledged. NCCL itself says "remote process
     # exited or there was a network error": the fabric between the nodes, or a peer that died (its own log says which)
     "nccl-ib-retry-exceeded": Ambiguous("medium", C.PEER_CRASHED, "a peer process that died stops acknowledging too "
