@@ -1,12 +1,12 @@
 """The one catalogue of diagnosis rules, shared by ``run``, ``diagnose`` and ``check``.
 
-A rule is a small unit with a stable code (``DDnnn``), a title, a category
+A rule is a small unit with a stable code (``DDnnn`` or ``DDnnnn``), a title, a category
 slug, a doc (what it detects, why it matters, what evidence it uses, the
 remedy) and a lifecycle. Codes are retired, never reused.
 
 Code ranges: DD1xx task failures, DD2xx hangs and performance, DD3xx cluster
 configuration (``check --static``), DD4xx host and environment, DD5xx network
-and mesh.
+and mesh, DD600-DD999 and DD1000-DD1999 log signatures (diagnose/logs/kb).
 
 Rule *checks* live next to what they read (``diagnose.rules`` for recorded
 job observations, ``preflight.*`` for configs and hosts); they all register
@@ -20,7 +20,17 @@ from typing import Iterable
 
 from .model import Category, Evidence, Finding, Severity
 
-__all__ = ["Rule", "register", "RULES", "get", "all_rules", "render_markdown", "codes_with_role", "priority"]
+__all__ = ["Rule", "register", "RULES", "get", "all_rules", "render_markdown", "codes_with_role", "priority",
+           "code_key", "CODE_FORMAT"]
+
+# a rule's code: DD and three or four digits (the log signatures took every three-digit code of DD600-DD999)
+CODE_FORMAT = r"DD\d{3,4}"
+
+
+def code_key(code: str) -> tuple[int, str]:
+    """Catalogue order of codes: by number (DD999 before DD1000), not as strings."""
+    digits = code[2:]
+    return (int(digits), code) if digits.isdigit() else (1 << 30, code)
 
 
 @dataclass(frozen=True)
@@ -67,7 +77,8 @@ def get(code: str) -> Rule:
 
 def priority() -> list[str]:
     """Codes of the ranked rules, most direct evidence first (the engine's tie-break between same-moment findings)."""
-    return [r.code for r in sorted((r for r in RULES.values() if r.rank is not None), key=lambda r: (r.rank, r.code))]
+    ranked = (r for r in RULES.values() if r.rank is not None)
+    return [r.code for r in sorted(ranked, key=lambda r: (r.rank, code_key(r.code)))]
 
 
 def codes_with_role(role: str) -> frozenset[str]:
@@ -76,7 +87,7 @@ def codes_with_role(role: str) -> frozenset[str]:
 
 def all_rules() -> list[Rule]:
     _load_all()
-    return [RULES[c] for c in sorted(RULES)]
+    return [RULES[c] for c in sorted(RULES, key=code_key)]
 
 
 def _load_all() -> None:

@@ -170,9 +170,13 @@ class Alternative:
     category: Category
     culprit: str | None
     why: str
+    settle: str | None = None      # what would confirm or rule it out (a record to look at)
 
     def to_json(self) -> dict[str, Any]:
-        return {"category": self.category.value, "culprit": self.culprit, "why": self.why}
+        out: dict[str, Any] = {"category": self.category.value, "culprit": self.culprit, "why": self.why}
+        if self.settle:
+            out["settle"] = self.settle
+        return out
 
 
 @dataclass(frozen=True)

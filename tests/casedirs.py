@@ -29,7 +29,12 @@ def judge(case_dir: Path) -> dict:
     got_cul = rc.culprit if rc is not None else None
     want = lab["culprit"]
     wants = want if isinstance(want, list) else ([want] if want else [])
+    alts = [a.category.value for a in rc.alternatives] if rc is not None else []
+    others = [a for a in alts if a != got_cat]
     return {"case": case_dir.name, "shape": lab.get("shape"), "want": lab["category"], "got": got_cat,
+            "alternatives": alts, "top3_ok": lab["category"] in [got_cat] + others[:2],
+            "any_ok": lab["category"] in [got_cat] + others[:3], "code": rc.code if rc is not None else None,
+            "source": lab.get("source"), "decisive": lab.get("decisive", "unlisted") is not None,
             "want_culprit": want, "got_culprit": got_cul, "status": diag.status.value,
             "confidence": rc.confidence if rc else None, "summary": (rc.summary if rc else "") or "",
             "evidence": len(rc.evidence) if rc else 0,

@@ -1,7 +1,7 @@
 import re
 from pathlib import Path
 
-from distdoctor.catalogue import all_rules, render_markdown
+from distdoctor.catalogue import CODE_FORMAT, all_rules, code_key, render_markdown
 from distdoctor.model import Category
 
 
@@ -9,9 +9,17 @@ def test_codes_are_stable_and_documented():
     rules = all_rules()
     assert len({r.code for r in rules}) == len(rules)
     for r in rules:
-        assert re.fullmatch(r"DD\d{3}", r.code)
+        assert re.fullmatch(CODE_FORMAT, r.code) and re.fullmatch(r"DD\d{3,4}", r.code)
         assert isinstance(r.category, Category)
         assert r.detects and r.why and r.evidence and r.remedy
+
+
+def test_codes_sort_by_number():
+    """Four-digit codes (DD1000+) come after DD999 in the catalogue, not between DD100 and DD101."""
+    assert sorted(["DD1000", "DD101", "DD999", "DD100"], key=code_key) == ["DD100", "DD101", "DD999", "DD1000"]
+    codes = [r.code for r in all_rules()]
+    assert [int(c[2:]) for c in codes] == sorted(int(c[2:]) for c in codes)
+    assert any(len(c) == 6 for c in codes)
 
 
 def test_docs_are_generated_from_the_catalogue():

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "realworld" / "realworld-dev"
 CASES = case_names(CORPUS)
 
+# The old rounds' gaps: the decisive fact is not in the posted lines.
 KNOWN_GAPS = {
     "dev_012": "two NCCL INFO lines ('0 -> 1 via P2P/IPC') are all there is; that the two ranks are on different "
                "machines with the same hostname is known only from the thread",
@@ -26,6 +27,36 @@ KNOWN_GAPS = {
     "dev_054": "the log stops after normal start-up warnings; the auto-sharding hang is not visible in it",
     "dev_057": "the client's log ends before its cluster spec; the unstarted chief is known only from the thread",
 }
+# Third round (dev_101 and up), scored before anyone read them (29/69), then fixed with general knowledge. The misses
+# left, one line each; "null" means the case's ``decisive`` is null (the log alone cannot settle it): those must
+# come out low-confidence with the truth among the alternatives (checked below), not right.
+KNOWN_GAPS.update({
+    "dev_101": "null: nccl-tests aborts under mpirun; the mismatched NCCL builds are known only from the thread",
+    "dev_106": "SIGILL from a binary built for a newer CPU: said version_mismatch (as the explanation reads it), "
+               "label segfault_core_dump (the second reading, first alternative)",
+    "dev_110": "null: Hydra's EXIT CODE 9 (SIGKILL) with no sender: peer_crashed, the OOM killer first alternative",
+    "dev_114": "a Slurm step cancelled with no reason (scancel): said preemption, the hang the user cancelled is the "
+               "first alternative",
+    "dev_115": "null: NCCL's bind failure says port_in_use (low); the exhausted ephemeral range is the alternative",
+    "dev_118": "null: mpirun's abort alone; the GPU memory exhaustion is in no posted line",
+    "dev_120": "null: NCCL INFO lines and then silence; the blocked port is known only from the thread",
+    "dev_121": "a SIGSEGV in Horovod's extension: segfault_core_dump (high, wrong), the ABI mismatch an alternative",
+    "dev_127": "null: a traceback cut before its exception; the Horovod/TF version skew is in no posted line",
+    "dev_132": "Slurm's 'Requested node configuration is not available' reads as resource_exhaustion; label "
+               "user_code_error (the job script's request; first alternative)",
+    "dev_133": "a site's submit filter rejects '--gres' (the launcher is too old for the site): said user_code_error",
+    "dev_134": "as dev_132: Slurm's impossible request, label user_code_error (first alternative)",
+    "dev_206": "null: a YARN container exit without the resource named; peer_crashed, resource_exhaustion first "
+               "alternative",
+    "dev_208": "ImportError of libcuda.so.1 on some nodes only: version_mismatch, the nodes' differing setup is the "
+               "alternative (one log cannot show the other nodes)",
+    "dev_301": "null: TF1's wait for uninitialized variables (low), the unstarted chief first alternative",
+    "dev_302": "null: worker:0 printed nothing; its wrong cluster spec is known only from the thread",
+    "dev_303": "null: a TPU job that stops progressing while the TPU reports healthy; host OOM only from the thread",
+    "dev_306": "null: a cut traceback; the ps's differing cluster spec is known only from the thread",
+    "dev_313": "null: a remote eager context lost: a symptom; the TF version skew is in no posted line",
+    "dev_316": "null: a remote call failed: a symptom; the thread concluded there was nothing to fix (other)",
+})
 
 
 # Cases whose category is right but whose culprit cannot be read from the posted log (asserted to stay wrong, so that
@@ -33,6 +64,9 @@ KNOWN_GAPS = {
 CULPRIT_GAPS = {
     "dev_043": "the 'WhereOp: Race condition' error (GPU memory exhausted in disguise) is on worker:1; the process that "
                "held the GPU's memory was ps:0, whose log was not posted",
+    "dev_119": "Open MPI's 'Primary job terminated normally, but 1 process returned a non-zero exit code' names no "
+               "rank; the unprefixed 'exiting!' was rank 0's",
+    "dev_210": "Ray's preempted-node record names no rank; the worker's world_rank=1 is in an unrelated context dump",
 }
 
 
@@ -48,12 +82,46 @@ def test_realworld_case(case):
         assert r["evidence"] and r["confidence"] in ("high", "medium", "low"), "a verdict quotes its first line, with confidence"
 
 
+def _bench(*args: str) -> dict:
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_realworld.py"), "--json", *args],
+                         capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    return json.loads(out.stdout)
+
+
 def test_corpus_accuracy_floor():
-    """The figures the README quotes: at least 54 of 59 categories and 15 of 16 culprits."""
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_realworld.py"), "--json"],
-                         capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    data = json.loads(out.stdout)
-    assert data["category_ok"] >= 54 and data["culprit_ok"] >= 15, {k: data[k] for k in data if k != "rows"}
+    """The figures the README quotes, as floors: categories and culprits on the whole corpus and on the cases whose
+    log holds the deciding line (issue 18's targets: >= 90 % and >= 85 %), measured with the word model holding out
+    each case's own lines (--leave-one-out, the honest figure)."""
+    data = _bench("--leave-one-out")
+    assert data["category_ok"] >= 100 and data["culprit_ok"] >= 17, {k: data[k] for k in data if k != "rows"}
+    holds = data["decisive"]["holds"]
+    assert holds["category_ok"] >= 0.88 * holds["cases"], holds
+    assert holds["culprit_ok"] >= 0.85 * holds["culprit_cases"], holds
+
+
+def test_calibration_on_the_labelled_pool():
+    """High confidence is right >= 95 % of the time, and the truth is the verdict or one of its alternatives >= 90 %,
+    over the corpus, the blind probes and the fragment probes."""
+    data = _bench("--pool")
+    high, right = data["confidence"]["high"]
+    assert high >= 50 and right >= 0.95 * high, data["confidence"]
+    assert data["any_ok"] >= 0.90 * data["cases"], data["any_ok"]
+
+
+# null-decisive cases whose verdict may stay confident: what the log lacks is not what the category rests on
+CONFIDENT_THOUGH_NULL = {
+    "dev_312": "a checkpoint read failed its checksum: 'other' (a corrupt checkpoint) is certain from the line; only "
+               "why it was corrupt (a save/restore race) is missing",
+}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if json.loads((CORPUS / c / "case.json").read_text())
+                                  .get("decisive", "unlisted") is None and c not in CONFIDENT_THOUGH_NULL])
+def test_a_case_whose_log_lacks_the_deciding_line_is_low_confidence(case):
+    """A case whose ``decisive`` is null comes out with low confidence (a guess is never sold as more); the truth among
+    the verdict and its alternatives is counted by the bench (most, not all)."""
+    r = judge(CORPUS / case)
+    assert r["confidence"] in (None, "low"), r
 
 
 def test_pasted_fragment_on_stdin():

@@ -32,6 +32,9 @@ _DD = re.compile(r"^\[(?P<job>chief|worker|ps|evaluator|master):(?P<index>\d+)\]
 _KPREFIX = re.compile(r"^\[pod/(?P<pod>[^/\]\s]+)(?:/[^\]\s]*)?\] ?")
 _COMPOSE = re.compile(r"^(?P<name>[A-Za-z][\w.-]{0,80}?)\s+\| ")
 _ISO_LEAD = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s+")
+# horovodrun --prefix-output-with-timestamp: time.asctime() glued before its ``[0]<stderr>:`` prefix
+_ASCTIME_LEAD = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+                           r"[ \d]\d \d\d:\d\d:\d\d \d{4}(?=\[\d)")
 _TASK_TOKEN = re.compile(r"(?:^|[^a-z])(chief|worker|ps|evaluator|master|launcher|rank)(?:[-_.:]?(\d+))?(?![a-z])", re.I)
 _SLURM_FILE = re.compile(r"^slurm-\d+[_.](\d+)(?:[_.](\d+))?$", re.I)
 _TASK_SPEC = re.compile(r"^([a-z_][a-z0-9_]*):(\d+)$", re.I)
@@ -63,6 +66,8 @@ def _split_prefix(line: str) -> tuple[str | None, str, str | None]:
     body = line
     if m:   # kubectl --timestamps / our own collector stamp before a prefix
         lead, body = line[:m.end()], line[m.end():]
+    elif line[:1] in "MTWFS" and (m := _ASCTIME_LEAD.match(line)):
+        body = line[m.end():]   # horovodrun's asctime: dropped with the prefix (no line format starts with it)
     c = body[:1]
     if c == "[":
         m = _MPI.match(body)

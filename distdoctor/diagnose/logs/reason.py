@@ -34,6 +34,10 @@ from .demux import split_prefix
 from .progress import EPOCH_LINE, progress_of
 from .scan import Hit, StreamFacts
 from .signature import Role
+from .conclusion import Alternative, Verdict
+from .safetynet import ERROR_LINE, rescue
+from .priors import apply_priors
+from .calibrate import calibrate
 
 __all__ = ["Verdict", "Alternative", "reason"]
 
@@ -42,31 +46,6 @@ SPECIFIC_RANK = 70            # causes at or above this rank are never demoted
 GENERIC_RANK = 45             # below this a cause line is generic (an exception, an exit code): a symptom's text in it wins
 _MISMATCH = (Category.CONFIG_MISMATCH_ACROSS_WORKERS, Category.VERSION_MISMATCH)
 _FINITE_VAL = re.compile(r"val_loss: (?!nan|inf)[\d.]")
-
-
-@dataclass(frozen=True)
-class Alternative:
-    category: Category
-    culprit: str | None
-    why: str
-
-
-@dataclass(frozen=True)
-class Verdict:
-    status: Status
-    category: Category
-    culprit: str | None
-    confidence: str                      # high, medium, low
-    code: str | None                     # the signature (or reasoning rule) that decided
-    summary: str
-    remedy: str
-    root: Hit | None
-    consequences: tuple[Hit, ...] = ()
-    context: tuple[Hit, ...] = ()
-    alternatives: tuple[Alternative, ...] = ()
-    candidates: tuple[str, ...] = ()
-    looked_at: tuple[str, ...] = ()
-    settle: str | None = None
 
 
 @dataclass
@@ -104,8 +83,12 @@ def _distinct(root: Hit | None, hits) -> tuple[Hit, ...]:
 
 
 def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
+    lines = [h for h in hits if h.sig.name == ERROR_LINE]
+    hits = [h for h in hits if h.sig.name != ERROR_LINE]
     v = _reason(hits, facts)
-    return _cluster_defect_behind(v, hits) or v
+    v = _cluster_defect_behind(v, hits) or v
+    v = rescue(v, hits, lines, facts)
+    return calibrate(apply_priors(v, hits), hits, facts)
 
 
 def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:

@@ -34,7 +34,8 @@ YARN, the kernel, Python) and what it means:
   text comes from (the file in the component's repository or wheel).
 
 Signatures register into the one catalogue (``distdoctor rules``) with codes
-DD600-DD999, so ``docs/rules.md`` lists them beside the other rules.
+DD600-DD999 and, once those were all taken, DD1000-DD1999, so ``docs/rules.md``
+lists them beside the other rules.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ import enum
 import re
 from dataclasses import dataclass, field
 
-from ...catalogue import Rule, register
+from ...catalogue import Rule, code_key, register
 from ...model import Category
 
 __all__ = ["Role", "Signature", "SIGNATURES", "COMPONENTS", "add", "by_code", "by_component"]
@@ -52,7 +53,8 @@ __all__ = ["Role", "Signature", "SIGNATURES", "COMPONENTS", "add", "by_code", "b
 COMPONENTS: tuple[str, ...] = (
     "tensorflow", "keras", "grpc", "horovod", "nccl", "gloo", "openmpi", "mpich", "intelmpi", "pmix",
     "openssh", "slurm", "yarn", "spark", "tfos", "tony", "ray", "kubernetes", "training-operator", "cloud-platform",
-    "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "glibc", "shell", "python")
+    "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "glibc", "gdb", "shell", "python",
+    "any")          # "any": a wording that every layer uses (an ERROR level, "failed"): the safety net's error line
 
 
 class Role(str, enum.Enum):
@@ -139,6 +141,6 @@ def by_code(code: str) -> Signature:
 def by_component() -> dict[str, list[Signature]]:
     """The signatures of each component, in catalogue order of codes."""
     out: dict[str, list[Signature]] = {c: [] for c in COMPONENTS}
-    for sig in sorted(SIGNATURES, key=lambda s: s.code):
+    for sig in sorted(SIGNATURES, key=lambda s: code_key(s.code)):
         out[sig.component].append(sig)
     return {c: sigs for c, sigs in out.items() if sigs}

@@ -13,7 +13,10 @@ from dataclasses import replace
 
 from ...catalogue import Rule, register
 from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
-from .reason import Verdict
+from .calibrate import LOOKALIKES, MAX_ALTERNATIVES
+from .conclusion import Verdict
+from .settle import settle_for
+from . import safetynet  # noqa: F401  (registers DD160, the safety net's rule, beside DD890)
 from .scan import Hit
 from .signature import Role
 
@@ -49,7 +52,25 @@ def finding_of(v: Verdict) -> Finding:
                    culprit=v.culprit, summary=summary, evidence=tuple(evidence), remedy=v.remedy,
                    at=v.root.ts if v.root is not None else None, candidates=v.candidates,
                    confidence=v.confidence,
-                   alternatives=tuple(Alternative(a.category, a.culprit, a.why) for a in v.alternatives))
+                   alternatives=tuple(Alternative(a.category, a.culprit, a.why, a.settle) for a in v.alternatives))
+
+
+def _ranked_alternatives(root: Finding | None, v: Verdict) -> Finding | None:
+    """A structural root cause gets ranked alternatives like a signature verdict: the lines' own reading when it
+    differs, then the causes known to produce the same evidence, each with what settles it (at most three)."""
+    if root is None or root.alternatives:
+        return root
+    alts: list[Alternative] = []
+    seen = {root.category}
+    if v.root is not None and v.category not in seen:
+        seen.add(v.category)
+        alts.append(Alternative(v.category, v.culprit, "what the lines themselves say: " + v.summary[:160],
+                                v.settle or settle_for(v.category)))
+    for cat in LOOKALIKES.get(root.category, ()):
+        if cat not in seen:
+            seen.add(cat)
+            alts.append(Alternative(cat, root.culprit, "a cause known to produce the same evidence", settle_for(cat)))
+    return replace(root, alternatives=tuple(alts[:MAX_ALTERNATIVES]))
 
 
 def _task_names(f: Finding, structural: Diagnosis) -> Finding:
@@ -158,8 +179,9 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
             keep_structural = not _specific(v) or (root.culprit is not None and root.culprit == v.culprit)
             if keep_structural and _reads_the_exception(root, v):
                 keep_structural = False
-        elif root is not None:   # DD150/DD100: only when the lines show nothing better
-            keep_structural = v.root is None or v.status == Status.UNKNOWN
+        elif root is not None:   # DD150/DD100: only when the lines show nothing better (a word model's guess at a
+            # line no signature knows is not better than a task seen to stop)
+            keep_structural = v.root is None or v.status == Status.UNKNOWN or v.code == safetynet.SAFETY_NET.code
         elif structural.status == Status.SUCCEEDED:   # every trainer's log ends in success: only a specific cause
             # overturns it, or a task that never showed training and whose own log ends in its failure
             keep_structural = (v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)) \
@@ -169,6 +191,7 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
         if keep_structural:
             root = _with_cause_line(root, v, structural)
             root = _device_of_the_oom(root, v)
+            root = _ranked_alternatives(root, v)
             if root is not None and root.confidence is None:
                 conf = "low" if root.code in _WEAK_STRUCTURAL else (
                     v.confidence if v.root is not None and v.category == root.category else "medium")

@@ -11,7 +11,10 @@ DD706-DD709), mpi.py (Open MPI, MPICH, Intel MPI: DD934-DD959), slurm.py (Slurm 
 DD960-DD974), gpu.py (NVML, CUDA runtime, XLA: DD975-DD989), keras.py (DD990-DD999),
 k8s.py (Kubernetes and the training operator: DD845-DD859, DD876-DD888) and
 yarn_spark_ray.py (YARN, Spark, TensorFlowOnSpark, Ray: DD787-DD799, DD891-DD897 and
-DD679, DD729, DD869, DD889). Every signature names its ``component``, ``versions`` and
+DD679, DD729, DD869, DD889). DD1000 and up (four digits: every three-digit code of the
+DD600-DD999 range is taken) are the later additions beside the modules they extend: comm.py
+(DD1000-DD1003), system.py (DD1004-DD1008), platform.py (DD1009-DD1010), python.py
+(DD1011-DD1012). Every signature names its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """
 from . import tf, tf_data, tf1, comm, system, platform, python  # noqa: F401  (registration)

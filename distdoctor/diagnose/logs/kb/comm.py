@@ -92,9 +92,12 @@ add("DD722", "horovod-missing-ranks", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT, ("m
     remedy="The listed ranks never submitted the collective: they are on another code path or have finished.",
     component="horovod", versions=">=0.16", source="Horovod common/stall_inspector.cc", fixture="NmtModel/HorovodAllreduce_grad_0 [missing ranks: 3, 6]")
 add("DD737", "horovod-missing-rank-entry", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT,
-    (": [allreduce", ": [allgather", ": [broadcast", ": [alltoall", ": [Distributed", ": [Horovod"),
+    (": [allreduce", ": [allgather", ": [broadcast", ": [alltoall", ": [Distributed", ": [Horovod",
+     # Horovod's TensorFlow ops are named HorovodAllreduce_<tensor> (mpi_ops.py) under any name scope
+     "HorovodAllreduce_", "HorovodAllgather_", "HorovodBroadcast_", "HorovodAlltoall_", "HorovodReducescatter_"),
     "Horovod's stall inspector: one missing rank and the tensor it never submitted (unnamed tensors are "
-    "allreduce.noname.N; Horovod's TensorFlow wrappers name theirs DistributedXxx_Allreduce/... or HorovodAllreduce_...)", regex=r"^(?P<rank>\d+): \[", rank=0,
+    "allreduce.noname.N; Horovod's TensorFlow wrappers name theirs DistributedXxx_Allreduce/... or HorovodAllreduce_...)",
+    regex=r"(?:^|[\s:>])(?P<rank>\d+): \[(?=\S)", rank=0,
     remedy="That rank never submitted the listed collective.",
     component="horovod", versions=">=0.19", source="Horovod common/stall_inspector.cc",
     fixture="3: [allreduce.noname.222700]", expect="rank:3")
@@ -363,3 +366,31 @@ add("DD719", "gloo-full-mesh-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("connectF
     "(HOROVOD_GLOO_IFACE / --network-interface, GLOO_SOCKET_IFNAME) and open the ports between them.",
     component="gloo", versions="all", source="Gloo rendezvous (as Horovod's and PyTorch's Gloo backends report it)",
     fixture="RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error")
+add("DD1000", "mpi-help-aggregate", C.OTHER, R.BENIGN, ('to see all help / error messages',),
+    "Open MPI's notice that it folded repeated help messages into one (harmless by itself)", rank=0,
+    remedy="Nothing to do: the help message it counts is printed once above; set `--mca orte_base_help_aggregate 0` "
+    "to see every copy.", component="openmpi", versions="all", source="Open MPI orte/util/show_help.c (the aggregation notice)",
+    fixture='[node1:02811] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages')
+add("DD1001", "mpi-process-received-signal", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("*** Process received signal ***",),
+    "Open MPI's signal handler reports that a process received a fatal signal", rank=44,
+    remedy="A process crashed on a signal: the 'Signal:' line below names it and the frames below that say where; "
+    "match the versions of the libraries in those frames (NCCL, MPI, TensorFlow, extensions).",
+    component="openmpi", versions="all", source="Open MPI opal/util/stacktrace.c", fixture="[rtptest1621:405884] *** Process received signal ***")
+add("DD1002", "hydra-exit-code", C.PEER_CRASHED, R.CAUSE, ("EXIT CODE: ",),
+    "MPICH's Hydra prints the exit code (or the signal) of the process it lost", rank=47, regex=r"^\W*EXIT CODE: \d+",
+    remedy="One process of the job died: an exit code of 9 is SIGKILL (most often the OOM killer: `dmesg`), 11 or 139 a "
+    "segmentation fault, anything else the process's own error (its output above).", component="mpich",
+    versions=">=3.0 (also Intel MPI)", source="pmodels/mpich src/pm/hydra (pmiserv_cb.c: the EXIT CODE line under DD950's BAD TERMINATION banner)",
+    fixture="=   EXIT CODE: 9")
+# ibv_wc_status 12 (IBV_WC_RETRY_EXC_ERR) and 13 (IBV_WC_RNR_RETRY_EXC_ERR): the transport gave up retrying: the peer
+# did not answer (link down, a port or switch failure, a dead peer). NCCL >= 2.12 words it "remote process exited or
+# there was a network error": calibrate.py caps it at medium with a dead peer as the alternative. Any other status
+# (a work request flushed after an earlier error, ...) is DD920's: a symptom of a failure elsewhere.
+add("DD1003", "nccl-ib-retry-exceeded", C.NETWORK_UNREACHABLE, R.CAUSE, ("Got completion",),
+    "NCCL's InfiniBand transport gave up: the peer did not answer (retry count exceeded)", rank=60,
+    regex=r"NET/IB ?: Got completion (?:from peer \S+ )?with (?:error |status=)(?:12|13)\b",
+    remedy="Check the InfiniBand path between the two nodes (`ibstat`, `ibv_devinfo`, the switch's port counters), "
+    "NCCL_IB_HCA/NCCL_IB_GID_INDEX (RoCE), and whether the peer process was still alive.",
+    component="nccl", versions="all ('with error' <=2.11, 'from peer ... with error' 2.12-2.18, 'status=' >=2.19)",
+    source="NVIDIA/nccl src/transport/net_ib.cc; libibverbs ibv_wc_status",
+    fixture="node-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129")

@@ -16,7 +16,8 @@ _CUDART = "CUDA runtime cudaGetErrorString"
 
 # -- NVML / nvidia-smi -------------------------------------------------------------------------------------------------
 add("DD975", "nvml-version-mismatch", C.VERSION_MISMATCH, R.CAUSE,
-    ("Driver/library version mismatch", "NVML/RM version mismatch", "NVMLError_LibRmVersionMismatch"),
+    ("Driver/library version mismatch", "NVML/RM version mismatch", "NVMLError_LibRmVersionMismatch",
+     "NVML_ERROR_LIB_RM_VERSION_MISMATCH"),
     "The node's NVIDIA kernel driver and its user-space library differ (driver updated without a reboot)", rank=85,
     remedy="Reboot the node (or reload the nvidia kernel modules) so the running driver matches the installed "
     "libraries; in containers, mount the host's driver libraries rather than shipping your own.",

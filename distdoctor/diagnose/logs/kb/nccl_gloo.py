@@ -33,13 +33,14 @@ add("DD919", "nccl-invalid-usage", C.USER_CODE_ERROR, R.CAUSE,
 # -- InfiniBand / RoCE ----------------------------------------------------------------------------------------------
 add("DD920", "nccl-ib-completion-error", C.PEER_CRASHED, R.SYMPTOM,
     ("NET/IB : Got completion with error", "Got completion from peer"),
-    "An InfiniBand transfer failed: the peer stopped answering (it died, or the fabric link dropped)", rank=35,
-    regex=r"NET/IB ?: Got completion (?:with error (?P<err>\d+)|from peer \S+ with (?:error (?P<err2>\d+)|status=))",
-    remedy=_PEER + " Error 12 (transport retry counter exceeded) with every peer alive means the fabric dropped "
-    "packets: check the IB links (ibstat) and NCCL_IB_TIMEOUT.",
+    "An InfiniBand transfer failed (a status other than retry-exceeded: the queue pair was flushed after an earlier "
+    "error, most often a peer that died)", rank=35,
+    regex=r"NET/IB ?: Got completion (?:with error (?P<err>(?!1[23]\b)\d+)|from peer \S+ with "
+          r"(?:error (?P<err2>(?!1[23]\b)\d+)|status=(?!1[23]\b)))",
+    remedy=_PEER + " Statuses 12 and 13 (retry counters exceeded: the peer's side never answered) are DD1003's.",
     component=NCCL, versions="all (wording: 'with error' <=2.11, 'from peer ... with error' 2.12-2.18, 'status=' >=2.19)",
     source="NVIDIA/nccl src/transport/net_ib.cc",
-    fixture="NCCL WARN NET/IB : Got completion from peer 10.3.1.12<50342> with error 12, opcode 0, len 0, vendor err 129 "
+    fixture="NCCL WARN NET/IB : Got completion from peer 10.3.1.12<50342> with error 5, opcode 0, len 0, vendor err 249 "
             "(Recv)")
 add("DD921", "nccl-ib-async-fatal", C.NETWORK_UNREACHABLE, R.CAUSE, ("async fatal event",),
     "The InfiniBand adapter reported a fatal event", rank=65,

@@ -285,3 +285,16 @@ add("DD844", "slurm-step-resources", C.RESOURCE_EXHAUSTION, R.CAUSE, ("Unable to
     "or ask sbatch for more (--mem, --cpus-per-task, more nodes).",
     component="slurm", versions="all", source="Slurm srun step creation errors",
     fixture="srun: error: Unable to create step for job 771332: Memory required by task is not available")
+add("DD1010", "yarn-invalid-resource-request", C.RESOURCE_EXHAUSTION, R.CAUSE, ("InvalidResourceRequestException",),
+    "YARN refused a container request larger than the cluster's maximum allocation", rank=75,
+    remedy="Ask for no more than the scheduler's maximum per container (yarn.scheduler.maximum-allocation-mb/-vcores, "
+    "the GPU resource's maximum), or raise that maximum.",
+    component="yarn", versions=">=2.2", source="apache/hadoop hadoop-yarn-server-resourcemanager SchedulerUtils.java (InvalidResourceRequestException)",
+    fixture="org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException: Invalid resource request, requested "
+            "memory < 0, or requested memory > max configured, requestedMemory=20480, maxMemory=8192")
+add("DD1009", "ray-node-preempted", C.PREEMPTION, R.CAUSE, ("node was preempted",),
+    "Ray reports that an actor's node was preempted", rank=85, regex=r"the actor's node was preempted",
+    remedy="The node was taken away (a spot instance, a drain): restart from the last checkpoint; Ray Train's "
+    "FailureConfig(max_failures=...) retries on another node.", component="ray", versions=">=2.10 (NodeDeathInfo)",
+    source="ray-project/ray python/ray/exceptions.py (ActorDiedError with NodeDeathInfo)",
+    fixture="(TrainController pid=79312) \tthe actor's node was preempted: preemption_integration_demo: simulating node drain")

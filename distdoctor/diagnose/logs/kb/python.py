@@ -114,3 +114,38 @@ add("DD875", "python-tf-config-frame", C.CONFIG_TF_CONFIG, R.CONTEXT,
     "JSON with `cluster` and `task`; `distdoctor check --static` validates it).",
     component="python", versions="all", source="user training scripts as their tracebacks quote them (TF's own frames: DD898)",
     fixture="    return json.loads(os.environ.get('TF_CONFIG', '{}'))")
+# Any line that reads as an error (a glog E/F level, ERROR/FATAL, an exception's name, "failed", a non-zero exit, a
+# stall, NCCL's WARN level): the safety net (safetynet.py) quotes the first such line that no other signature claims,
+# so that a failing log whose message the knowledge base lacks is never "no evidence of a failure". Lines at a
+# warning, info or debug level are not errors (NCCL's WARN is its only error level).
+add("DD1012", "error-line", C.OTHER, R.CONTEXT,
+    ("E0", "E1", "F0", "F1", ": E ", "] E ", ": F ", "] F ", "ERROR", "FATAL", "CRITICAL", "PANIC", "rror", "xception",
+     "failed", "Failed", "FAILED", "failure", "Failure", "Killed", "bort", "BORT", "exit code", "exit status",
+     "Exit Code", "Exit code", "exited with", "non-zero", "nonzero", "stall", "Stall", "timed out", "Timed out",
+     "WARN", "panic", "fault"),
+    "A line that reads as an error", rank=0,
+    regex=r"^(?!.*\b(?:no|0|zero|without) (?:errors?|failures?|failed)\b)"
+          r"(?!(?:.*[\s\]:])?[IWD]\d{4} \d\d:\d\d:\d\d)(?!(?:.*(?::|\]) )?[IWD] [\w/.-]+:\d+\])"
+          r"(?!.*\b(?:INFO|WARNING|DEBUG|NOTICE|[Ww]arning:)(?![A-Za-z]))"
+          r".*(?:(?:^|[\s\]:])[EF]\d{4} \d\d:\d\d:\d\d|(?:^|: |\] )[EF] [\w/.-]+:\d+\]"
+          r"|\b(?:ERROR|FATAL|CRITICAL|PANIC)\b|\b[Ee]rror\b|[a-z](?:Error|Exception)\b|\b(?:[Ff]ail(?:ed|ure)|FAILED)\b"
+          r"|\bKilled\b|\b[Aa]bort(?:ed|ing)?\b|\bABORT|\bnon-?zero\b|[Ee]xit(?:ed with)? (?:[Cc]ode|status)[:= ]*-?[1-9]"
+          r"|\b[Ss]tall(?:ed)?\b|\b[Tt]imed out\b|\bNCCL WARN\b|\.(?:cc|h|cpp):\d+ WARN\b|\bpanic\b|\bfault\b)",
+    remedy="Not in the knowledge base: read the quoted line and the lines just before it.",
+    component="any", versions="all",
+    source="the error levels of glog (E/F), Python's logging (ERROR, CRITICAL), NCCL (WARN), and the words programs "
+    "use to report a failure",
+    fixture="2020-02-11 10:12:44.301210: E tensorflow/core/kernels/example_kernel.cc:120] something went wrong")
+# Keras 3 (tf.keras from TF 2.16 on) does not take tf.distribute's per-replica values: model.fit under a
+# tf.distribute strategy fails converting one to a tensor; the legacy tf-keras (TF_USE_LEGACY_KERAS=1) does
+add("DD1011", "keras3-per-replica", C.VERSION_MISMATCH, R.CAUSE, ("PerReplica",),
+    "A tf.distribute per-replica value reached a tensor conversion (Keras 3 under a tf.distribute strategy)", rank=60,
+    regex=r"unsupported type \(<class 'tensorflow\.python\.distribute\.values\.PerReplica'>\)|"
+          r"Attempt to convert a value \(PerReplica:",
+    remedy="With TF >= 2.16, tf.keras is Keras 3, which does not support tf.distribute strategies this way: install "
+    "tf-keras and set TF_USE_LEGACY_KERAS=1, or pin TF < 2.16; in custom loops, reduce per-replica results "
+    "(strategy.reduce / experimental_local_results) before using them as tensors.",
+    component="tensorflow", versions=">=2.16 (tf.keras is Keras 3)",
+    source="TensorFlow tensor conversion error (constant_op / tensor_conversion_registry) with tf.distribute values",
+    fixture="ValueError: Attempt to convert a value (PerReplica:{ 0: <tf.Tensor: shape=(), dtype=float32, numpy=1.0> }) "
+            "with an unsupported type (<class 'tensorflow.python.distribute.values.PerReplica'>) to a Tensor.")

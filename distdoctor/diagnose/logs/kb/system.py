@@ -18,6 +18,7 @@ add("DD760", "cuda-oom", C.OOM_GPU, R.CAUSE, ("CUDA_ERROR_OUT_OF_MEMORY", "CUDA 
     fixture="E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 512.00M (536870912 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
 add("DD761", "cuda-init-failed", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CONTEXT,
     ("failed call to cuInit: CUDA_ERROR_UNKNOWN", "failed call to cuInit: CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+     "Failed call to cuInit: UNKNOWN ERROR", "failed call to cuInit: UNKNOWN ERROR",
      "CUDA driver version is insufficient", "failed call to cuInit: CUDA_ERROR_NOT_INITIALIZED"),
     "A node could not initialise its GPU: it runs on the CPU unlike the others", rank=40,
     remedy="Fix the GPU on that node (driver, `nvidia-smi`, device plugin, CUDA_VISIBLE_DEVICES) so that every task uses "
@@ -199,3 +200,40 @@ add("DD786", "thread-create-failed", C.RESOURCE_EXHAUSTION, R.CAUSE,
     component="tensorflow", versions="all", source="TensorFlow platform/default/env.cc (CHECK on pthread_create)",
     fixture="F tensorflow/core/platform/default/env.cc:73] Check failed: ret == 0 (11 vs. 0)Thread creation via "
             "pthread_create() failed.")
+# The kernel prints a memory cgroup's usage, limit and failure count only when that cgroup hits an OOM
+add("DD1008", "kernel-memcg-oom-usage", C.OOM_HOST, R.CAUSE, ("memory: usage ",),
+    "The kernel reports a memory cgroup at its limit during an OOM", rank=90,
+    regex=r"memory: usage \d+kB, limit \d+kB, failcnt \d+",
+    remedy="The container's memory cgroup ran out: raise its limit or lower the task's memory use; the kernel's log "
+    "around this line names the process it killed.", component="kernel", versions="all (cgroup v1 wording; v2 prints memory usage per counter)",
+    source="Linux mm/memcontrol.c (mem_cgroup_print_oom_meminfo)",
+    fixture="[Thu Aug 16 09:05:19 2018] memory: usage 184320000kB, limit 184320000kB, failcnt 2316326")
+add("DD1004", "mpich-gethostbyname-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("gethostbyname failed",),
+    "MPICH could not resolve a host name (its TCP netmod looks up every node's name)", rank=80,
+    regex=r"gethostbyname failed, \S+ \(errno -?\d+\)",
+    remedy="Make every node's host name resolve on every node (DNS or /etc/hosts), or name the interface to use "
+    "(MPICH: MPIR_CVAR_CH3_INTERFACE_HOSTNAME / -iface).", component="mpich", versions="ch3 (<=3.4 default; also Intel MPI before 2019)",
+    source="pmodels/mpich src/mpid/ch3/channels/nemesis/netmod/tcp (MPID_nem_tcp_init)",
+    fixture="MPID_nem_tcp_init(379).............: gethostbyname failed, ac922 (errno 1)")
+# a native stack as gdb prints it (``bt`` on a core file, or on a live process: see DD1006)
+add("DD1005", "native-backtrace", C.SEGFAULT_CORE_DUMP, R.CAUSE,
+    tuple(f"#{i}  0x" for i in range(10)), "A native stack (gdb's backtrace) of a crashed or stuck process", rank=30,
+    regex=r"^#\d+\s+0x[0-9a-f]+ in \S", remedy=_NATIVE, component="gdb", versions="all",
+    source="gdb backtrace format (stack.c print_frame)",
+    fixture="#0  0x00007fff2dd36224 in hwloc_bitmap_and ()")
+add("DD1006", "live-stack-dump", C.HANG_STALLED_WORKER, R.CONTEXT,
+    ("pstack ", "gdb -p", "gdb --pid", "gdb attach", "py-spy dump"),
+    "A stack dumped from a live process (pstack, gdb attached, py-spy dump): what a stuck task was doing", rank=0,
+    regex=r"(?:^|\$ |\s)(?:pstack \d+|gdb (?:-p|--pid[= ]|attach) ?\d*|py-spy dump)",
+    remedy="The frames show where the live process waits.", component="shell", versions="all",
+    source="pstack / gdb / py-spy command lines as a shell echoes them",
+    fixture="$ pstack 106165")
+# NVML's generic failure inside a container that saw the GPU before: the container lost access to the GPU's device
+# nodes (its device cgroup reset, e.g. by a systemd daemon-reload on the host with runc's systemd cgroup driver)
+add("DD1007", "nvml-init-unknown-error", C.OTHER, R.CAUSE, ("Failed to initialize NVML: Unknown Error",),
+    "NVML cannot reach the GPU: most often the container lost access to the GPU's device nodes", rank=44,
+    remedy="Restart the pod (its device access is restored at creation); on the node, avoid `systemctl daemon-reload` "
+    "under running GPU pods or use the NVIDIA container toolkit's workaround (device nodes created for runc's "
+    "systemd cgroup driver).", component="nvml", versions="all", source="NVML (nvmlInit: NVML_ERROR_UNKNOWN) as nvidia-smi prints it; NVIDIA "
+    "container toolkit notice on device cgroups reset by systemd",
+    fixture="Failed to initialize NVML: Unknown Error")

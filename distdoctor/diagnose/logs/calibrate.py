@@ -1,0 +1,184 @@
+"""Calibrated answers: a confidence that means what it says, and up to three ranked alternatives, each with what
+would settle it.
+
+* **Confidence caps for messages that name an effect, not its cause.** A signature's rank says how specific its line
+  is, but some specific lines have more than one usual cause; such a verdict is at most ``medium``, with the other
+  cause as an alternative (``AMBIGUOUS``). ``high`` is kept for lines whose cause is the message itself; the bench
+  (benchmarks/bench_realworld.py) measures that high verdicts are right >= 95 % of the time on the labelled pool.
+* **Alternatives.** The readings the hits themselves offered (other causes and symptoms) come first, then the causes
+  known to produce the same lines (``LOOKALIKES``: a task that died silently was often OOM-killed; a hang in a
+  collective is a stalled task or a mismatch), then -- for a verdict that found nothing -- the categories the words of
+  the lines resemble (:mod:`.wordmodel`). Each carries what would settle it (:mod:`.settle`).
+
+Pure: a verdict and the hits in, a verdict out.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from ...model import Category as C, Status
+from .conclusion import Alternative, Verdict
+from .scan import Hit, StreamFacts
+from .settle import settle_for
+from .wordmodel import model
+
+__all__ = ["calibrate", "AMBIGUOUS", "LOOKALIKES", "MAX_ALTERNATIVES"]
+
+MAX_ALTERNATIVES = 3
+_ORDER = {"low": 0, "medium": 1, "high": 2}
+
+
+@dataclass(frozen=True)
+class Ambiguous:
+    """A signature whose line has another usual cause: the cap on the verdict's confidence and that cause."""
+
+    cap: str
+    other: C
+    why: str
+    when: str | None = None          # a pattern the root line must match for the cap to apply (None: always)
+
+
+# "Requested node configuration is not available": no node of the partition can ever run the request as written
+# (more CPUs, memory or GPUs per node than any node has, a feature none has): the job script's mistake as much as
+# a shortage
+_UNSATISFIABLE = Ambiguous("medium", C.USER_CODE_ERROR, "no node can ever satisfy the request as written: the job "
+                           "script asks for what the partition does not have",
+                           when=r"Requested node configuration is not available")
+
+AMBIGUOUS: dict[str, Ambiguous] = {
+    # SIGILL is a native crash as much as a CPU-feature mismatch: the exit status alone cannot tell them apart
+    "sigill-exit-132": Ambiguous("medium", C.SEGFAULT_CORE_DUMP, "an illegal instruction is also how a corrupted "
+                                 "jump or a bad native extension crashes"),
+    # a job still running at its time limit, or cancelled by a person, was most often one that stopped progressing
+    "slurm-time-limit": Ambiguous("medium", C.HANG_STALLED_WORKER, "a job that runs into its time limit has often "
+                                  "stopped making progress long before"),
+    "slurm-preemption": Ambiguous("medium", C.HANG_STALLED_WORKER, "a step cancelled with no reason given was "
+                                  "cancelled by a person (`scancel`), most often because it had stopped progressing",
+                                  when=r"CANCELLED AT (?!.*DUE TO)"),
+    # Horovod reports the same tensor with different shapes or types: the ranks run different arguments or code
+    "horovod-mismatched-shapes": Ambiguous("medium", C.CONFIG_MISMATCH_ACROSS_WORKERS, "ranks that submit one tensor "
+                                           "with different shapes run with different arguments (batch size, model)"),
+    "horovod-mismatched-dtypes": Ambiguous("medium", C.CONFIG_MISMATCH_ACROSS_WORKERS, "ranks that submit one tensor "
+                                           "with different types run different code or environments"),
+    # NCCL picks its own ports: an address in use there is an exhausted or reserved ephemeral range more than a
+    # second process on a port someone chose
+    "tf-server-bind-failed": Ambiguous("low", C.RESOURCE_EXHAUSTION, "NCCL binds ports it picks itself: a port "
+                                       "already in use there means the ephemeral range is exhausted or reserved",
+                                       when=r"NCCL WARN"),
+    "slurm-unable-to-allocate": _UNSATISFIABLE,
+    "slurm-cpu-count": _UNSATISFIABLE,          # the vocab branch's signature for the same Slurm message
+    # NCCL's InfiniBand retry counter ran out: the peer's side never acknowledged. NCCL itself says "remote process
+    # exited or there was a network error": the fabric between the nodes, or a peer that died (its own log says which)
+    "nccl-ib-retry-exceeded": Ambiguous("medium", C.PEER_CRASHED, "a peer process that died stops acknowledging too "
+                                        "(NCCL: 'remote process exited or there was a network error')"),
+    # TF1's session manager on a non-chief task waits for the chief to initialize the variables: either some variables
+    # are not the chief's to initialize (per-worker state), or no running task is the chief (is_chief / TF_CONFIG)
+    "tf-uninitialized-variables-wait": Ambiguous("low", C.CONFIG_TF_CONFIG, "the chief that initializes the "
+                                                 "variables may not be running, or no task is configured as chief"),
+}
+
+# causes known to produce the same lines as the verdict's, most usual first (the alternatives a reader would check)
+LOOKALIKES: dict[C, tuple[C, ...]] = {
+    C.PEER_CRASHED: (C.OOM_HOST, C.PREEMPTION, C.SEGFAULT_CORE_DUMP),
+    C.OOM_HOST: (C.PEER_CRASHED, C.RESOURCE_EXHAUSTION),
+    C.OOM_GPU: (C.OOM_HOST, C.RESOURCE_EXHAUSTION),
+    C.SEGFAULT_CORE_DUMP: (C.VERSION_MISMATCH, C.OOM_HOST),
+    C.USER_CODE_ERROR: (C.VERSION_MISMATCH, C.CONFIG_TF_CONFIG, C.DATA_SHARDING_IMBALANCE),
+    C.VERSION_MISMATCH: (C.USER_CODE_ERROR, C.CONFIG_MISMATCH_ACROSS_WORKERS),
+    C.CONFIG_MISMATCH_ACROSS_WORKERS: (C.VERSION_MISMATCH, C.HANG_COLLECTIVE_MISMATCH, C.CONFIG_TF_CONFIG),
+    C.CONFIG_TF_CONFIG: (C.NETWORK_UNREACHABLE, C.CONFIG_MISMATCH_ACROSS_WORKERS),
+    C.NETWORK_UNREACHABLE: (C.FIREWALL_OR_PORT_BLOCKED, C.CONFIG_TF_CONFIG, C.PEER_CRASHED),
+    C.FIREWALL_OR_PORT_BLOCKED: (C.NETWORK_UNREACHABLE, C.PEER_UNRESPONSIVE),
+    C.PEER_UNRESPONSIVE: (C.NETWORK_UNREACHABLE, C.HANG_STALLED_WORKER, C.PEER_CRASHED),
+    C.PORT_IN_USE: (C.CONFIG_TF_CONFIG, C.RESOURCE_EXHAUSTION),
+    C.HANG_STALLED_WORKER: (C.HANG_COLLECTIVE_MISMATCH, C.DATA_SHARDING_IMBALANCE, C.STRAGGLER_SLOW_WORKER),
+    C.HANG_COLLECTIVE_MISMATCH: (C.CONFIG_MISMATCH_ACROSS_WORKERS, C.HANG_STALLED_WORKER, C.DATA_SHARDING_IMBALANCE),
+    C.DATA_SHARDING_IMBALANCE: (C.HANG_STALLED_WORKER, C.USER_CODE_ERROR),
+    C.STRAGGLER_SLOW_WORKER: (C.HANG_STALLED_WORKER, C.RESOURCE_EXHAUSTION),
+    C.RESOURCE_EXHAUSTION: (C.OOM_HOST, C.CONFIG_TF_CONFIG),
+    C.NUMERICAL_DIVERGENCE: (C.USER_CODE_ERROR,),
+    C.PREEMPTION: (C.PEER_CRASHED, C.OOM_HOST, C.HANG_STALLED_WORKER),
+    C.OTHER: (),
+}
+_WHY_LOOKALIKE = "a cause known to produce the same lines"
+
+
+def _cap(v: Verdict) -> Verdict:
+    if v.root is None:
+        return v
+    amb = AMBIGUOUS.get(v.root.sig.name)
+    if amb is None or (amb.when and not re.search(amb.when, v.root.text)) or v.category != v.root.sig.category:
+        return v
+    conf = amb.cap if _ORDER[v.confidence] > _ORDER[amb.cap] else v.confidence
+    alt = Alternative(amb.other, v.culprit, amb.why, settle=settle_for(amb.other))
+    alts = (alt,) + tuple(a for a in v.alternatives if a.category != amb.other)
+    return replace(v, confidence=conf, alternatives=alts)
+
+
+def _text_of(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> str:
+    lines = [h.text for h in hits] + [t for f in facts for t in f.tail]
+    return "\n".join(lines)[:20000]
+
+
+_NCCL_SETUP = re.compile(r"NCCL INFO (?:Bootstrap|NET/|NCCL_SOCKET_IFNAME|Using network|Channel \d+/\d+ :|Trees|"
+                         r"Ring \d+|Setting affinity|comm 0x|cudaDriverVersion|NCCL version)")
+
+
+def _ends_in_nccl_setup(facts: list[StreamFacts]) -> bool:
+    """A log whose last lines are NCCL's communicator set-up (bootstrap, transports, rings) and nothing after: the
+    tasks stopped while connecting to each other, which is most often the network between the nodes (a port NCCL
+    picked is blocked, or NCCL chose an interface the peer cannot reach)."""
+    for f in facts:
+        last = [t for t in f.tail if t.strip() and t.strip() not in ("[...]", "...")][-3:]
+        if last and _NCCL_SETUP.search(last[-1]) and not any("Init COMPLETE" in t for t in last):
+            return True
+    return False
+
+
+_NCCL_STALL = (C.FIREWALL_OR_PORT_BLOCKED, C.NETWORK_UNREACHABLE, C.HANG_COLLECTIVE_MISMATCH)
+
+
+def _only_symptoms(v: Verdict) -> bool:
+    """A verdict read from symptoms alone (no line says what failed): the cause is in a log we do not have."""
+    return v.root is not None and v.root.sig.role.value == "symptom" and v.confidence == "low"
+
+
+def _fill(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
+    out: list[Alternative] = []
+    seen = {v.category}
+    for a in v.alternatives:
+        if a.category in seen:
+            continue
+        seen.add(a.category)
+        out.append(a if a.settle else replace(a, settle=settle_for(a.category)))
+    if v.root is None and _ends_in_nccl_setup(facts):
+        for cat in _NCCL_STALL:
+            if cat not in seen:
+                seen.add(cat)
+                out.append(Alternative(cat, None, "the log ends in NCCL's communicator set-up: the tasks stopped "
+                                       "while connecting to each other", settle=settle_for(cat)))
+    for cat in LOOKALIKES.get(v.category, ()):
+        if cat not in seen:
+            seen.add(cat)
+            out.append(Alternative(cat, v.culprit, _WHY_LOOKALIKE, settle=settle_for(cat)))
+    if len(out) >= MAX_ALTERNATIVES and _only_symptoms(v):
+        out = out[:1]          # the nearest lookalike, then what the lines as a whole resemble
+    if v.root is None or v.category == C.OTHER or _only_symptoms(v):
+        text = v.root.text if v.root is not None and not _only_symptoms(v) else _text_of(v, hits, facts)
+        for cat, p in model().scores(text):
+            if cat not in seen and cat != C.OTHER:
+                seen.add(cat)
+                out.append(Alternative(cat, None, f"the words of the lines resemble {cat.value} ({p:.0%})",
+                                       settle=settle_for(cat)))
+            if len(out) >= MAX_ALTERNATIVES:
+                break
+    return replace(v, alternatives=tuple(out[:MAX_ALTERNATIVES]))
+
+
+def calibrate(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
+    """Cap the confidence of ambiguous messages and rank up to three alternatives, each with what settles it."""
+    v = _cap(v)
+    if v.status == Status.SUCCEEDED and v.root is None:
+        return v
+    return _fill(v, hits, facts)

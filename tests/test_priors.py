@@ -1,0 +1,107 @@
+"""Priors and calibration (distdoctor/diagnose/logs/priors.py, calibrate.py): what a message means beyond its words,
+confidence caps for messages with two usual causes, and ranked alternatives with what settles each."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from distdoctor.diagnose.command import diagnose_paths
+
+
+def diagnose(text: str, tmp: Path):
+    p = tmp / "output.log"
+    p.write_text(text)
+    diag, _ = diagnose_paths([str(p)], detected_at=0.0)
+    return diag
+
+
+@pytest.mark.parametrize("text", [
+    "./run.sh: line 12:  8812 Killed                  python3 train.py --epochs 90\n",
+    "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 5120 RUNNING AT gpu3\n=   EXIT CODE: 9\n",
+    "mpirun noticed that process rank 2 with PID 7781 on node n12 exited on signal 9 (Killed).\n",
+])
+def test_a_sigkill_with_no_sender_ranks_the_oom_killer_first(tmp_path, text):
+    rc = diagnose(text, tmp_path).root_cause
+    assert rc.category.value in ("peer_crashed", "oom_host") and rc.confidence == "low", rc
+    if rc.category.value != "oom_host":
+        first = rc.alternatives[0]
+        assert first.category.value == "oom_host" and "dmesg" in first.settle and "sacct" in first.settle
+    assert "OOM killer" in rc.summary
+
+
+def test_a_sigkill_whose_sender_is_in_the_log_is_that_sender(tmp_path):
+    text = ("[ 812.1] Out of memory: Killed process 8812 (python3) total-vm:9000000kB, anon-rss:8000000kB\n"
+            "./run.sh: line 12:  8812 Killed                  python3 train.py\n")
+    rc = diagnose(text, tmp_path).root_cause
+    assert rc.category.value == "oom_host" and rc.confidence == "high"
+
+
+@pytest.mark.parametrize("text", ["slurmstepd: error: Exceeded step memory limit at some point.\n",
+                                  "slurmstepd: Exceeded job memory limit at some point.\n"])
+def test_slurm_memory_reached_at_some_point_is_no_confident_oom(tmp_path, text):
+    d = diagnose(text, tmp_path)
+    rc = d.root_cause
+    assert rc.confidence == "low" and rc.category.value == "other" and d.status.value == "unknown"
+    assert rc.alternatives[0].category.value == "oom_host"
+
+
+@pytest.mark.parametrize("text", [
+    "slurmstepd: error: Exceeded step memory limit at some point.\nsrun: error: n4: task 0: Out Of Memory\n",
+    "slurmstepd: error: Job 771 exceeded memory limit (4200000 > 4194304), being killed\n"
+    "slurmstepd: error: Exceeded job memory limit\n",
+])
+def test_slurm_memory_with_a_kill_is_the_oom(tmp_path, text):
+    rc = diagnose(text, tmp_path).root_cause
+    assert rc.category.value == "oom_host" and rc.confidence == "high"
+
+
+@pytest.mark.parametrize("text, category", [
+    ('Failed to pull image "registry.example.com/tf:2.15": rpc error: code = Unknown desc = Error response from daemon: '
+     'Get "https://registry.example.com/v2/": dial tcp: lookup registry.example.com: no such host\n', "network_unreachable"),
+    ('Failed to pull image "registry.example.com/tf:2.15-typo": rpc error: code = NotFound desc = failed to pull and '
+     'unpack image: not found\n', "config_tf_config"),
+    ("ssh: Could not resolve hostname gpu-a:4: Name or service not known\n", "version_mismatch"),
+    ("ssh: Could not resolve hostname gpu-a: Name or service not known\n", "network_unreachable"),
+    ("$ pstack 4411\nThread 1 (process 4411):\n#0  0x00007f00aa in epoll_wait () from /lib64/libc.so.6\n",
+     "hang_stalled_worker"),
+    ("(gdb) bt\n#0  0x00007f00aa12 in memcpy () from /lib64/libc.so.6\n#1  0x00007f00bb in ncclSend ()\n",
+     "segfault_core_dump"),
+])
+def test_what_a_message_means_beyond_its_words(tmp_path, text, category):
+    assert diagnose(text, tmp_path).root_cause.category.value == category
+
+
+@pytest.mark.parametrize("text, other", [
+    ("mpirun noticed that process rank 0 with PID 311 on node a1 exited on signal 4 (Illegal instruction).\n",
+     "segfault_core_dump"),
+    ("slurmstepd: error: *** JOB 8812 ON n3 CANCELLED AT 2024-01-02T03:04:05 DUE TO TIME LIMIT ***\n",
+     "hang_stalled_worker"),
+    ("slurmstepd: error: *** STEP 8812.0 ON n3 CANCELLED AT 2024-01-02T03:04:05 ***\n", "hang_stalled_worker"),
+])
+def test_a_message_with_two_usual_causes_is_not_high_confidence(tmp_path, text, other):
+    rc = diagnose(text, tmp_path).root_cause
+    assert rc.confidence in ("medium", "low") and rc.alternatives[0].category.value == other, rc
+
+
+def test_alternatives_are_ranked_distinct_and_settleable(tmp_path):
+    text = ("E0314 09:12:44.518203 140213 coordination_service.cc:512] UNAVAILABLE: The following tasks are unhealthy "
+            "(stopped sending heartbeats):\n/job:worker/replica:0/task:1\n")
+    rc = diagnose(text, tmp_path).root_cause
+    cats = [a.category for a in rc.alternatives]
+    assert 1 <= len(cats) <= 3 and len(set(cats)) == len(cats) and rc.category not in cats
+    assert all(a.settle for a in rc.alternatives)
+    assert "settle" in rc.to_json()["alternatives"][0]
+
+
+def test_a_log_that_ends_in_nccls_setup_lists_the_network_first(tmp_path):
+    text = ("[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO Bootstrap : Using eth0:10.4.0.7<0>\n"
+            "[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal "
+            "implementation\n"
+            "[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO NET/Socket : Using [0]eth0:10.4.0.7<0>\n")
+    d = diagnose(text, tmp_path)
+    rc = d.root_cause
+    assert d.status.value == "unknown" and rc.confidence == "low"
+    assert [a.category.value for a in rc.alternatives][:2] == ["firewall_or_port_blocked", "network_unreachable"]
+    done = text + "[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO comm 0x5581 rank 0 nranks 2 - Init COMPLETE\n"
+    assert "firewall_or_port_blocked" not in [a.category.value for a in diagnose(done, tmp_path).root_cause.alternatives]
