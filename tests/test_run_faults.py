@@ -100,6 +100,16 @@ def test_healthy_custom_loop():
     assert r.rc == 0 and r.diag["status"] == "succeeded", r.stderr[-2000:]
 
 
+def test_a_message_only_the_knowledge_base_knows_names_the_cause_in_a_live_run():
+    """worker:1 dies of an ImportError of libcudart (a node with another CUDA): the run alone knows only that it
+    raised; the knowledge base's signature (the same one `diagnose` uses) names the environment."""
+    r = dd_run("import-error", [], trainer("--fault", "import_error"))
+    assert (r.diag["status"], r.root["category"], r.root["culprit"]) == ("failed", "version_mismatch", "worker:1"), \
+        json.dumps(r.diag, indent=1)[:3000]
+    assert r.root["code"] != "DD104" and "libcudart" in " ".join(r.root["evidence"])
+    assert any(a["category"] == "user_code_error" for a in r.root.get("alternatives", []))
+
+
 def test_three_workers_culprit_at_index_2():
     r = dd_run("three-workers", ["--workers", "3"], trainer("--fault", "sigkill", "--fault-task", "worker:2"))
     assert (r.diag["status"], r.root["category"], r.root["culprit"]) == ("failed", "peer_crashed", "worker:2")

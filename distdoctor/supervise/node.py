@@ -154,6 +154,9 @@ def _shift(value, offset: float):
 class NodeSupervisor(Supervisor):
     """A :class:`Supervisor` for one task of a cluster; the collector also mirrors every other task."""
 
+    def observes_all_logs(self) -> bool:
+        return self.is_collector   # every task's log is mirrored to the collector
+
     def __init__(self, cfg: RunConfig, *, collector: str, hub=None, client=None, peer_timeout: float = 15.0,
                  expected: tuple[str, ...] = (), decision_wait: float = 60.0) -> None:
         super().__init__(cfg)

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from ..cluster.tfconfig import LocalCluster, build_local_cluster
 from ..diagnose.engine import collect_findings, diagnose, pick_root_cause
 from ..diagnose.events import EventKind
+from ..diagnose.runlogs import refine_with_signatures
 from ..diagnose.observations import FROZEN_STATES, HangVerdict, JobObservation, MemorySample, Pause
 from ..errors import UsageError
 from ..model import Diagnosis
@@ -868,10 +869,16 @@ class Supervisor:
                               interrupted=self.interrupted, ended_at=time.time(), notes=tuple(notes),
                               pauses=tuple(pauses), started_at=self._attempt_started_at)
 
+    def observes_all_logs(self) -> bool:
+        """Whether this supervisor's bundle holds every task's log (a node that is not the collector does not)."""
+        return True
+
     def _write_diagnosis(self) -> tuple[Diagnosis, JobObservation]:
         job = self.observation()
         detected = self.detected_at or time.time()
         diag = diagnose(job, detected_at=detected, command="run")
+        if self.observes_all_logs():  # the knowledge base reads the tasks' output too (a generic reading only)
+            diag = refine_with_signatures(diag, os.path.join(self.cfg.out_dir, "logs"))
         if self.notifier is not None:  # threshold crossings: warnings beside the engine's findings
             from dataclasses import replace
             from ..notify.rules import threshold_findings

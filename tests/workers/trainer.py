@@ -6,6 +6,7 @@ It does not import distdoctor. Usage (under ``distdoctor run``)::
 
 Faults (applied on --fault-task only, at --fault-step):
   sigkill, segv, abort, exception, stall (deadlock on a lock in a callback), sleep (sleep forever in a callback),
+  import_error (a shared library this node lacks),
   stall_input (the input generator blocks), sigstop, oom (allocate until the
   memory cgroup in $DD_TEST_CGROUP kills us), fewer_batches (this task's data
   has fewer batches), straggler (0.15 s extra per step), pause_all (every task
@@ -131,6 +132,9 @@ def inject(step):
         threading_lock = __import__("threading").Lock()
         threading_lock.acquire()
         threading_lock.acquire()  # deadlock
+    elif fault == "import_error":
+        # a lazily imported extension whose library this node lacks (another CUDA): a message the knowledge base knows
+        raise ImportError("libcudart.so.12: cannot open shared object file: No such file or directory")
     elif fault == "sleep":
         print(f"{me}: sleeping forever in a callback", flush=True)
         time.sleep(10 ** 6)
