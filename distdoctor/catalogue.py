@@ -93,11 +93,10 @@ def all_rules() -> list[Rule]:
 def _load_all() -> None:
     # Import the modules that register rules, so the table is complete. They are all part of the package:
     # a failing import is a bug to surface, not to hide.
-    import importlib
-    for mod in ("distdoctor.diagnose.rules", "distdoctor.diagnose.engine", "distdoctor.diagnose.log_rules",
-                "distdoctor.diagnose.logs.kb", "distdoctor.diagnose.logs.verdict", "distdoctor.preflight.rules",
-                "distdoctor.notify.rules"):
-        importlib.import_module(mod)
+    from .diagnose import engine, log_rules, rules  # noqa: F401
+    from .diagnose.logs import kb, verdict  # noqa: F401
+    from .notify import rules as notify_rules  # noqa: F401
+    from .preflight import rules as preflight_rules  # noqa: F401
 
 
 def render_markdown() -> str:

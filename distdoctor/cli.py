@@ -27,12 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
     run_command.register_cli(sub)
     from .supervise import schedpolicy
     schedpolicy.register_cli(sub)
-    for modname in ("distdoctor.report.diagnose_cli", "distdoctor.preflight.command", "distdoctor.report.command"):
-        try:
-            mod = __import__(modname, fromlist=["register_cli"])
-        except ImportError:
-            continue
-        mod.register_cli(sub)
+    # every subcommand is imported by its name in the code: a broken import fails loudly (tests/test_shape.py)
+    from .report import diagnose_cli
+    diagnose_cli.register_cli(sub)
+    from .preflight import command as check_command
+    check_command.register_cli(sub)
+    from .report import command as report_command
+    report_command.register_cli(sub)
     rules = sub.add_parser("rules", help="list the diagnosis rule catalogue")
     rules.add_argument("--markdown", action="store_true", help="print the catalogue as Markdown (docs/rules.md)")
     rules.set_defaults(func=_rules)

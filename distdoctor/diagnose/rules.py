@@ -7,6 +7,8 @@ the first failure.
 """
 from __future__ import annotations
 
+import re
+
 import signal as _signal
 import statistics
 from dataclasses import replace as _replace
@@ -701,7 +703,7 @@ def _ps_worker_lost(rule: Rule, job: JobObservation):
                                         + [Evidence(task="chief:0", ts=chief.ended_at, text="chief finished training", role="context")])
 
 
-_SHAPES = __import__("re").compile(r"Op at device /job:(\w+)/replica:\d+/task:(\d+)\S* expected shape \[([^\]]*)\] but another member in the group expected shape \[([^\]]*)\]")
+_SHAPES = re.compile(r"Op at device /job:(\w+)/replica:\d+/task:(\d+)\S* expected shape \[([^\]]*)\] but another member in the group expected shape \[([^\]]*)\]")
 
 
 @_rule(code="DD209", rank=5, role="own_failure", name="collective-shape-mismatch", category=Category.DATA_SHARDING_IMBALANCE,

@@ -22,13 +22,21 @@ from typing import Any
 __all__ = ["run_mesh", "MeshResult", "ClusterSpec", "TaskRef", "load_document", "check_document", "run_check",
            "CheckOptions", "CheckReport"]
 
-_WHERE = {"run_mesh": ".mesh", "MeshResult": ".meshmodel", "ClusterSpec": "..cluster.spec",
-          "TaskRef": "..cluster.spec", "load_document": "..cluster.spec", "check_document": ".rules", "run_check": ".check", "CheckOptions": ".check",
-          "CheckReport": ".check"}
-
-
 def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        import importlib
-        return getattr(importlib.import_module(_WHERE[name], __name__), name)
+    """The package's names, imported when first asked for (explicit imports: a broken one fails loudly)."""
+    if name in ("run_mesh",):
+        from . import mesh
+        return getattr(mesh, name)
+    if name in ("MeshResult",):
+        from . import meshmodel
+        return getattr(meshmodel, name)
+    if name in ("ClusterSpec", "TaskRef", "load_document"):
+        from ..cluster import spec
+        return getattr(spec, name)
+    if name in ("check_document",):
+        from . import rules
+        return getattr(rules, name)
+    if name in ("run_check", "CheckOptions", "CheckReport"):
+        from . import check
+        return getattr(check, name)
     raise AttributeError(name)

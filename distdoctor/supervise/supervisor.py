@@ -45,11 +45,12 @@ from ..cluster.tfconfig import LocalCluster, build_local_cluster
 from ..diagnose.engine import collect_findings, diagnose, pick_root_cause
 from ..diagnose.events import EventKind
 from ..diagnose.runlogs import refine_with_signatures
-from ..diagnose.observations import FROZEN_STATES, HangVerdict, JobObservation, MemorySample, Pause
+from ..diagnose.observations import FROZEN_STATES, HangVerdict, JobObservation, MemorySample
 from ..errors import UsageError
 from ..model import Diagnosis
 from . import probe
 from .channel import AgentChannel
+from .pauses import PauseLog
 from .detect import JobSnapshot, assess
 from .goodput import job_goodput
 from .launch import TaskProcess
@@ -149,8 +150,7 @@ class Supervisor:
         self._relaunch_at: dict[str, float] = {}
         self._oom_baselines: dict[str | None, int] = {}
         self._net_look_at = 0.0
-        self._pause: Pause | None = None     # the pause under way (a suspicion whose suspect still works)
-        self._pauses: list[Pause] = []       # pauses that ended: warnings of a job that went on
+        self.pauses = PauseLog()                   # suspicions, and the pauses they turned out to be
         self._oom_since_start(probe.read_cgroup_memory(probe.cgroup_of(os.getpid())))  # tasks start in ours
 
     # -- output ---------------------------------------------------------
@@ -552,7 +552,7 @@ class Supervisor:
         self.detected_at = self.hang = self.banner = None
         self._first_failure = self._chief_done_at = None
         self._relaunch_at = {}
-        self._pause, self._pauses = None, []
+        self.pauses = PauseLog()
         self._attempt_started_at = time.time()
         known = {d for r in self.ledger for d in r.checkpoints}
         self._ckpt_at_start = {d: _non_empty(d) for d in known}
@@ -743,7 +743,7 @@ class Supervisor:
                     self._enter(Phase.FAILING)
                 if any(t.proc.alive for t in self.tracks.values()):
                     a = assess(self._snapshot(now), now)
-                    self._follow_pause(a)
+                    self.pauses.follow(a)
                     self._notify_tick(now, a)
             if self._carry_out(decide(self._loop_state(now, a), now), now, a):
                 return
@@ -758,7 +758,7 @@ class Supervisor:
             fatal_failure_at=self.detected_at if fatal else None, failure_grace=self.cfg.failure_grace,
             chief_done_at=self._chief_done_at, hang_allowed=self._first_failure is None and self._detects_hangs(),
             assessment=a.status if a is not None else "ok", has_verdict=bool(a is not None and a.verdict is not None),
-            still=bool(a is not None and self._pause is not None and now - a.stalled_for <= self._pause.since + 0.01),
+            still=self.pauses.still(a, now),
             banner=self.banner)
 
     def _carry_out(self, actions, now: float, a) -> bool:
@@ -770,12 +770,11 @@ class Supervisor:
                 self._event(now, a.suspect, JobEventKind.STALL_SUSPECTED, a.reason)
                 self._notify("hang_suspected", culprit=a.suspect, summary=a.reason, since=now - a.stalled_for,
                              stalled_s=f"{a.stalled_for:.1f}", threshold_s=f"{a.threshold:.1f}")
-                self._pause = Pause(task=a.suspect or "", since=now - a.stalled_for, until=now, where=a.where,
-                                    doing=a.doing, waiting=a.waiting) if a.suspect else None
+                self.pauses.suspect(a, now)
             elif isinstance(act, ClearStall):
                 self._clear_stall(now, a)
             elif isinstance(act, DeclareHang):
-                self._pause = None
+                self.pauses.drop()
                 self._declare_hang(a, now)
             elif isinstance(act, StopAll):
                 if act.reason == self.interrupted:
@@ -790,26 +789,13 @@ class Supervisor:
                 return True
         return False
 
-    def _follow_pause(self, a) -> None:
-        """While a suspicion lasts, remember where its suspect is and what it does (the pause's evidence)."""
-        p = self._pause
-        if p is None or a is None or a.status != "suspect" or a.suspect != p.task:
-            return
-        self._pause = dataclasses.replace(p, where=a.where or p.where, doing=a.doing or p.doing,
-                                          waiting=a.waiting or p.waiting)
-
     def _clear_stall(self, now: float, a) -> None:
         """Progress resumed: the suspicion ends (an event and an alert) and becomes a pause of the run."""
         self.banner = None
-        resumed = now - (a.stalled_for if a is not None else 0.0)
-        p = self._pause
-        self._pause = None
+        p = self.pauses.clear(a, now)
         text = "progress resumed"
         if p is not None:
-            p = dataclasses.replace(p, until=max(p.since, resumed))
-            self._pauses.append(p)
-            text = (f"progress resumed after {p.seconds:.1f} s: {p.task} "
-                    + (f"was {p.doing} " if p.doing else "")
+            text = (f"progress resumed after {p.seconds:.1f} s: {p.task} " + (f"was {p.doing} " if p.doing else "")
                     + (f"at {p.where}" if p.where else "outside TensorFlow"))
         self._say(f"stall cleared: {text}")
         self._event(now, p.task if p else None, JobEventKind.STALL_CLEARED, text)
@@ -861,13 +847,11 @@ class Supervisor:
         notes = []
         if self.hang is not None and self.cfg.on_hang == "wait":
             notes.append("the hung job was kept alive for debugging (--on-hang wait)")
-        pauses = list(self._pauses)
-        if self._pause is not None and self.hang is None:  # the job ended during a pause
-            pauses.append(dataclasses.replace(self._pause, until=time.time()))
         return JobObservation(tasks={k: t.observation() for k, t in self.tracks.items()},
                               strategy=self.cfg.cluster.strategy, source="run", hang=self.hang,
                               interrupted=self.interrupted, ended_at=time.time(), notes=tuple(notes),
-                              pauses=tuple(pauses), started_at=self._attempt_started_at)
+                              pauses=self.pauses.all(time.time(), self.hang is not None),
+                              started_at=self._attempt_started_at)
 
     def observes_all_logs(self) -> bool:
         """Whether this supervisor's bundle holds every task's log (a node that is not the collector does not)."""

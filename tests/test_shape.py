@@ -1,0 +1,110 @@
+"""The shape of the package: no import circles between modules, no import by name, modules of a readable size.
+
+Modules already over the size bound are listed with the size they may not exceed (a ratchet: they may shrink,
+never grow; splitting them is issue 19's supervisor/typed-results work). Pure and fast.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parent.parent / "distdoctor"
+MAX_LINES = 500
+OVERSIZE = {   # module -> the most lines it may have until it is split
+    "supervise/supervisor.py": 940, "report/data.py": 742, "diagnose/rules.py": 745, "diagnose/logs/reason.py": 652,
+    "diagnose/logs/taskscan.py": 542, "preflight/meshjudge.py": 529, "diagnose/logsource.py": 522,
+    "supervise/node.py": 525, "preflight/rules.py": 509,
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in PKG.rglob("*.py"):
+        rel = p.relative_to(PKG.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
+
+
+def _top_level_imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Modules of the package that ``name`` imports when it is imported (module level, not inside functions)."""
+    tree = ast.parse(path.read_text())
+    pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in tree.body:
+        stmts = [node]
+        if isinstance(node, ast.If):   # `if TYPE_CHECKING:` blocks do not run
+            continue
+        if isinstance(node, ast.Try):
+            stmts = node.body
+        for st in stmts:
+            if isinstance(st, ast.Import):
+                found |= {a.name for a in st.names if a.name in known}
+            elif isinstance(st, ast.ImportFrom):
+                base = st.module or ""
+                if st.level:
+                    up = pkg.split(".")
+                    up = up[: len(up) - (st.level - 1)]
+                    base = ".".join(up + ([base] if base else []))
+                for a in st.names:
+                    cand = f"{base}.{a.name}"
+                    found.add(cand if cand in known else base)
+    return {m for m in found if m in known and m != name}
+
+
+def test_no_import_circles_between_modules():
+    mods = _modules()
+    graph = {n: _top_level_imports(n, p, set(mods)) for n, p in mods.items()}
+    # a package's __init__ importing its own submodules is how a package exposes them: not a circle
+    for n in graph:
+        graph[n] = {m for m in graph[n] if not m.startswith(n + ".")}
+    seen, stack, cycles = set(), [], []
+
+    def visit(n):
+        if n in stack:
+            cycles.append(stack[stack.index(n):] + [n])
+            return
+        if n in seen:
+            return
+        seen.add(n)
+        stack.append(n)
+        for m in sorted(graph[n]):
+            visit(m)
+        stack.pop()
+
+    for n in sorted(graph):
+        visit(n)
+    assert not cycles, cycles[:5]
+
+
+def test_no_import_by_name():
+    bad = []
+    for p in PKG.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                if name in ("import_module", "__import__"):
+                    bad.append(f"{p.relative_to(PKG)}:{node.lineno}")
+    assert not bad, bad
+
+
+def test_modules_stay_readable():
+    too_big = {}
+    for p in PKG.rglob("*.py"):
+        rel = str(p.relative_to(PKG))
+        n = len(p.read_text().splitlines())
+        if n > OVERSIZE.get(rel, MAX_LINES):
+            too_big[rel] = n
+    assert not too_big, f"modules over {MAX_LINES} lines (or over their listed size): {too_big}"
+    for rel, limit in OVERSIZE.items():
+        assert (PKG / rel).exists(), f"{rel} is listed in OVERSIZE but gone: take it out"
+
+
+def test_every_subcommand_imports():
+    from distdoctor.cli import build_parser
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert {"run", "diagnose", "check", "report", "policy", "rules"} <= set(sub.choices)
