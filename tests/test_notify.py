@@ -192,6 +192,21 @@ def test_notifier_resolves_the_suspicion_it_raised_and_counts_restarts(tmp_path)
     assert n.event("not_an_event", T0) is None
 
 
+def test_hang_cleared_is_its_own_event_and_resolves_the_suspicions_alert(tmp_path):
+    from distdoctor.notify.alerts import to_json, to_slack
+    from distdoctor.notify.hub import Notifier, NotifyConfig
+    n = Notifier(NotifyConfig(job="j"), bundle=str(tmp_path))
+    n.start()
+    sus = n.event("hang_suspected", T0, culprit="chief:0", summary="chief:0 is still computing: a pause, not a stall")
+    ev = n.event("hang_cleared", T0 + 45, summary="progress resumed after 45.0 s: chief:0 was computing")
+    assert (ev.event, ev.culprit, ev.since, ev.resolved, ev.severity) == ("hang_cleared", "chief:0", T0, True, "info")
+    assert n.hang_state == "ok" and n.suspect is None
+    assert to_json(ev)["event"] == "hang_cleared" and "hang cleared" in to_slack(ev)["text"]
+    [a] = to_alertmanager(ev)
+    [s] = to_alertmanager(sus)
+    assert a["labels"] == s["labels"] and a["startsAt"] == s["startsAt"] and a["endsAt"] == iso8601(T0 + 45)
+
+
 def test_forecast_counts_only_changes():
     # allocates every second, sampled 4 times a second: 3 of 4 samples unchanged, still a steady climb
     series = [(T0 + i * 0.25, GiB + (i // 4) * 50 * (1 << 20)) for i in range(80)]
