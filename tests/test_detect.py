@@ -92,7 +92,9 @@ def test_a_busy_input_thread_that_still_reads_is_a_pause():
 
 def test_suspected_within_ten_seconds_whatever_the_threshold():
     w1 = task("worker:1", in_call=None, in_tf_code=False)
-    a = assess(job(task("worker:0"), w1, intervals=(5.0,) * 5), T0 + 5 + 10)
+    assert stall_threshold((5.0,) * 5, None) == 20.0
+    assert assess(job(task("worker:0"), w1, intervals=(5.0,) * 5), T0 + 5 + 6.9).status == "ok"
+    a = assess(job(task("worker:0"), w1, intervals=(5.0,) * 5), T0 + 5 + 7.0)
     assert a.status == "suspect" and a.suspect == "worker:1"
 
 

@@ -33,6 +33,8 @@ __all__ = ["TaskSnapshot", "JobSnapshot", "Assessment", "stall_threshold", "asse
 FROZEN_AFTER_S = 3.0   # SIGSTOP is unambiguous; TF calls a frozen peer "crashed" after ~10-15 s
 MIN_STALL_S = 10.0     # below this, scheduling noise on a loaded 2-core host looks like a stall
 MAX_STALL_S = 20.0     # keeps "stall declared within 30 s" with default settings
+SUSPECT_AFTER_S = 7.0  # a suspect is named by then at the latest (half the threshold when that is sooner):
+                       # within 10 s of a stall's start, sampling and the loop's tick included
 IDLE_CPU = 0.15        # cores: a task waiting in a collective uses almost none
 AGENT_STALE_S = 5.0    # an agent silent this long (10 samples) no longer tells what its task is doing
 
@@ -188,7 +190,7 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
     # waiting needs someone to wait for: a lone training task (a ParameterServerStrategy
     # coordinator) waits on servers, whose freezing is caught above.
     finished = [t for t in job.tasks if not t.alive and t.exit_code == 0 and t.has_agent and not t.serving]
-    if len(training) + len(finished) < 2 or not training or stalled_for < threshold / 2:
+    if len(training) + len(finished) < 2 or not training or stalled_for < min(threshold / 2, SUSPECT_AFTER_S):
         return Assessment("ok", threshold, stalled_for)
     waiting = [t for t in training if _waiting(t, now)]
     # a task inside TensorFlow that computes (a long trace or compile, a slow op) is not waiting: the idle ones
