@@ -97,9 +97,11 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--baseline", default=BASELINE_REV, help="git revision to compare with, or 'none'")
     ap.add_argument("--pause", default="22")
-    ap.add_argument("--only", nargs="*", default=None, help="healthy scenarios to run (default: all)")
+    ap.add_argument("--only", nargs="*", default=None, help="healthy scenarios to run (default: all; none: only stalls)")
+    ap.add_argument("--no-stalls", action="store_true", help="run the healthy matrix only")
     ap.add_argument("--out", default=None, help="also write the markdown table to this file")
     a = ap.parse_args()
+    scenarios = HEALTHY if a.only is None else a.only
     work = Path(tempfile.mkdtemp(prefix="dd-falsealarms-"))
     sides = [("this tree", str(ROOT))]
     if a.baseline != "none":
@@ -113,7 +115,7 @@ def main() -> int:
     stalls: dict[str, dict[str, list]] = {s: {n: [] for n, *_ in STALLS} for s, _ in sides}
     try:
         for rep in range(a.reps):
-            for sc in a.only or HEALTHY:
+            for sc in scenarios:
                 for side, path in sides:
                     r = run_job(side, path, work / "runs" / f"{side[:4]}-{sc}-{rep}",
                                 [PY, str(WORKERS / "healthy.py"), "--scenario", sc, "--pause", a.pause],
@@ -121,7 +123,7 @@ def main() -> int:
                     row = healthy_row(r) | {"scenario": sc}
                     healthy[side].append(row)
                     print(f"[{side}] healthy {sc}: {row}", flush=True)
-            for name, args, culprit, marker in STALLS:
+            for name, args, culprit, marker in ([] if a.no_stalls else STALLS):
                 for side, path in sides:
                     r = run_job(side, path, work / "runs" / f"{side[:4]}-{name}-{rep}",
                                 [PY, str(WORKERS / "trainer.py"), *args], {})
@@ -141,6 +143,8 @@ def main() -> int:
     for side, _ in sides:
         rows = healthy[side]
         n = len(rows)
+        if not n:
+            continue
         lines.append(f"| {side} | {n} | {sum(r['declared'] for r in rows)}/{n} = "
                      f"{sum(r['declared'] for r in rows) / max(1, n):.2f} | {sum(r['succeeded'] for r in rows)}/{n} | "
                      f"{sum(r['signals'] for r in rows)} |")
@@ -153,7 +157,7 @@ def main() -> int:
             lines.append(f"| {side} | {name} | {sum(r['right'] for r in rows)}/{len(rows)} | {med('named_s')} | "
                          f"{med('verdict_s')} |")
     lines += ["", "Per healthy scenario (declared hangs, this tree / baseline):"]
-    for sc in a.only or HEALTHY:
+    for sc in scenarios:
         cells = []
         for side, _ in sides:
             rows = [r for r in healthy[side] if r["scenario"] == sc]
