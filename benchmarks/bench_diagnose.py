@@ -1,16 +1,22 @@
-"""Throughput of ``distdoctor diagnose`` on 1 GB of logs, with ``grep -c`` as the floor.
+"""Throughput of ``distdoctor diagnose`` on many task logs, with ``grep -c`` as the floor, in the same run.
 
-Generates 64 task logs of 16 MB each (TensorFlow absl INFO/WARNING lines, a
-tf.keras ``verbose=1`` progress bar per epoch drawn with backspaces and
-``\\r``, per-step user prints), with a fault buried in one task: worker:37 is
-SIGKILLed at the end of its log and says nothing; its peers print
-``Connection reset by peer``, ``stopped sending heartbeats`` naming it and an
-``UnavailableError`` traceback. Then times ``distdoctor diagnose DIR --json``
-(median of 3, peak RSS from ``/usr/bin/time -v`` or psutil) next to
-``grep -c`` over the same files, prints a Markdown table and writes it, with
-the command, to ``benchmarks/RESULTS-diagnose.md``.
+``--content``:
 
-    .venv/bin/python benchmarks/bench_diagnose.py [--tasks 64] [--mb 16] [--runs 3] [--keep DIR]
+* ``generated`` (default, 64 x 16 MB): TensorFlow absl INFO/WARNING lines, a tf.keras ``verbose=1`` progress bar
+  per epoch drawn with backspaces and ``\\r``, per-step user prints;
+* ``real``: a real run's log (benchmarks/data/real-mwms-worker-0.log.gz) tiled;
+* ``progress``, ``info``, ``errors`` (``mixes`` for all three; 64 x 4 MB): logs in which every line is a prefilter
+  candidate -- Keras progress bars and epoch lines; TF start-up, coordination-service, gRPC server and
+  ``NCCL_DEBUG=INFO`` lines; error/warning lines that match signatures (see ``diagnose_mixes.py``).
+
+A fault is buried in one task in every content: worker:37 is SIGKILLed at the end of its log and says nothing; its
+peers print ``Connection reset by peer``, ``stopped sending heartbeats`` naming it and an ``UnavailableError``
+traceback. Times ``distdoctor diagnose DIR --json`` (the CLI, a subprocess) and ``grep -c`` over the same files,
+interleaved, median of ``--runs``; reports MB/s, the ratio to grep and the peak RSS of the largest process
+(``resource.getrusage(RUSAGE_CHILDREN)`` in a wrapper process); prints a Markdown table and writes it, with the
+command, to ``benchmarks/RESULTS-diagnose*.md``.
+
+    nice -n 10 .venv/bin/python benchmarks/bench_diagnose.py --content mixes [--tasks 64] [--mb 4] [--runs 3] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
 T0 = 1795286218.0
 
 _INFO = [
@@ -143,152 +150,168 @@ def real_task_log(index: int, size: int, culprit: int) -> bytes:
     return body
 
 
-def generate(folder: str, tasks: int = 64, mb: int = 16, culprit: int = 37, content: str = "generated") -> list[str]:
+MIXES = ("progress", "info", "errors")
+
+
+def generate(folder: str, tasks: int = 64, mb: float = 16, culprit: int = 37, content: str = "generated") -> list[str]:
     os.makedirs(folder, exist_ok=True)
     paths = []
+    size = int(mb * (1 << 20))
     for i in range(tasks):
         path = os.path.join(folder, f"bench-worker-{i}.log")
         if content == "real":
             with open(path, "wb") as fh:
-                fh.write(real_task_log(i, mb << 20, culprit))
+                fh.write(real_task_log(i, size, culprit))
+        elif content in MIXES:
+            from diagnose_mixes import mix_task_log
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(mix_task_log(content, i, tasks, size, culprit, _fault_lines))
         else:
             with open(path, "w", encoding="utf-8") as fh:
-                fh.write(task_log(i, tasks, mb << 20, culprit))
+                fh.write(task_log(i, tasks, size, culprit))
         paths.append(path)
     return paths
 
 
+_WRAP = r"""
+import json, resource, subprocess, sys, time
+t = time.perf_counter()
+p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+dt = time.perf_counter() - t
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+json.dump({"wall": dt, "rss": ru.ru_maxrss * 1024, "cpu": ru.ru_utime + ru.ru_stime, "rc": p.returncode,
+           "out": p.stdout.decode("utf-8", "replace")}, sys.stdout)
+"""
+
+
 def _timed(cmd: list[str]) -> tuple[float, int | None, int, str, float | None]:
-    """(wall seconds, peak RSS bytes or None, exit code, stdout, CPU seconds user+sys or None).
+    """(wall seconds, peak RSS bytes, exit code, stdout, CPU seconds user+sys) of one run of ``cmd``.
 
-    Peak RSS is the largest single process (GNU time's maximum resident set size
-    covers the command and, separately, each of its children).
+    A fresh wrapper process runs the command and reads ``resource.getrusage(RUSAGE_CHILDREN)``: the peak RSS is
+    that of the largest single process among the command and its descendants (the scanning pool's workers), the
+    CPU time their sum. The wall time is measured around the command alone, inside the wrapper.
     """
-    if os.path.exists("/usr/bin/time"):
-        t = time.perf_counter()
-        p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
-        dt = time.perf_counter() - t
-        rss = None
-        cpu = 0.0
-        for line in p.stderr.splitlines():
-            if "Maximum resident set size" in line:
-                rss = int(line.rsplit(":", 1)[1]) * 1024
-            if "User time (seconds)" in line or "System time (seconds)" in line:
-                cpu += float(line.rsplit(":", 1)[1])
-        return dt, rss, p.returncode, p.stdout, cpu
-    t = time.perf_counter()
-    peak, rc, out = _sample_tree(cmd, capture=True)
-    return time.perf_counter() - t, peak, rc, out, None
+    p = subprocess.run([sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True)
+    d = json.loads(p.stdout)
+    return d["wall"], d["rss"], d["rc"], d["out"], d["cpu"]
 
 
-def _sample_tree(cmd: list[str], capture: bool = False) -> tuple[int | None, int, str]:
-    """Run ``cmd``; peak of the summed RSS of it and all its children (psutil, every 20 ms), exit code, stdout."""
-    import psutil
-    proc = psutil.Popen(cmd, stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL, text=True)
-    peak = 0
-    chunks: list[str] = []
-    reader = None
-    if capture:  # drain stdout meanwhile, so a large JSON cannot fill the pipe and stall the command
-        import threading
-        reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)
-        reader.start()
-    while proc.poll() is None:
-        try:
-            rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))
-            peak = max(peak, rss)
-        except psutil.Error:
-            pass
-        time.sleep(0.02)
-    if reader is not None:
-        reader.join()
-    return peak or None, proc.returncode, "".join(chunks)
+def _dd_cmd(folder: str) -> list[str]:
+    exe = os.path.join(os.path.dirname(sys.executable), "distdoctor")
+    return [exe if os.path.exists(exe) else sys.executable, *([] if os.path.exists(exe) else ["-m", "distdoctor"]),
+            "diagnose", folder, "--json"]
 
 
-def _tree_peak(cmd: list[str]) -> int | None:
-    """Peak of the summed RSS of the command and all its children."""
+def _verdict(out: str) -> tuple:
     try:
-        return _sample_tree(cmd)[0]
-    except ImportError:
-        return None
+        d = json.loads(out)
+    except ValueError:
+        return ("unparsable output", None, None)
+    rc_ = d.get("root_cause") or {}
+    return (d.get("status"), rc_.get("category"), rc_.get("culprit"))
+
+
+def measure(folder: str, runs: int) -> dict:
+    """grep -c and distdoctor diagnose over ``folder``, interleaved run by run (so drifting load hits both)."""
+    files = sorted(os.path.join(folder, f) for f in os.listdir(folder))
+    total = sum(os.path.getsize(f) for f in files)
+    dd_cmd = _dd_cmd(folder)
+    grep_cmd = ["grep", "-c", "Connection reset by peer"] + files
+    subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL)  # warm the page cache for both
+    res = {"grep": {"t": [], "rss": [], "cpu": []}, "dd": {"t": [], "rss": [], "cpu": []}}
+    verdict, bad_rc = None, None
+    for _ in range(runs):
+        for key, cmd in (("grep", grep_cmd), ("dd", dd_cmd)):
+            dt, rss, rc, out, cpu = _timed(cmd)
+            res[key]["t"].append(dt)
+            res[key]["rss"].append(rss or 0)
+            res[key]["cpu"].append(cpu or 0.0)
+            if key == "dd":
+                verdict = _verdict(out)
+                if rc not in (0, 1, 3):
+                    bad_rc = rc
+    out = {"bytes": total, "files": len(files), "verdict": verdict, "bad_rc": bad_rc}
+    for key, r in res.items():
+        out[key] = {"median": statistics.median(r["t"]), "runs": r["t"], "rss": max(r["rss"]),
+                    "cpu": statistics.median(r["cpu"])}
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=64)
-    ap.add_argument("--mb", type=int, default=16)
+    ap.add_argument("--mb", type=float, default=None, help="MB per task log (default 16 for generated, else 4)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--keep", help="generate into (or reuse) this folder and keep it")
-    ap.add_argument("--content", choices=["generated", "real"], default="generated",
-                    help="generated TF/Keras lines, or a real run's log (benchmarks/data) tiled to --mb per task")
-    ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/RESULTS-diagnose.md")
+    ap.add_argument("--keep", help="generate into (or reuse) this folder (one sub-folder per content) and keep it")
+    ap.add_argument("--content", default="generated",
+                    help="comma-separated: generated (older synthetic TF/Keras mix), real (a real run's log, "
+                         "benchmarks/data, tiled), progress, info, errors (every line a prefilter candidate: Keras "
+                         "progress, TF start-up/coordination/NCCL INFO lines, error/warning lines that match "
+                         "signatures), or mixes for the last three")
+    ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/RESULTS-diagnose*.md")
     args = ap.parse_args()
-    folder = args.keep or tempfile.mkdtemp(prefix="dd-bench-")
+    contents = []
+    for c in args.content.split(","):
+        contents += list(MIXES) if c == "mixes" else [c]
+    bad = [c for c in contents if c not in ("generated", "real") + MIXES]
+    if bad:
+        ap.error(f"unknown --content {bad[0]!r}: choose from generated, real, progress, info, errors, mixes")
+    root = args.keep or tempfile.mkdtemp(prefix="dd-bench-")
+    load = os.getloadavg()[0]
+    rows = []
     try:
-        if not (args.keep and os.path.isdir(folder) and len(os.listdir(folder)) == args.tasks):
-            t = time.perf_counter()
-            generate(folder, args.tasks, args.mb, content=args.content)
-            print(f"generated {args.tasks} x {args.mb} MB in {time.perf_counter() - t:.1f} s into {folder}", file=sys.stderr)
-        files = sorted(os.path.join(folder, f) for f in os.listdir(folder))
-        total = sum(os.path.getsize(f) for f in files)
-        exe = os.path.join(os.path.dirname(sys.executable), "distdoctor")
-        dd_cmd = [exe if os.path.exists(exe) else sys.executable, *([] if os.path.exists(exe) else ["-m", "distdoctor"]),
-                  "diagnose", folder, "--json"]
-        grep_cmd = ["grep", "-c", "Connection reset by peer"] + files
-        subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL)  # warm the page cache for both
-        rows = {}
-        verdict = None
-        load = os.getloadavg()[0]
-        for name, cmd in (("grep -c (floor)", grep_cmd), ("distdoctor diagnose", dd_cmd)):
-            times, rsss, cpus = [], [], []
-            for _ in range(args.runs):
-                dt, rss, rc, out, cpu = _timed(cmd)
-                times.append(dt)
-                if cpu is not None:
-                    cpus.append(cpu)
-                if rss:
-                    rsss.append(rss)
-                if name.startswith("distdoctor"):
-                    if rc not in (0, 1, 3):
-                        print(f"distdoctor exited {rc}", file=sys.stderr)
-                    try:
-                        d = json.loads(out)
-                        rc_ = d.get("root_cause") or {}
-                        verdict = (d.get("status"), rc_.get("category"), rc_.get("culprit"))
-                    except ValueError:
-                        verdict = ("unparsable output", None, None)
-            rows[name] = (statistics.median(times), max(rsss) if rsss else None, times,
-                          statistics.median(cpus) if cpus else None)
-        tree = _tree_peak(dd_cmd)
-        cpu = os.cpu_count()
-        lines = [f"# `distdoctor diagnose` throughput", "",
-                 f"{args.tasks} task logs x {args.mb} MB = {total / 1e9:.2f} GB of "
-                 + ("a real run's log (benchmarks/data/real-mwms-worker-0.log.gz, tiled), " if args.content == "real"
-                    else "generated TF/Keras lines, ") +
-                 f"fault buried in worker:37; {cpu}-core machine (load average {load:.1f} at the start); "
-                 f"median of {args.runs} runs, page cache warm.", "",
-                 "| command | median wall s | MB/s | CPU s (user+sys) | peak RSS MB (largest process) | runs (s) |",
-                 "|---|---:|---:|---:|---:|---|"]
-        for name, (med, rss, times, cpu_s) in rows.items():
-            lines.append(f"| {name} | {med:.2f} | {total / 1e6 / med:.0f} | "
-                         + (f"{cpu_s:.2f}" if cpu_s is not None else "n/a") + " | "
-                         + (f"{rss / 1e6:.0f}" if rss else "n/a") + " | " + ", ".join(f"{t:.2f}" for t in times) + " |")
-        lines += ["", f"distdoctor's whole process tree (parent + pool) peaked at {tree / 1e6:.0f} MB RSS (psutil, summed)."
-                  if tree else ""]
-        lines += ["", f"verdict: status={verdict[0]}, category={verdict[1]}, culprit={verdict[2]}" if verdict else "",
-                  "", "Command:", "", "```", "python benchmarks/bench_diagnose.py " +
-                  f"--tasks {args.tasks} --mb {args.mb} --runs {args.runs} --content {args.content}", " ".join(["distdoctor", "diagnose", "DIR", "--json"]),
-                  "```", ""]
-        table = "\n".join(lines)
+        for content in contents:
+            mb = args.mb if args.mb is not None else (16 if content == "generated" else 4)
+            folder = os.path.join(root, f"{content}-{args.tasks}x{mb:g}")
+            if not (os.path.isdir(folder) and len(os.listdir(folder)) == args.tasks):
+                t = time.perf_counter()
+                generate(folder, args.tasks, mb, content=content)
+                print(f"generated {args.tasks} x {mb:g} MB of {content} in {time.perf_counter() - t:.1f} s into {folder}",
+                      file=sys.stderr)
+            m = measure(folder, args.runs)
+            m["content"], m["mb"] = content, mb
+            if m["bad_rc"] is not None:
+                print(f"distdoctor exited {m['bad_rc']} on {content}", file=sys.stderr)
+            rows.append(m)
+            print(f"{content}: {m['bytes'] / 1e6 / m['dd']['median']:.0f} MB/s "
+                  f"(grep {m['bytes'] / 1e6 / m['grep']['median']:.0f} MB/s), peak RSS {m['dd']['rss'] / 1e6:.0f} MB, "
+                  f"verdict {m['verdict']}", file=sys.stderr)
+        table = _table(rows, args, load)
         print(table)
         if not args.no_write:
-            name = "RESULTS-diagnose.md" if args.content == "generated" else "RESULTS-diagnose-real.md"
+            name = ("RESULTS-diagnose.md" if contents == ["generated"] else
+                    "RESULTS-diagnose-real.md" if contents == ["real"] else "RESULTS-diagnose-mixes.md")
             with open(os.path.join(HERE, name), "w") as fh:
                 fh.write(table)
         return 0
     finally:
         if not args.keep:
-            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _table(rows: list[dict], args, load: float) -> str:
+    cpu = os.cpu_count()
+    lines = ["# `distdoctor diagnose` throughput", "",
+             f"{cpu}-core machine (load average {load:.1f} at the start); median of {args.runs} runs, `grep -c` and "
+             "`distdoctor diagnose DIR --json` interleaved run by run, page cache warm. Peak RSS is the largest "
+             "single process (resource.getrusage of the children). A SIGKILLed worker:37 is buried in every mix.", "",
+             "| content | size | `grep -c` s | `distdoctor diagnose` s (runs) | MB/s | × grep | CPU s | peak RSS MB | verdict |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---|"]
+    for m in rows:
+        dd, gr = m["dd"], m["grep"]
+        v = m["verdict"] or (None, None, None)
+        lines.append(f"| {m['content']} | {m['files']} × {m['mb']:g} MB = {m['bytes'] / 1e6:.0f} MB | {gr['median']:.2f} | "
+                     f"{dd['median']:.2f} ({', '.join(f'{t:.2f}' for t in dd['runs'])}) | "
+                     f"**{m['bytes'] / 1e6 / dd['median']:.0f}** | {dd['median'] / gr['median']:.1f} | {dd['cpu']:.2f} | "
+                     f"{dd['rss'] / 1e6:.0f} | {v[0]}, {v[1]}, {v[2]} |")
+    if len(rows) > 1:
+        slow = min(rows, key=lambda m: m["bytes"] / m["dd"]["median"])
+        lines += ["", f"Slowest: {slow['content']}, {slow['bytes'] / 1e6 / slow['dd']['median']:.0f} MB/s."]
+    lines += ["", "Command:", "", "```",
+              f"nice -n 10 python benchmarks/bench_diagnose.py --tasks {args.tasks}"
+              + (f" --mb {args.mb:g}" if args.mb is not None else "") + f" --runs {args.runs} --content {args.content}",
+              "```", ""]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
