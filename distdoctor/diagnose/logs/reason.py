@@ -53,9 +53,22 @@ class _Job:
     hits: list[Hit]
     facts: dict[str, StreamFacts]
     order: dict[int, int] = field(default_factory=dict)
+    _indexed: list[Hit] | None = field(default=None, repr=False)
+    _by_name: dict[str, list[tuple[int, Hit]]] = field(default_factory=dict, repr=False)
 
     def of(self, *names: str, role: Role | None = None) -> list[Hit]:
-        return [h for h in self.hits if (not names or h.sig.name in names) and (role is None or h.sig.role == role)]
+        if self._indexed is not self.hits:   # an index by name, rebuilt when ``hits`` is replaced: a 64-task job has
+            self._indexed = self.hits        # tens of thousands of hits and the policy asks thousands of questions
+            self._by_name = {}
+            for i, h in enumerate(self.hits):
+                self._by_name.setdefault(h.sig.name, []).append((i, h))
+        if not names:
+            return [h for h in self.hits if role is None or h.sig.role == role]
+        found = [ih for n in dict.fromkeys(names) for ih in self._by_name.get(n, ())
+                 if role is None or ih[1].sig.role == role]
+        if len(names) > 1:
+            found.sort(key=lambda ih: ih[0])
+        return [h for _, h in found]
 
 
 def _key(job: _Job, h: Hit) -> tuple:
@@ -112,7 +125,8 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     # a probe-failure event quotes how the kubelet's probe failed (``connection refused``, a timeout): that is the
     # probe's result, not a task's failure to reach a peer
     probe_lines = {(h.stream, h.line_no) for h in job.of("k8s-probe-failed")}
-    symptoms = [h for h in job.of(role=Role.SYMPTOM) + demoted if (h.stream, h.line_no) not in wait_lines | probe_lines
+    not_symptoms = wait_lines | probe_lines
+    symptoms = [h for h in job.of(role=Role.SYMPTOM) + demoted if (h.stream, h.line_no) not in not_symptoms
                 and not _after_training_finished(job, h)]
     if job.of("k8s-job-succeeded"):
         # the operator recorded the whole job as succeeded: the restarts and back-offs it went through were recovered
@@ -207,9 +221,13 @@ def _unanswered(job: _Job, waits: list[Hit]) -> list[Hit]:
     """A start-up wait for peers that the same log later shows answered (tasks joined, the master session started)
     is a normal start."""
     out = []
+    last: dict[tuple[str, str], int] = {}    # (answer, stream) -> the last line that answers
+    for answer in set(_ANSWERED_BY.values()):
+        for j in job.of(answer):
+            last[(answer, j.stream)] = max(last.get((answer, j.stream), -1), j.line_no)
     for w in waits:
         answer = _ANSWERED_BY.get(w.sig.name)
-        if answer and any(j.stream == w.stream and j.line_no > w.line_no for j in job.of(answer)):
+        if answer and last.get((answer, w.stream), -1) > w.line_no:
             continue
         out.append(w)
     return out

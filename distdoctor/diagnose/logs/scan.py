@@ -25,8 +25,16 @@ SNIFF = 64 * 1024
 _TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
 MAX_HITS_PER_SIG = 64      # per stream; a log that repeats one error a million times says it once
 TAIL_LINES = 12
-_CLUES = ("Name:  ", "kubectl ", "k logs ", "Starting TensorFlow", "task_type", "Created device", "Created TensorFlow device", "Started server with target",
-          "GrpcChannelCache", "local_devices", "Local device", "Horovod initialized", "<stderr>:", "<stdout>:")
+# Clues to who wrote a stream: the pod a pasted kubectl session is about, a launcher's rank prefix (always read), and
+# the lines in which a task names itself (read only while the stream's writer is unknown: :class:`WriterGuess`).
+_SUBJECT_CLUES = ("Name:  ", "kubectl ", "k logs ", "<stderr>:", "<stdout>:")
+_IDENTITY_CLUES = ("Starting TensorFlow", "task_type", "Created device", "Created TensorFlow device",
+                   "Started server with target", "GrpcChannelCache", "local_devices", "Local device", "Horovod initialized")
+_CLUES = _SUBJECT_CLUES + _IDENTITY_CLUES
+# A line that may carry a writer's prefix (split_prefix: an ISO stamp, then [..], srun's "N: ", compose's "name | ")
+# or a wrapping clean_line removes: always read, whatever its literals, since it can tell who wrote the lines after it.
+_PREFIXISH = re.compile(rb"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s+)?"
+                        rb"(?:\[| {0,5}\d{1,5}: |[A-Za-z][\w.-]{0,80}?\s+\| |[ \t]*[>*]|\xef\xbb\xbf)")
 
 
 @dataclass(frozen=True)
@@ -53,7 +61,7 @@ class StreamFacts:
     tail: list[str] = field(default_factory=list)
     writers: set[str] = field(default_factory=set)     # every task a prefix named
     guess: WriterGuess = field(default_factory=WriterGuess)
-    dropped: int = 0
+    dropped: int = 0                  # hits beyond MAX_HITS_PER_SIG among the lines read (spent lines are not read)
     binary: bool = False              # the first bytes are not text: not a log
     on_kubernetes: bool = False       # a pasted kubectl session (kubectl logs/describe, Name: POD)
 
@@ -74,6 +82,14 @@ class _Prefilter:
 
     def __init__(self, prefer: tuple[str, ...] = ("hyperscan", "re2", "re")) -> None:
         self.literals, self.caseless, self.sigs = _literal_table()
+        self.identity = frozenset(i for i, (x, c) in enumerate(zip(self.literals, self.caseless))
+                                  if not c and x.decode() in _IDENTITY_CLUES)
+        self.subject = frozenset(i for i, (x, c) in enumerate(zip(self.literals, self.caseless))
+                                 if not c and x.decode() in _SUBJECT_CLUES)
+        self.ids_of: dict[str, list[int]] = {}     # signature code -> the literal ids that lead to it
+        for i, sigs in enumerate(self.sigs):
+            for sig in sigs:
+                self.ids_of.setdefault(sig.code, []).append(i)
         self.engine = "re"
         self._hs = None
         try:
@@ -197,6 +213,12 @@ class Scanner:
         self._tail: collections.deque[bytes] = collections.deque(maxlen=TAIL_LINES)
         self._last_writer: str | None = None
         self._subject: str | None = None      # the pod a pasted kubectl session is about
+        # Literal ids that need no reading any more: every signature they lead to was seen MAX_HITS_PER_SIG times in
+        # this stream, and they are no clue still wanted (identity clues are moot once the writer is known). A line
+        # whose literals are all spent is skipped without decoding -- a flood of one INFO message costs a set test
+        # per line -- unless it may carry a writer's prefix or, while the writer is unknown, a self-description.
+        self._spent: set[int] = {i for i in self._pf.identity if not self._pf.sigs[i]} \
+            if writer is not None else set()
 
     def feed(self, chunk: bytes) -> None:
         if not chunk or self.facts.binary:
@@ -244,12 +266,18 @@ class Scanner:
             if ln.strip():
                 self._tail.append(ln[:2000])
         pos_counted, line_no = 0, self._line_base
+        spent = self._spent
+        known = self.facts.writer is not None
         for ls in sorted(starts):
-            line_no += body.count(b"\n", pos_counted, ls)
-            pos_counted = ls
+            ids = starts[ls]
             le = body.find(b"\n", ls)
             raw = body[ls:le if le >= 0 else len(body)]
-            self._line(raw, line_no, starts[ls], body, ls)
+            if spent and ids <= spent and not _PREFIXISH.match(raw) and b"\r" not in raw \
+                    and (known or (b"task" not in raw and b"Horovod" not in raw)):
+                continue
+            line_no += body.count(b"\n", pos_counted, ls)
+            pos_counted = ls
+            self._line(raw, line_no, ids, body, ls)
         n_lines = (line_no - self._line_base) + body.count(b"\n", pos_counted)
         self._line_base += n_lines
         self.facts.lines += n_lines
@@ -306,11 +334,24 @@ class Scanner:
                     f.dropped += 1
                     continue
                 self._per_sig[sig.code] += 1
+                if self._per_sig[sig.code] == MAX_HITS_PER_SIG:
+                    self._spend(sig.code)
                 named = _named(sig, text, m)
                 if named is None and sig.role in (Role.SYMPTOM, Role.WAIT):
                     named = _next_line_task(body, ls)   # TF lists the tasks on the lines after the message
                 self.hits.append(Hit(sig=sig, stream=f.name, writer=writer, named=named,
                                      line_no=line_no, ts=ts, text=text[:2000]))
+
+
+    def _spend(self, code: str) -> None:
+        """``code`` has all the hits it may keep: its literals are spent where no other use is left for them."""
+        pf = self._pf
+        known = self.facts.writer is not None
+        for i in pf.ids_of.get(code, ()):
+            if i in pf.subject or (i in pf.identity and not known):
+                continue
+            if all(self._per_sig[s.code] >= MAX_HITS_PER_SIG for s in pf.sigs[i]):
+                self._spent.add(i)
 
 
 def _next_line_task(body: bytes, ls: int) -> str | None:
