@@ -165,8 +165,9 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
             notes.append(f"{task}: {sum(s.events_dropped for s in ss)} repeated events beyond the first and last "
                          "few thousand were not kept")
         if any(s.lines_skipped for s in ss):
-            notes.append(f"{task}: {sum(s.lines_skipped for s in ss)} repetitions of messages already seen "
-                         f"{TaskScanner.MAX_REPEATS} times were counted, not read")
+            notes.append(f"{task}: messages repeated more than {TaskScanner.MAX_REPEATS} times were read "
+                         f"{TaskScanner.MAX_REPEATS} times each ({sum(s.lines_skipped for s in ss)} repetitions counted "
+                         "and skipped; a long flood's later lines are not even counted)")
         if any(s.long_lines for s in ss):
             notes.append(f"{task}: {sum(s.long_lines for s in ss)} line(s) longer than 64 KiB were cut")
     first = {task: min(s.first_ts for s in ss if s.first_ts is not None)

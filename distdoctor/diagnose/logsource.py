@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Sequence
 
 from ..errors import InputError
+from .logs import prescan
 from .logs.taskscan import TaskScan, TaskScanner
 from .logs.unwrap import ARCHIVE_EXTS, Unwrapper, archive_members, open_log, open_member, open_stream, unwrap_bytes
 
@@ -40,6 +41,7 @@ __all__ = ["LogSource", "Discovery", "discover", "parse_task_map", "task_from_na
            "CHUNK", "detect_prefix_style", "split_combined", "scan_all"]
 
 CHUNK = 4 << 20                 # bytes read at a time
+SEGMENT = 512 << 10             # bytes scanned at a time: the prefilter drops the patterns a log has spent between
 PARALLEL_MIN_BYTES = 48 << 20   # below this a process pool costs more than it saves
 MAX_FILES = 4096
 _LOG_EXTS = {"", ".log", ".txt", ".out", ".err", ".stdout", ".stderr", ".gz", ".logs"}
@@ -389,6 +391,21 @@ def _read_chunks(fh: BinaryIO) -> Iterable[bytes]:
         yield data
 
 
+def _segments(data: bytes) -> Iterable[bytes]:
+    """``data`` in pieces of about SEGMENT bytes, each ending at a line end (the last one as ``data`` does)."""
+    if len(data) <= SEGMENT + (SEGMENT >> 1):
+        yield data
+        return
+    pos = 0
+    while pos < len(data):
+        cut = data.find(b"\n", pos + SEGMENT)
+        if cut < 0 or len(data) - cut < (SEGMENT >> 1):
+            yield data[pos:] if pos else data
+            return
+        yield data[pos:cut + 1]
+        pos = cut + 1
+
+
 def _unwrapped(chunks: Iterable[bytes], unwrap: Unwrapper) -> Iterable[bytes]:
     for data in chunks:
         data = unwrap.feed(data)
@@ -424,14 +441,22 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
         return _FileResult((), (f"{src.name} could not be opened: {exc.strerror or exc}",))
     unwrap = Unwrapper(year)
     try:
+        joint = prescan.get() if single is not None else None
         for data in _unwrapped(_read_chunks(fh), unwrap):
-            sig.feed(data)
-            if not legacy:
-                continue
-            if single is not None:
-                single.feed(data)
+            if legacy and single is not None:
+                for seg in _segments(data):
+                    if joint is not None and not single.binary:
+                        starts, cands = joint.scan(seg, sig.spent(), frozenset(single.spent))
+                        sig.feed(seg, starts)
+                        single.feed(seg, cands)
+                    else:
+                        sig.feed(seg)
+                        single.feed(seg)
                 if single.binary:
                     legacy = False
+                continue
+            sig.feed(data)
+            if not legacy:
                 continue
             if style is None:
                 style = detect_prefix_style(data, task_map)

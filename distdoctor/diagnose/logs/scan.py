@@ -220,7 +220,9 @@ class Scanner:
         self._spent: set[int] = {i for i in self._pf.identity if not self._pf.sigs[i]} \
             if writer is not None else set()
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes, starts: dict[int, set[int]] | None = None) -> None:
+        """Read ``chunk``; ``starts`` are the prefilter's candidate lines in it ({line start: literal ids}), when the
+        caller ran the prefilter already (:mod:`.prescan`); they are used when ``chunk`` is the body."""
         if not chunk or self.facts.binary:
             return
         if self.facts.bytes == 0:
@@ -237,7 +239,7 @@ class Scanner:
             self._carry = buf[-(1 << 20):]
             return
         body, self._carry = buf[:end + 1], buf[end + 1:]
-        self._process(body)
+        self._process(body, starts if body is chunk else None)
 
     def close(self) -> tuple[list[Hit], StreamFacts]:
         if self._carry:
@@ -252,8 +254,17 @@ class Scanner:
         return self.hits, f
 
     # -- per body ----------------------------------------------------------------------------------------
-    def _process(self, body: bytes) -> None:
-        starts = self._pf.line_starts(body)
+    def spent(self) -> frozenset[int]:
+        """The literals a prefilter may leave out of its next pass over this stream: the spent ones, while no line is
+        read for who wrote it (the writer is known from the file's name and no line carried a writer's prefix);
+        otherwise none, and spent lines are skipped one by one."""
+        if self.facts.writer is None or self.facts.writers or self._last_writer is not None:
+            return frozenset()
+        return frozenset(self._spent)
+
+    def _process(self, body: bytes, starts: dict[int, set[int]] | None = None) -> None:
+        if starts is None:
+            starts = self._pf.line_starts(body)
         # the last lines of the stream, for "what the log ends with"
         tail_from = len(body)
         for _ in range(TAIL_LINES):
@@ -312,8 +323,9 @@ class Scanner:
             writer = f.writer
         ts, text = split_timestamp(text, self._year)
         text = text.strip()
-        f.guess.see(text)
-        sm = _SUBJECT.search(text)
+        if f.writer is None:   # who wrote the stream is told by its lines only when its name does not say
+            f.guess.see(text)
+        sm = _SUBJECT.search(text) if ("Name:" in text or "logs" in text or "describe" in text) else None
         if sm:
             self._subject = task_from_filename(sm.group("a") or sm.group("b"))
             f.on_kubernetes = True

@@ -90,36 +90,46 @@ _RAW_PREFILTERS = (re.compile(rb"Waiting for \d"), re.compile(rb"I(?:nvalid loss
                    re.compile(rb"(?:^|[0-9Z] )[EF][01]\d{3} \d\d:\d\d:", re.M))
 
 
+# The prefilter's patterns, by id: the keywords, then the raw regexes (Hyperscan runs them all in one pass).
+EXPRESSIONS: tuple[bytes, ...] = tuple(re.escape(k.encode()) for k in _KEYWORDS) + tuple(rx.pattern for rx in _RAW_PREFILTERS)
+# Patterns that are never dropped from the scan however often one message repeats: the generic words of errors,
+# under which any new failure may appear (a flood of "Error in PredictCost" says nothing about the next "...Error").
+_NEVER_SPENT = frozenset(i for i, k in enumerate(_KEYWORDS) if k in (
+    "Traceback (most", "Error", "Exception", "Exit", "Fatal", "Failed", "Aborted", "Aborting", "Abort", "Killed",
+    "Epoch ", "E tensorflow/", "F tensorflow/", "E external/", "F external/", "Check failed", "CHECK failed",
+    "NaN", "Detected ")) | {len(_KEYWORDS) + len(_RAW_PREFILTERS) - 1}   # absl's E/F lines
+
+
 class _Candidates:
-    """Offsets (inside lines) of every prefilter hit in a buffer: one Hyperscan pass over the keywords and the raw
-    patterns when Hyperscan is installed (measured several times faster than the translated-bytes regex on real TF
-    logs), else the translated-bytes regex plus the raw regexes."""
+    """Offsets (inside lines) of every prefilter hit in a buffer, with the pattern that hit: one Hyperscan pass over
+    the keywords and the raw patterns when Hyperscan is installed (measured several times faster than the
+    translated-bytes regex on real TF logs), else the translated-bytes regex plus the raw regexes (pattern -1)."""
 
     def __init__(self) -> None:
         self._db = None
         try:
             import hyperscan
-            exprs = [re.escape(k.encode()) for k in _KEYWORDS] + [rx.pattern for rx in _RAW_PREFILTERS]
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            db.compile(expressions=exprs, ids=list(range(len(exprs))),
-                       flags=[hyperscan.HS_FLAG_SINGLEMATCH * 0 | hyperscan.HS_FLAG_MULTILINE] * len(exprs))
+            db.compile(expressions=list(EXPRESSIONS), ids=list(range(len(EXPRESSIONS))),
+                       flags=[hyperscan.HS_FLAG_MULTILINE] * len(EXPRESSIONS))
             self._db = db
         except Exception:   # noqa: BLE001 -- no Hyperscan here: the pure-Python path is correct, only slower
             self._db = None
 
-    def starts(self, body: bytes, pos: int) -> set[int]:
+    def starts(self, body: bytes, pos: int) -> list[tuple[int, int]]:
         if self._db is not None:
-            found: set[int] = set()
+            found: list[tuple[int, int]] = []
             view = body[pos:] if pos else body
+            add = found.append
 
-            def on_match(_id, _start, end, _flags, _ctx):
-                found.add(pos + max(0, end - 1))
+            def on_match(i, _start, end, _flags, _ctx):
+                add((pos + max(0, end - 1), i))
             self._db.scan(view, match_event_handler=on_match)
             return found
         tr = body.translate(_TABLE)
-        out = {m.start() for m in _PREFILTER.finditer(tr, pos)}
+        out = [(m.start(), -1) for m in _PREFILTER.finditer(tr, pos)]
         for rx in _RAW_PREFILTERS:
-            out.update(m.start() for m in rx.finditer(body, pos))
+            out.extend((m.start(), -1) for m in rx.finditer(body, pos))
         return out
 
 
@@ -174,7 +184,7 @@ class TaskScanner:
 
     MAX_EVENTS = 1500      # first events kept per task; then a rolling tail of the last TAIL_EVENTS
     TAIL_EVENTS = 500
-    MAX_REPEATS = 200      # lines of one template (digits aside) parsed per log; the rest are only counted
+    MAX_REPEATS = 20       # lines of one template (digits aside) parsed per log; the rest are only counted
     MAX_STEP_TIMES = 200
     SNIFF = 64 * 1024
 
@@ -210,13 +220,20 @@ class TaskScanner:
         self._keras = False         # Keras progress seen: count steps from it only
         self._templates: dict[bytes, int] = {}
         self._skipped = 0
+        # Prefilter patterns that found only one message (one template) on MAX_REPEATS lines: a flood. They are spent:
+        # left out of the scan from the next body on, so the flood's further lines are neither read nor counted.
+        self.spent: set[int] = set()
+        self._pattern_tpl: dict[int, bytes | None] = {}   # pattern -> the one template seen with it (None: several)
+        self._pattern_n: dict[int, int] = {}
 
     # -- input ---------------------------------------------------------------
     @property
     def binary(self) -> bool:
         return self._binary
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes, candidates: list[tuple[int, int]] | None = None) -> None:
+        """Read ``chunk``; ``candidates`` are the prefilter's hits in it (offset, pattern id), when the caller ran the
+        prefilter already (one pass for both scanners: :mod:`.prescan`); they are used when ``chunk`` is the body."""
         if not chunk or self._binary:
             return
         self._size += len(chunk)
@@ -232,7 +249,7 @@ class TaskScanner:
             self._carry = self._cap_carry(buf)
             return
         body, self._carry = buf[: end + 1], self._cap_carry(buf[end + 1:])
-        self._process(body)
+        self._process(body, candidates if body is chunk else None)
 
     def _cap_carry(self, buf: bytes) -> bytes:
         # A line longer than MAX_LINE: keep its head and its tail (a \r progress
@@ -289,20 +306,34 @@ class TaskScanner:
             end = start - 1
         return None
 
-    def _process(self, body: bytes) -> None:
+    def _process(self, body: bytes, candidates: list[tuple[int, int]] | None = None) -> None:
         base = self._line_base
         pos_done = 0           # body[:pos_done] has been read (fed or skipped)
         counted_to, line_no = 0, base
         if self._follow or self.parser.busy:
             pos_done, line_no = self._feed_run(body, 0, base, own=False)
             counted_to = pos_done
-        starts = _CANDIDATES.starts(body, pos_done)
-        for c in sorted(starts):
-            if c < pos_done:
+        if candidates is None:
+            candidates = _CANDIDATES.starts(body, pos_done)
+        # the candidate lines, each with the patterns found on it
+        lines: dict[int, list[int]] = {}
+        for c, pid in candidates:
+            if c >= pos_done:
+                ls = body.rfind(b"\n", 0, c) + 1
+                got = lines.get(ls)
+                if got is None:
+                    lines[ls] = [pid]
+                else:
+                    got.append(pid)
+        spent = self.spent
+        for ls in sorted(lines):
+            if ls < pos_done:
                 continue
-            ls = body.rfind(b"\n", 0, c) + 1
-            if self._repeated(body, ls):
-                nl = body.find(b"\n", c)
+            pids = lines[ls]
+            if spent and spent.issuperset(pids):
+                continue      # only spent patterns (the scan was run before they were spent): as if not found
+            if self._repeated(body, ls, pids):
+                nl = body.find(b"\n", ls)
                 pos_done = len(body) if nl < 0 else nl + 1
                 continue
             line_no += body.count(b"\n", counted_to, ls)
@@ -325,18 +356,22 @@ class TaskScanner:
         if last:
             self._last_text = clean_line(last[:2000].decode("utf-8", "replace"))
 
-    def _repeated(self, body: bytes, start: int) -> bool:
+    def _repeated(self, body: bytes, start: int, pids: list[int] | None = None) -> bool:
         """A line of a template already seen MAX_REPEATS times (retry loops, error floods): skip it.
 
         The template is the line without digits (timestamps, ids, counts), so a
         flood of one message costs a dictionary lookup per line instead of a
         parse. Epoch lines are always read: they carry the step accounting.
+        ``pids`` are the prefilter patterns found on the line: one that has found
+        only this template, MAX_REPEATS times, is spent (see ``spent``).
         """
         end = body.find(b"\n", start, start + 512)
         head = body[start:end if end >= 0 else start + 512]
-        if head.startswith(b"Epoch") or self.parser.busy:
+        if b"Epoch" in head[:72] or self.parser.busy:   # "Epoch 3/60", after a collector's time stamp or not
             return False
         key = head.translate(None, b"0123456789")[-200:]
+        if pids:
+            self._note_patterns(pids, key)
         n = self._templates.get(key, 0)
         if n >= self.MAX_REPEATS:
             self._skipped += 1
@@ -344,6 +379,22 @@ class TaskScanner:
         if n or len(self._templates) < 20000:
             self._templates[key] = n + 1
         return False
+
+    def _note_patterns(self, pids: list[int], key: bytes) -> None:
+        tpl, cnt = self._pattern_tpl, self._pattern_n
+        for pid in pids:
+            if pid < 0 or pid in _NEVER_SPENT:
+                continue
+            seen = tpl.get(pid, key)
+            if seen is None:
+                continue
+            if seen != key:
+                tpl[pid] = None          # more than one message: never spent
+                continue
+            tpl[pid] = key
+            n = cnt[pid] = cnt.get(pid, 0) + 1
+            if n >= self.MAX_REPEATS:
+                self.spent.add(pid)
 
     def _first_ts_in(self, body: bytes) -> float | None:
         pos = 0

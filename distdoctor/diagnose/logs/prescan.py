@@ -1,0 +1,100 @@
+"""One prefilter pass over a body for both scanners of a task's log.
+
+:class:`~.scan.Scanner` (the knowledge base's literals and the writer clues) and
+:class:`~.taskscan.TaskScanner` (the structural parser's keywords and raw patterns) each need the lines of a body
+that hold one of their patterns. With Hyperscan, one database holds all of them and one pass over the body answers
+both. Patterns that a stream has spent -- a signature with all the hits it may keep, a keyword that found one
+message a flood of times -- are left out of the database for the stream's next bodies, so a flood of one INFO line
+costs nothing per line once it is known. The databases for each set of spent patterns are compiled once per
+process and kept (a job's logs spend the same patterns: the first log pays, the others reuse).
+
+Without Hyperscan (no x86-64), :func:`get` returns None and each scanner runs its own prefilter.
+"""
+from __future__ import annotations
+
+import collections
+import re
+
+__all__ = ["Prescan", "get"]
+
+_KEEP = 32     # compiled databases kept per process
+
+
+class Prescan:
+    """The joint Hyperscan database: ids ``[0, n)`` are the signature scanner's literals, ``[n, n + m)`` the task
+    scanner's patterns."""
+
+    def __init__(self) -> None:
+        import hyperscan
+        from .scan import _get
+        from .taskscan import EXPRESSIONS
+        self._hs = hyperscan
+        pf = _get()
+        self.n_sig = len(pf.literals)
+        self._exprs = [re.escape(x.decode()).encode() for x in pf.literals] + list(EXPRESSIONS)
+        self._flags = ([hyperscan.HS_FLAG_CASELESS if c else 0 for c in pf.caseless]
+                       + [hyperscan.HS_FLAG_MULTILINE] * len(EXPRESSIONS))
+        self._dbs: collections.OrderedDict[frozenset[int], object] = collections.OrderedDict()
+        self.compiled = 0
+        self._db(frozenset())
+
+    def _db(self, left_out: frozenset[int]):
+        db = self._dbs.get(left_out)
+        if db is not None:
+            self._dbs.move_to_end(left_out)
+            return db
+        ids = [i for i in range(len(self._exprs)) if i not in left_out]
+        db = self._hs.Database(mode=self._hs.HS_MODE_BLOCK)
+        if ids:
+            db.compile(expressions=[self._exprs[i] for i in ids], ids=ids, flags=[self._flags[i] for i in ids])
+        else:
+            db = None
+        self.compiled += 1
+        self._dbs[left_out] = db
+        if len(self._dbs) > _KEEP:
+            self._dbs.popitem(last=False)
+        return db
+
+    def scan(self, body: bytes, sig_spent: frozenset[int] = frozenset(), task_spent: frozenset[int] = frozenset()
+             ) -> tuple[dict[int, set[int]], list[tuple[int, int]]]:
+        """({line start: signature literal ids}, [(offset in the line, task pattern id)]) for ``body``."""
+        n = self.n_sig
+        left_out = sig_spent | frozenset(n + i for i in task_spent) if task_spent else sig_spent
+        db = self._db(left_out)
+        sig: list[tuple[int, int]] = []
+        task: list[tuple[int, int]] = []
+        add_sig, add_task = sig.append, task.append
+
+        def on_match(i, _start, end, _flags, _ctx):
+            if i < n:
+                add_sig((end, i))
+            else:
+                add_task((end - 1 if end else 0, i - n))
+        if db is not None:
+            db.scan(body, match_event_handler=on_match)
+        starts: dict[int, set[int]] = {}
+        rfind = body.rfind
+        for end, i in sig:
+            ls = rfind(b"\n", 0, end) + 1
+            got = starts.get(ls)
+            if got is None:
+                starts[ls] = {i}
+            else:
+                got.add(i)
+        return starts, task
+
+
+_PRESCAN: Prescan | None = None
+_TRIED = False
+
+
+def get() -> Prescan | None:
+    """The process's joint prefilter, or None without Hyperscan."""
+    global _PRESCAN, _TRIED
+    if not _TRIED:
+        _TRIED = True
+        try:
+            _PRESCAN = Prescan()
+        except Exception:   # noqa: BLE001 -- no Hyperscan (not x86-64, or no SIMD): each scanner prefilters alone
+            _PRESCAN = None
+    return _PRESCAN
