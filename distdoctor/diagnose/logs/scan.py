@@ -24,6 +24,8 @@ __all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine", "scan_bytes", "P
 SNIFF = 64 * 1024
 _TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
 MAX_HITS_PER_SIG = 64      # per stream; a log that repeats one error a million times says it once
+MAX_MISSES = 4096          # line shapes remembered per stream as matching none of their signatures
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
 TAIL_LINES = 12
 # Clues to who wrote a stream: the pod a pasted kubectl session is about, a launcher's rank prefix (always read), and
 # the lines in which a task names itself (read only while the stream's writer is unknown: :class:`WriterGuess`).
@@ -86,6 +88,12 @@ class _Prefilter:
                                   if not c and x.decode() in _IDENTITY_CLUES)
         self.subject = frozenset(i for i, (x, c) in enumerate(zip(self.literals, self.caseless))
                                  if not c and x.decode() in _SUBJECT_CLUES)
+        # literals whose signatures match or miss a line whatever its digits' values: no digit in the literal or in
+        # the signature's patterns (``\\d`` and ``\\w`` read every digit alike; a count of digits is kept by _ZEROS)
+        self.blind = frozenset(i for i, sigs in enumerate(self.sigs)
+                               if sigs and not _has_digit(self.literals[i].decode()) and all(
+                                   not _has_digit(s.regex or "") and not _has_digit(s.names or "")
+                                   and not any(_has_digit(x) for x in s.literals) for s in sigs))
         self.ids_of: dict[str, list[int]] = {}     # signature code -> the literal ids that lead to it
         for i, sigs in enumerate(self.sigs):
             for sig in sigs:
@@ -138,6 +146,15 @@ class _Prefilter:
             low = line.lower()
             out[ls] = {i for i, (x, c) in enumerate(zip(self.literals, self.caseless)) if x in (low if c else line)}
         return out
+
+
+_DIGIT_BLIND = re.compile(r"0-9|\{\d*,?\d*\}|\(\?P<\w+>|\(\?P=\w+\)")   # a class of all digits, a count, a group's name
+
+
+def _has_digit(pattern: str) -> bool:
+    """Whether a pattern (or literal) tells one digit from another: a digit in it other than in a class of all ten,
+    a repetition count or a group's name."""
+    return any(c.isdigit() for c in _DIGIT_BLIND.sub("", pattern))
 
 
 Prefilter = _Prefilter
@@ -217,6 +234,10 @@ class Scanner:
         # this stream, and they are no clue still wanted (identity clues are moot once the writer is known). A line
         # whose literals are all spent is skipped without decoding -- a flood of one INFO message costs a set test
         # per line -- unless it may carry a writer's prefix or, while the writer is unknown, a self-description.
+        # Lines that matched none of their literals' signatures, by their shape (every digit read as 0): a line of the
+        # same shape cannot match them either, for signatures whose patterns name no digit (``Prefilter.blind``) --
+        # "Error in PredictCost() for the op ..." repeated ten thousand times is matched against DD860 once.
+        self._misses: dict[bytes, frozenset[int]] = {}
         self._spent: set[int] = {i for i in self._pf.identity if not self._pf.sigs[i]} \
             if writer is not None else set()
 
@@ -277,18 +298,27 @@ class Scanner:
             if ln.strip():
                 self._tail.append(ln[:2000])
         pos_counted, line_no = 0, self._line_base
-        spent = self._spent
+        spent, blind, misses = self._spent, self._pf.blind, self._misses
         known = self.facts.writer is not None
         for ls in sorted(starts):
             ids = starts[ls]
             le = body.find(b"\n", ls)
             raw = body[ls:le if le >= 0 else len(body)]
-            if spent and ids <= spent and not _PREFIXISH.match(raw) and b"\r" not in raw \
-                    and (known or (b"task" not in raw and b"Horovod" not in raw)):
-                continue
+            key = None
+            if (ids <= spent or ids <= blind) and not _PREFIXISH.match(raw) and b"\r" not in raw \
+                    and (known or (b"task" not in raw and b"Horovod" not in raw)) \
+                    and b"Name:" not in raw and b"logs" not in raw and b"describe" not in raw:
+                # a line that can tell nothing but its signatures' matches (no writer's prefix, no self-description)
+                if ids <= spent:
+                    continue
+                key = raw.translate(_ZEROS)
+                missed = misses.get(key)
+                if missed is not None and ids <= missed:
+                    continue
             line_no += body.count(b"\n", pos_counted, ls)
             pos_counted = ls
-            self._line(raw, line_no, ids, body, ls)
+            if not self._line(raw, line_no, ids, body, ls) and key is not None and len(misses) < MAX_MISSES:
+                misses[key] = ids | misses.get(key, frozenset())
         n_lines = (line_no - self._line_base) + body.count(b"\n", pos_counted)
         self._line_base += n_lines
         self.facts.lines += n_lines
@@ -308,7 +338,8 @@ class Scanner:
             end = start - 1
         return None
 
-    def _line(self, raw: bytes, line_no: int, lit_ids: set[int], body: bytes, ls: int) -> None:
+    def _line(self, raw: bytes, line_no: int, lit_ids: set[int], body: bytes, ls: int) -> bool:
+        """Read one candidate line; whether any of its signatures matched it (kept as a hit or not)."""
         text = clean_line(raw.decode("utf-8", "replace"))
         unprefixed = text
         writer, text, style = split_prefix(text)
@@ -332,6 +363,7 @@ class Scanner:
         if writer is None:
             writer = self._subject
         seen: set[str] = set()
+        matched = False
         for lit_id in lit_ids:
             for sig in self._pf.sigs[lit_id]:
                 if sig.code in seen:
@@ -342,6 +374,7 @@ class Scanner:
                     m = sig.match(unprefixed)
                 if not m:
                     continue
+                matched = True
                 if self._per_sig[sig.code] >= MAX_HITS_PER_SIG:
                     f.dropped += 1
                     continue
@@ -353,6 +386,7 @@ class Scanner:
                     named = _next_line_task(body, ls)   # TF lists the tasks on the lines after the message
                 self.hits.append(Hit(sig=sig, stream=f.name, writer=writer, named=named,
                                      line_no=line_no, ts=ts, text=text[:2000]))
+        return matched
 
 
     def _spend(self, code: str) -> None:

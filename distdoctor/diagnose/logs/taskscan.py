@@ -46,6 +46,7 @@ _KEYWORDS = (
     "Broken pipe", "Tensor had", "Your input ran out", "Callback method", "Detected ", "Memory cgroup",
 )
 _UPPER = bytes(c for c in range(65, 91) if c not in b"IW")
+_DIGITS = b"0123456789"
 _TABLE = bytes.maketrans(_UPPER, b"\x01" * len(_UPPER))
 
 
@@ -225,6 +226,8 @@ class TaskScanner:
         self.spent: set[int] = set()
         self._pattern_tpl: dict[int, bytes | None] = {}   # pattern -> the one template seen with it (None: several)
         self._pattern_n: dict[int, int] = {}
+        self._settled: set[int] = set(_NEVER_SPENT) | {-1}   # patterns no longer counted: never spent, several
+        #                                                     messages, or spent already
 
     # -- input ---------------------------------------------------------------
     @property
@@ -315,27 +318,38 @@ class TaskScanner:
             counted_to = pos_done
         if candidates is None:
             candidates = _CANDIDATES.starts(body, pos_done)
-        # the candidate lines, each with the patterns found on it
-        lines: dict[int, list[int]] = {}
-        for c, pid in candidates:
-            if c >= pos_done:
-                ls = body.rfind(b"\n", 0, c) + 1
-                got = lines.get(ls)
-                if got is None:
-                    lines[ls] = [pid]
-                else:
-                    got.append(pid)
-        spent = self.spent
-        for ls in sorted(lines):
+        # the candidate lines (start, end, the patterns found on them), in order
+        lines: list[tuple[int, int, list[int]]] = []
+        le, n = -1, len(body)
+        rfind, find = body.rfind, body.find
+        for c, pid in sorted(candidates):
+            if c < le:
+                lines[-1][2].append(pid)
+            elif c >= pos_done:
+                le = find(b"\n", c)
+                if le < 0:
+                    le = n
+                lines.append((rfind(b"\n", 0, c) + 1, le, [pid]))
+        # The flood gate (see _repeated), inlined: a line's template is its first 512 bytes without digits, of which
+        # the last 200.
+        spent, settled, templates = self.spent, self._settled, self._templates
+        parser = self.parser
+        for ls, le, pids in lines:
             if ls < pos_done:
                 continue
-            pids = lines[ls]
             if spent and spent.issuperset(pids):
                 continue      # only spent patterns (the scan was run before they were spent): as if not found
-            if self._repeated(body, ls, pids):
-                nl = body.find(b"\n", ls)
-                pos_done = len(body) if nl < 0 else nl + 1
-                continue
+            if not parser.busy and b"Epoch" not in body[ls:ls + 72]:
+                key = body[ls:min(le, ls + 512)].translate(None, _DIGITS)[-200:]
+                if not settled.issuperset(pids):
+                    self._note_patterns(pids, key)
+                k = templates.get(key, 0)
+                if k >= self.MAX_REPEATS:
+                    self._skipped += 1
+                    pos_done = le + 1 if le < n else n
+                    continue
+                if k or len(templates) < 20000:
+                    templates[key] = k + 1
             line_no += body.count(b"\n", counted_to, ls)
             pos_done, line_no = self._feed_run(body, ls, line_no, own=True)
             counted_to = pos_done
@@ -356,22 +370,19 @@ class TaskScanner:
         if last:
             self._last_text = clean_line(last[:2000].decode("utf-8", "replace"))
 
-    def _repeated(self, body: bytes, start: int, pids: list[int] | None = None) -> bool:
+    def _repeated(self, body: bytes, start: int) -> bool:
         """A line of a template already seen MAX_REPEATS times (retry loops, error floods): skip it.
 
         The template is the line without digits (timestamps, ids, counts), so a
-        flood of one message costs a dictionary lookup per line instead of a
-        parse. Epoch lines are always read: they carry the step accounting.
-        ``pids`` are the prefilter patterns found on the line: one that has found
-        only this template, MAX_REPEATS times, is spent (see ``spent``).
+        flood of one message costs a dictionary lookup per line
+        instead of a parse. Epoch lines are always read: they carry the step
+        accounting. (:meth:`_process` inlines the same test for candidate lines.)
         """
         end = body.find(b"\n", start, start + 512)
         head = body[start:end if end >= 0 else start + 512]
         if b"Epoch" in head[:72] or self.parser.busy:   # "Epoch 3/60", after a collector's time stamp or not
             return False
-        key = head.translate(None, b"0123456789")[-200:]
-        if pids:
-            self._note_patterns(pids, key)
+        key = head.translate(None, _DIGITS)[-200:]
         n = self._templates.get(key, 0)
         if n >= self.MAX_REPEATS:
             self._skipped += 1
@@ -381,20 +392,20 @@ class TaskScanner:
         return False
 
     def _note_patterns(self, pids: list[int], key: bytes) -> None:
+        """Count the lines each pattern found, while it found one template only; at MAX_REPEATS it is spent."""
         tpl, cnt = self._pattern_tpl, self._pattern_n
         for pid in pids:
-            if pid < 0 or pid in _NEVER_SPENT:
+            if pid in self._settled:
                 continue
             seen = tpl.get(pid, key)
-            if seen is None:
-                continue
             if seen != key:
-                tpl[pid] = None          # more than one message: never spent
+                self._settled.add(pid)   # more than one message: never spent
                 continue
             tpl[pid] = key
             n = cnt[pid] = cnt.get(pid, 0) + 1
             if n >= self.MAX_REPEATS:
                 self.spent.add(pid)
+                self._settled.add(pid)
 
     def _first_ts_in(self, body: bytes) -> float | None:
         pos = 0
