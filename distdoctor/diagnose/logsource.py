@@ -522,6 +522,7 @@ def scan_all(disc: Discovery, jobs: int | None = None) -> tuple[list[TaskScan], 
     total = sum(s.size for s in files)
     results: list[_FileResult] = []
     if jobs > 1 and len(files) >= 2 and total >= PARALLEL_MIN_BYTES:
+        prescan.get()   # compiled once here, before the pool's processes fork, instead of once in each of them
         order = sorted(files, key=lambda s: -s.size)   # largest first: the pool stays balanced
         try:
             with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:

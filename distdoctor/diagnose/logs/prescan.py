@@ -56,32 +56,50 @@ class Prescan:
         return db
 
     def scan(self, body: bytes, sig_spent: frozenset[int] = frozenset(), task_spent: frozenset[int] = frozenset()
-             ) -> tuple[dict[int, set[int]], list[tuple[int, int]]]:
-        """({line start: signature literal ids}, [(offset in the line, task pattern id)]) for ``body``."""
+             ) -> tuple[dict[int, set[int]], list[tuple[int, int, list[int]]]]:
+        """The candidate lines of ``body``: ({line start: signature literal ids}, [(line start, line end, task pattern
+        ids)] in order)."""
         n = self.n_sig
         left_out = sig_spent | frozenset(n + i for i in task_spent) if task_spent else sig_spent
         db = self._db(left_out)
-        sig: list[tuple[int, int]] = []
-        task: list[tuple[int, int]] = []
-        add_sig, add_task = sig.append, task.append
+        found: list[tuple[int, int]] = []
+        add = found.append
 
         def on_match(i, _start, end, _flags, _ctx):
-            if i < n:
-                add_sig((end, i))
-            else:
-                add_task((end - 1 if end else 0, i - n))
+            add((end, i))
         if db is not None:
             db.scan(body, match_event_handler=on_match)
-        starts: dict[int, set[int]] = {}
-        rfind = body.rfind
-        for end, i in sig:
+        got = _group(body, found, n)
+        if got is None:           # Hyperscan reported out of end order: put them in order first
+            found.sort()
+            got = _group(body, found, n)
+        return got
+
+
+def _group(body: bytes, found: list[tuple[int, int]], n: int):
+    starts: dict[int, set[int]] = {}
+    lines: list[tuple[int, int, list[int]]] = []
+    rfind, find, size = body.rfind, body.find, len(body)
+    le, ls, sig_ids, task_ids = -1, 0, None, None
+    for end, i in found:
+        if end > le:          # a match that ends past the current line: the next candidate line
             ls = rfind(b"\n", 0, end) + 1
-            got = starts.get(ls)
-            if got is None:
-                starts[ls] = {i}
-            else:
-                got.add(i)
-        return starts, task
+            le = find(b"\n", end)
+            if le < 0:
+                le = size
+            sig_ids = task_ids = None
+        elif end <= ls:       # on an earlier line: the matches are not in the order of their ends
+            return None
+        if i < n:
+            if sig_ids is None:
+                sig_ids = starts[ls] = set()
+            sig_ids.add(i)
+        else:
+            if task_ids is None:
+                task_ids = []
+                lines.append((ls, le, task_ids))
+            task_ids.append(i - n)
+    return starts, lines
 
 
 _PRESCAN: Prescan | None = None

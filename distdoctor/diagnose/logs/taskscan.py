@@ -135,6 +135,22 @@ class _Candidates:
 
 
 _CANDIDATES = _Candidates()
+
+
+def _lines_of(body: bytes, candidates: list[tuple[int, int]], pos: int) -> list[tuple[int, int, list[int]]]:
+    """The candidate lines (start, end, the patterns found on them), in order, from the prefilter's hits."""
+    lines: list[tuple[int, int, list[int]]] = []
+    le, n = -1, len(body)
+    rfind, find = body.rfind, body.find
+    for c, pid in sorted(candidates):
+        if c < le:
+            lines[-1][2].append(pid)
+        elif c >= pos:
+            le = find(b"\n", c)
+            if le < 0:
+                le = n
+            lines.append((rfind(b"\n", 0, c) + 1, le, [pid]))
+    return lines
 _KERAS_MARKERS = (b"/step", b"ETA:", b"/Unknown", "━".encode())
 _OTHER_MARKERS = (b"step", b"Step")
 _RECOGNIZE = re.compile(r"(?m)^(?:\S+ )?(?:[IWEF]\d{4} \d\d:\d\d:|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )|tensorflow|"
@@ -234,9 +250,10 @@ class TaskScanner:
     def binary(self) -> bool:
         return self._binary
 
-    def feed(self, chunk: bytes, candidates: list[tuple[int, int]] | None = None) -> None:
-        """Read ``chunk``; ``candidates`` are the prefilter's hits in it (offset, pattern id), when the caller ran the
-        prefilter already (one pass for both scanners: :mod:`.prescan`); they are used when ``chunk`` is the body."""
+    def feed(self, chunk: bytes, candidates: list[tuple[int, int, list[int]]] | None = None) -> None:
+        """Read ``chunk``; ``candidates`` are its candidate lines (start, end, prefilter pattern ids), in order, when
+        the caller ran the prefilter already (one pass for both scanners: :mod:`.prescan`); they are used when
+        ``chunk`` is the body."""
         if not chunk or self._binary:
             return
         self._size += len(chunk)
@@ -309,31 +326,18 @@ class TaskScanner:
             end = start - 1
         return None
 
-    def _process(self, body: bytes, candidates: list[tuple[int, int]] | None = None) -> None:
+    def _process(self, body: bytes, candidates: list[tuple[int, int, list[int]]] | None = None) -> None:
         base = self._line_base
         pos_done = 0           # body[:pos_done] has been read (fed or skipped)
         counted_to, line_no = 0, base
         if self._follow or self.parser.busy:
             pos_done, line_no = self._feed_run(body, 0, base, own=False)
             counted_to = pos_done
-        if candidates is None:
-            candidates = _CANDIDATES.starts(body, pos_done)
-        # the candidate lines (start, end, the patterns found on them), in order
-        lines: list[tuple[int, int, list[int]]] = []
-        le, n = -1, len(body)
-        rfind, find = body.rfind, body.find
-        for c, pid in sorted(candidates):
-            if c < le:
-                lines[-1][2].append(pid)
-            elif c >= pos_done:
-                le = find(b"\n", c)
-                if le < 0:
-                    le = n
-                lines.append((rfind(b"\n", 0, c) + 1, le, [pid]))
+        lines = _lines_of(body, _CANDIDATES.starts(body, pos_done), pos_done) if candidates is None else candidates
         # The flood gate (see _repeated), inlined: a line's template is its first 512 bytes without digits, of which
         # the last 200.
         spent, settled, templates = self.spent, self._settled, self._templates
-        parser = self.parser
+        parser, n = self.parser, len(body)
         for ls, le, pids in lines:
             if ls < pos_done:
                 continue
