@@ -335,20 +335,28 @@ class TaskScanner:
             counted_to = pos_done
         lines = _lines_of(body, _CANDIDATES.starts(body, pos_done), pos_done) if candidates is None else candidates
         # The flood gate (see _repeated), inlined: a line's template is its first 512 bytes without digits, of which
-        # the last 200.
-        spent, settled, templates = self.spent, self._settled, self._templates
+        # the last 200. The templates of all candidate lines are taken at once, and the lines of templates already
+        # read MAX_REPEATS times (most lines of a flood) go the short way.
+        spent, settled, templates, most = self.spent, self._settled, self._templates, self.MAX_REPEATS
         parser, n = self.parser, len(body)
-        for ls, le, pids in lines:
+        keys = [body[ls:le if le - ls <= 512 else ls + 512].translate(None, _DIGITS)[-200:] for ls, le, _ in lines]
+        full = {k for k in set(keys) if templates.get(k, 0) >= most and b"Epoch" not in k}
+        for (ls, le, pids), key in zip(lines, keys):
             if ls < pos_done:
                 continue
             if spent and spent.issuperset(pids):
                 continue      # only spent patterns (the scan was run before they were spent): as if not found
+            if key in full:
+                if not settled.issuperset(pids):
+                    self._note_patterns(pids, key)
+                self._skipped += 1
+                pos_done = le + 1 if le < n else n
+                continue
             if not parser.busy and b"Epoch" not in body[ls:ls + 72]:
-                key = body[ls:min(le, ls + 512)].translate(None, _DIGITS)[-200:]
                 if not settled.issuperset(pids):
                     self._note_patterns(pids, key)
                 k = templates.get(key, 0)
-                if k >= self.MAX_REPEATS:
+                if k >= most:
                     self._skipped += 1
                     pos_done = le + 1 if le < n else n
                     continue
