@@ -123,6 +123,10 @@ def classify(text: str) -> tuple[EventKind, dict] | None:
     """
     if not text or len(text) < 3:
         return None
+    if text[0] == "E" and text.startswith("Epoch"):   # "Epoch 3/60" and nothing else: no other branch can match it
+        m = _EPOCH.match(text.strip())
+        if m:
+            return EventKind.EPOCH, {"epoch": int(m.group(1)), "total": int(m.group(2))}
     for noise in _NOISE:
         if noise in text:
             return None
