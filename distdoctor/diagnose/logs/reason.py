@@ -24,6 +24,7 @@ Pure: hits and per-stream facts in, a :class:`Verdict` out.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -324,6 +325,8 @@ def _causes(job: _Job) -> tuple[list[Hit], list[Hit]]:
     by_writer: dict[tuple[str, str | None], list[int]] = {}
     for h in symptoms:
         by_writer.setdefault((h.stream, h.writer), []).append(h.line_no)
+    for near in by_writer.values():
+        near.sort()
     causes, demoted = [], []
     for h in job.of(role=Role.CAUSE):
         if h.sig.rank < SPECIFIC_RANK:
@@ -331,7 +334,8 @@ def _causes(job: _Job) -> tuple[list[Hit], list[Hit]]:
                 demoted.append(h)
                 continue
             near = by_writer.get((h.stream, h.writer), [])
-            if any(0 < h.line_no - n <= CASCADE_WINDOW for n in near):
+            i = bisect.bisect_left(near, h.line_no - CASCADE_WINDOW)   # a symptom in the window before the line
+            if i < len(near) and near[i] < h.line_no:
                 demoted.append(h)
                 continue
         causes.append(h)
