@@ -103,9 +103,9 @@ def test_spent_patterns_leave_the_prefilter(tmp_path):
     orig = joint.scan
 
     def recording(body, sig_spent=frozenset(), task_spent=frozenset()):
-        starts, lines = orig(body, sig_spent, task_spent)
+        starts, lines, markers = orig(body, sig_spent, task_spent)
         seen.append((body.count(b"\n"), len(starts) + len(lines)))
-        return starts, lines
+        return starts, lines, markers
     joint.scan = recording
     try:
         scan_all(discover([str(tmp_path)]), jobs=1)

@@ -446,9 +446,9 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
             if legacy and single is not None:
                 for seg in _segments(data):
                     if joint is not None and not single.binary:
-                        starts, cands = joint.scan(seg, sig.spent(), frozenset(single.spent))
+                        starts, cands, markers = joint.scan(seg, sig.spent(), frozenset(single.spent))
                         sig.feed(seg, starts)
-                        single.feed(seg, cands)
+                        single.feed(seg, cands, markers)
                     else:
                         sig.feed(seg)
                         single.feed(seg)

@@ -27,13 +27,17 @@ class Prescan:
     def __init__(self) -> None:
         import hyperscan
         from .scan import _get
-        from .taskscan import EXPRESSIONS
+        from .taskscan import EXPRESSIONS, PROGRESS_MARKERS
         self._hs = hyperscan
         pf = _get()
         self.n_sig = len(pf.literals)
-        self._exprs = [re.escape(x.decode()).encode() for x in pf.literals] + list(EXPRESSIONS)
+        self.n_task = self.n_sig + len(EXPRESSIONS)      # ids from here on: progress markers, reported once a pass
+        self.markers = PROGRESS_MARKERS
+        self._exprs = ([re.escape(x.decode()).encode() for x in pf.literals] + list(EXPRESSIONS)
+                       + [re.escape(m) for m in PROGRESS_MARKERS])
         self._flags = ([hyperscan.HS_FLAG_CASELESS if c else 0 for c in pf.caseless]
-                       + [hyperscan.HS_FLAG_MULTILINE] * len(EXPRESSIONS))
+                       + [hyperscan.HS_FLAG_MULTILINE] * len(EXPRESSIONS)
+                       + [hyperscan.HS_FLAG_SINGLEMATCH] * len(PROGRESS_MARKERS))
         self._dbs: collections.OrderedDict[frozenset[int], object] = collections.OrderedDict()
         self.compiled = 0
         self._db(frozenset())
@@ -56,24 +60,28 @@ class Prescan:
         return db
 
     def scan(self, body: bytes, sig_spent: frozenset[int] = frozenset(), task_spent: frozenset[int] = frozenset()
-             ) -> tuple[dict[int, set[int]], list[tuple[int, int, list[int]]]]:
+             ) -> tuple[dict[int, set[int]], list[tuple[int, int, list[int]]], frozenset[bytes]]:
         """The candidate lines of ``body``: ({line start: signature literal ids}, [(line start, line end, task pattern
-        ids)] in order)."""
-        n = self.n_sig
+        ids)] in order), and the progress markers it holds."""
+        n, m = self.n_sig, self.n_task
         left_out = sig_spent | frozenset(n + i for i in task_spent) if task_spent else sig_spent
         db = self._db(left_out)
         found: list[tuple[int, int]] = []
-        add = found.append
+        marks: list[int] = []
+        add, mark = found.append, marks.append
 
         def on_match(i, _start, end, _flags, _ctx):
-            add((end, i))
+            if i < m:
+                add((end, i))
+            else:
+                mark(i - m)
         if db is not None:
             db.scan(body, match_event_handler=on_match)
         got = _group(body, found, n)
         if got is None:           # Hyperscan reported out of end order: put them in order first
             found.sort()
             got = _group(body, found, n)
-        return got
+        return got[0], got[1], frozenset(self.markers[i] for i in marks)
 
 
 def _group(body: bytes, found: list[tuple[int, int]], n: int):

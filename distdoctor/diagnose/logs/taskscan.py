@@ -153,6 +153,7 @@ def _lines_of(body: bytes, candidates: list[tuple[int, int]], pos: int) -> list[
     return lines
 _KERAS_MARKERS = (b"/step", b"ETA:", b"/Unknown", "━".encode())
 _OTHER_MARKERS = (b"step", b"Step")
+PROGRESS_MARKERS = _KERAS_MARKERS + _OTHER_MARKERS   # the prefilter says which of them a body holds (.prescan)
 _RECOGNIZE = re.compile(r"(?m)^(?:\S+ )?(?:[IWEF]\d{4} \d\d:\d\d:|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )|tensorflow|"
                         r"Epoch \d+/\d+|Traceback \(most|keras|\d+/\d+ \[|\d+/\d+ - |\[distdoctor\]|Fatal Python error")
 _TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
@@ -237,6 +238,7 @@ class TaskScanner:
         self._keras = False         # Keras progress seen: count steps from it only
         self._templates: dict[bytes, int] = {}
         self._skipped = 0
+        self._present: frozenset[bytes] | None = None    # progress markers in the body being read, when known
         # Prefilter patterns that found only one message (one template) on MAX_REPEATS lines: a flood. They are spent:
         # left out of the scan from the next body on, so the flood's further lines are neither read nor counted.
         self.spent: set[int] = set()
@@ -250,10 +252,11 @@ class TaskScanner:
     def binary(self) -> bool:
         return self._binary
 
-    def feed(self, chunk: bytes, candidates: list[tuple[int, int, list[int]]] | None = None) -> None:
-        """Read ``chunk``; ``candidates`` are its candidate lines (start, end, prefilter pattern ids), in order, when
-        the caller ran the prefilter already (one pass for both scanners: :mod:`.prescan`); they are used when
-        ``chunk`` is the body."""
+    def feed(self, chunk: bytes, candidates: list[tuple[int, int, list[int]]] | None = None,
+             markers: frozenset[bytes] | None = None) -> None:
+        """Read ``chunk``; ``candidates`` are its candidate lines (start, end, prefilter pattern ids), in order, and
+        ``markers`` the progress markers it holds, when the caller ran the prefilter already (one pass for both
+        scanners: :mod:`.prescan`); they are used when ``chunk`` is the body."""
         if not chunk or self._binary:
             return
         self._size += len(chunk)
@@ -269,7 +272,14 @@ class TaskScanner:
             self._carry = self._cap_carry(buf)
             return
         body, self._carry = buf[: end + 1], self._cap_carry(buf[end + 1:])
-        self._process(body, candidates if body is chunk else None)
+        if body is chunk:
+            self._present = markers
+            try:
+                self._process(body, candidates)
+            finally:
+                self._present = None
+        else:
+            self._process(body)
 
     def _cap_carry(self, buf: bytes) -> bytes:
         # A line longer than MAX_LINE: keep its head and its tail (a \r progress
@@ -521,7 +531,8 @@ class TaskScanner:
                         epoch=self._epoch, **fields)
 
     def _find_progress(self, body: bytes, lo: int, hi: int, markers_: tuple[bytes, ...], styles: tuple[str, ...]):
-        markers = list(markers_)
+        present = self._present   # the markers the body holds, when the prefilter said: the others need no search
+        markers = list(markers_) if present is None else [m for m in markers_ if m in present]
         pos = hi
         for _ in range(24):
             best = -1
