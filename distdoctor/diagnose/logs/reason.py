@@ -56,15 +56,20 @@ class _Job:
     order: dict[int, int] = field(default_factory=dict)
     _indexed: list[Hit] | None = field(default=None, repr=False)
     _by_name: dict[str, list[tuple[int, Hit]]] = field(default_factory=dict, repr=False)
+    _by_role: dict[Role, list[Hit]] = field(default_factory=dict, repr=False)
 
     def of(self, *names: str, role: Role | None = None) -> list[Hit]:
         if self._indexed is not self.hits:   # an index by name, rebuilt when ``hits`` is replaced: a 64-task job has
             self._indexed = self.hits        # tens of thousands of hits and the policy asks thousands of questions
-            self._by_name = {}
+            self._by_name, self._by_role = {}, {}
             for i, h in enumerate(self.hits):
                 self._by_name.setdefault(h.sig.name, []).append((i, h))
+                self._by_role.setdefault(h.sig.role, []).append(h)
         if not names:
-            return [h for h in self.hits if role is None or h.sig.role == role]
+            return list(self.hits) if role is None else list(self._by_role.get(role, ()))
+        if len(names) == 1:
+            got = self._by_name.get(names[0], ())
+            return [h for _, h in got] if role is None else [h for _, h in got if h.sig.role == role]
         found = [ih for n in dict.fromkeys(names) for ih in self._by_name.get(n, ())
                  if role is None or ih[1].sig.role == role]
         if len(names) > 1:
