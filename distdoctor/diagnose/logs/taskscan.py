@@ -82,7 +82,7 @@ def _build_prefilter() -> re.Pattern[bytes]:
     return re.compile(b"\x01" + _trie_regex([w[1:] for w in words]))
 
 
-_PREFILTER = _build_prefilter()
+_PREFILTER: re.Pattern[bytes] | None = None   # built when first needed (no Hyperscan here)
 # Severity-coded C++ lines (E/F level) anywhere: one literal-prefixed regex each (fast paths in re).
 # Keywords that cannot be anchored on a translated letter: one literal-prefixed regex each (fast paths in re).
 # absl's E/F lines are matched raw: "E1"/"F0" on translated bytes would match every "T1" of an ISO time stamp.
@@ -127,6 +127,9 @@ class _Candidates:
                 add((pos + max(0, end - 1), i))
             self._db.scan(view, match_event_handler=on_match)
             return found
+        global _PREFILTER
+        if _PREFILTER is None:
+            _PREFILTER = _build_prefilter()
         tr = body.translate(_TABLE)
         out = [(m.start(), -1) for m in _PREFILTER.finditer(tr, pos)]
         for rx in _RAW_PREFILTERS:
@@ -134,7 +137,14 @@ class _Candidates:
         return out
 
 
-_CANDIDATES = _Candidates()
+_CANDIDATES: _Candidates | None = None     # compiled on first use: a task's log read through .prescan never needs it
+
+
+def _candidates() -> _Candidates:
+    global _CANDIDATES
+    if _CANDIDATES is None:
+        _CANDIDATES = _Candidates()
+    return _CANDIDATES
 
 
 def _lines_of(body: bytes, candidates: list[tuple[int, int]], pos: int) -> list[tuple[int, int, list[int]]]:
@@ -343,7 +353,7 @@ class TaskScanner:
         if self._follow or self.parser.busy:
             pos_done, line_no = self._feed_run(body, 0, base, own=False)
             counted_to = pos_done
-        lines = _lines_of(body, _CANDIDATES.starts(body, pos_done), pos_done) if candidates is None else candidates
+        lines = _lines_of(body, _candidates().starts(body, pos_done), pos_done) if candidates is None else candidates
         # The flood gate (see _repeated), inlined: a line's template is its first 512 bytes without digits, of which
         # the last 200. The templates of all candidate lines are taken at once, and the lines of templates already
         # read MAX_REPEATS times (most lines of a flood) go the short way.
