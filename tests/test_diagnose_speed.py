@@ -84,7 +84,7 @@ def test_per_line_work_does_not_grow_with_a_flood_of_info_lines(tmp_path, monkey
     a = _count_line_work(monkeypatch, small)
     b = _count_line_work(monkeypatch, big)
     assert b["lines"] > 5 * a["lines"] > 25_000          # six times the lines, every one a prefilter candidate
-    # the signature scanner reads a line only while one of its signatures may still keep a hit (64 per signature)
+    # the signature scanner reads a line only while one of its signatures may still keep a hit (MAX_HITS_PER_SIG per signature)
     # or the line's shape has not been seen to match nothing; the structural parser reads each template 20 times
     assert b["sig_lines"] <= a["sig_lines"] + 50, (a, b)
     assert b["parsed"] <= a["parsed"] + 50, (a, b)

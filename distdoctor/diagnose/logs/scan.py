@@ -23,7 +23,8 @@ __all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine", "scan_bytes", "P
 
 SNIFF = 64 * 1024
 _TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
-MAX_HITS_PER_SIG = 64      # per stream; a log that repeats one error a million times says it once
+MAX_HITS_PER_SIG = 32      # per stream; a log that repeats one error a million times says it once (was 64: the
+#                            reasoning and the hand-over from the scanning pool cost in proportion, for no other verdict)
 MAX_MISSES = 4096          # line shapes remembered per stream as matching none of their signatures
 _ZEROS = bytes.maketrans(b"123456789", b"000000000")
 TAIL_LINES = 12
