@@ -306,20 +306,21 @@ class Scanner:
             le = body.find(b"\n", ls)
             raw = body[ls:le if le >= 0 else len(body)]
             key = None
-            if (ids <= spent or ids <= blind) and not _PREFIXISH.match(raw) and b"\r" not in raw \
+            live = ids - spent if spent else ids   # a spent literal's signatures can keep no more hits
+            if live <= blind and not _PREFIXISH.match(raw) and b"\r" not in raw \
                     and (known or (b"task" not in raw and b"Horovod" not in raw)) \
                     and b"Name:" not in raw and b"logs" not in raw and b"describe" not in raw:
                 # a line that can tell nothing but its signatures' matches (no writer's prefix, no self-description)
-                if ids <= spent:
+                if not live:
                     continue
                 key = raw.translate(_ZEROS)
                 missed = misses.get(key)
-                if missed is not None and ids <= missed:
+                if missed is not None and live <= missed:
                     continue
             line_no += body.count(b"\n", pos_counted, ls)
             pos_counted = ls
-            if not self._line(raw, line_no, ids, body, ls) and key is not None and len(misses) < MAX_MISSES:
-                misses[key] = ids | misses.get(key, frozenset())
+            if not self._line(raw, line_no, live, body, ls) and key is not None and len(misses) < MAX_MISSES:
+                misses[key] = live | misses.get(key, frozenset())
         n_lines = (line_no - self._line_base) + body.count(b"\n", pos_counted)
         self._line_base += n_lines
         self.facts.lines += n_lines
