@@ -149,13 +149,14 @@ class _Prefilter:
         return out
 
 
+_ANY_DIGIT = re.compile(r"\d")
 _DIGIT_BLIND = re.compile(r"0-9|\{\d*,?\d*\}|\(\?P<\w+>|\(\?P=\w+\)")   # a class of all digits, a count, a group's name
 
 
 def _has_digit(pattern: str) -> bool:
     """Whether a pattern (or literal) tells one digit from another: a digit in it other than in a class of all ten,
     a repetition count or a group's name."""
-    return any(c.isdigit() for c in _DIGIT_BLIND.sub("", pattern))
+    return _ANY_DIGIT.search(_DIGIT_BLIND.sub("", pattern)) is not None
 
 
 Prefilter = _Prefilter
