@@ -295,9 +295,10 @@ def main() -> int:
 def _table(rows: list[dict], args, load: float) -> str:
     cpu = os.cpu_count()
     lines = ["# `distdoctor diagnose` throughput", "",
-             f"{cpu}-core machine (load average {load:.1f} at the start); median of {args.runs} runs, `grep -c` and "
-             "`distdoctor diagnose DIR --json` interleaved run by run, page cache warm. Peak RSS is the largest "
-             "single process (resource.getrusage of the children). A SIGKILLed worker:37 is buried in every mix.", "",
+             f"A noisy {cpu}-core box shared with other work (load average {load:.1f} at the start), run under "
+             f"`nice -n 10`; median of {args.runs} runs, `grep -c` and `distdoctor diagnose DIR --json` interleaved "
+             "run by run, page cache warm, bytecode cached. Peak RSS is the largest single process "
+             "(resource.getrusage of the children). A SIGKILLed worker:37 is buried in every content.", "",
              "| content | size | `grep -c` s | `distdoctor diagnose` s (runs) | MB/s | × grep | CPU s | peak RSS MB | verdict |",
              "|---|---:|---:|---|---:|---:|---:|---:|---|"]
     for m in rows:

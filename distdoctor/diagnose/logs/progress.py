@@ -17,13 +17,14 @@ _IMG_SEC = re.compile(r"^Iter #(\d+): [\d.]+ img/sec per \w+")
 _EPOCH = re.compile(r"^Epoch (\d+)/(\d+)\s*$")
 _LOSS = re.compile(r"\bloss(?::\s*|\s*=\s*|\s+)([-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?))", re.IGNORECASE)
 _STEP_TIME = re.compile(r"(\d+(?:\.\d+)?)(s|ms|us|µs)/step")
+_GLOBAL_STEP_SEC = re.compile(r"global_step/sec: ([\d.]+)")
 
 
 def step_time_of(text: str) -> float | None:
     """Seconds per step a Keras progress line reports (``9ms/step``), if any."""
     m = _STEP_TIME.search(text)
     if not m:
-        m2 = re.search(r"global_step/sec: ([\d.]+)", text)
+        m2 = _GLOBAL_STEP_SEC.search(text) if "global_step/sec" in text else None
         if m2:
             try:
                 rate = float(m2.group(1))
