@@ -27,7 +27,8 @@ class Prescan:
     def __init__(self) -> None:
         import hyperscan
         from .scan import _get
-        from .taskscan import EXPRESSIONS, PROGRESS_MARKERS
+        from .taskfilter import EXPRESSIONS
+        from .taskscan import PROGRESS_MARKERS
         self._hs = hyperscan
         pf = _get()
         self.n_sig = len(pf.literals)
