@@ -5,6 +5,11 @@ expression of the escaped literals) runs over big byte chunks and yields the
 offsets of lines that contain some signature's literal; only those lines are
 decoded, demultiplexed and matched against the full patterns. Memory is
 bounded by the chunk size plus the hits kept (capped per signature).
+
+A flood costs no Python per line once it is known: a literal whose signatures
+have all the hits they may keep is *spent* (left out of the next prefilter
+pass, :mod:`.prescan`, or skipped by a set test), and a line whose shape
+already matched none of its (digit-blind) signatures is not read again.
 """
 from __future__ import annotations
 
