@@ -182,3 +182,13 @@ def test_a_silent_agent_can_still_be_the_culprit_others_wait_for():
     w1 = task("worker:1", in_call=None, in_tf_code=False, location="ext.py:3 in spin", agent_ts=T0 + 5)
     a = assess(job(w0, w1), T0 + 5 + 10.5)
     assert a.status == "hung" and a.verdict.culprits == ("worker:1",) and "agent has been silent" in a.reason
+
+
+def test_a_suspect_that_worked_a_moment_ago_but_not_now_is_no_pause():
+    """A deadlocked worker's input threads fill their prefetch buffers for a few seconds after its main thread
+    stops: at the suspicion (7 s) that is over, and the suspect is named as doing nothing, not as a pause."""
+    last = T0 + 5
+    w1 = task("worker:1", in_call=None, in_tf_code=False, last_progress_at=last, own_progress_at=last + 3,
+              activity="computing (0.32 cores)")
+    a = assess(job(task("worker:0", last_progress_at=last), w1), last + 7.5)
+    assert a.status == "suspect" and not a.pause and "a pause" not in a.reason and "done nothing" in a.reason

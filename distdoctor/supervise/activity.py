@@ -18,7 +18,7 @@ from dataclasses import dataclass
 __all__ = ["Activity", "CPU_BUSY", "IO_MIN_BYTES", "NET_MIN_BYTES", "MAX_STACKS"]
 
 CPU_BUSY = 0.15            # cores over the window: computing, not waiting
-CPU_WINDOW_S = 3.0
+CPU_WINDOW_S = 1.5     # short: a stalled task's input threads may fill their prefetch buffers for a moment
 IO_MIN_BYTES = 64 << 10    # read/written through files (or pipes) since the previous sample
 NET_MIN_BYTES = 32 << 10   # sent/received over TCP since the previous look
 MAX_STACKS = 512           # distinct stacks remembered per pause

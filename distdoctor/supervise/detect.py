@@ -33,6 +33,7 @@ __all__ = ["TaskSnapshot", "JobSnapshot", "Assessment", "stall_threshold", "asse
 FROZEN_AFTER_S = 3.0   # SIGSTOP is unambiguous; TF calls a frozen peer "crashed" after ~10-15 s
 MIN_STALL_S = 10.0     # below this, scheduling noise on a loaded 2-core host looks like a stall
 MAX_STALL_S = 20.0     # keeps "stall declared within 30 s" with default settings
+RECENT_S = 3.0         # a task whose own progress is this recent is working now (samples: 0.5 s, sockets: 1 s)
 SUSPECT_AFTER_S = 7.0  # a suspect is named by then at the latest (half the threshold when that is sooner):
                        # within 10 s of a stall's start, sampling and the loop's tick included
 IDLE_CPU = 0.15        # cores: a task waiting in a collective uses almost none
@@ -130,11 +131,14 @@ def _judge(kind: str, culprits: list[TaskSnapshot], waiting: list[TaskSnapshot],
     culprit that still works makes a pause, declared only past ``hang_timeout`` when the user set one."""
     suspect = culprits[0] if culprits else None
     still = min((_still_for(t, last, now) for t in culprits), default=stalled_for)
-    working = [t for t in culprits if _still_for(t, last, now) < need]
+    working = [t for t in culprits if _still_for(t, last, now) < need]           # not stalled (yet)
+    working_now = [t for t in working if _still_for(t, last, now) < RECENT_S]  # a pause: it works right now
     where = suspect.location if suspect else None
-    if working:
-        w = working[0]
+    if working_now:
+        w = working_now[0]
         reason = f"{reason}; {w.task} is still {_doing(w)}: a pause, not a stall"
+    elif suspect is not None:
+        reason = f"{reason}; it has done nothing of its own (CPU, I/O, network, code) for {still:.0f} s"
     verdict = HangVerdict(kind=kind, declared_at=now, since=last, culprits=tuple(t.task for t in culprits),
                           waiting=tuple(t.task for t in waiting if t not in culprits), reason=reason)
     if not working and still >= need:
@@ -147,7 +151,7 @@ def _judge(kind: str, culprits: list[TaskSnapshot], waiting: list[TaskSnapshot],
         return Assessment("hung", threshold, stalled_for, verdict, suspect.task if suspect else None, reason,
                           where=where)
     return Assessment("suspect", threshold, stalled_for, None, suspect.task if suspect else None, reason,
-                      pause=bool(working), where=where, doing=_doing(working[0]) if working else "",
+                      pause=bool(working_now), where=where, doing=_doing(working_now[0]) if working_now else "",
                       waiting=verdict.waiting)
 
 

@@ -222,7 +222,7 @@ class TaskTrack:
                 in_call=s.in_call if s else None, call_since=s.call_since if s else None,
                 calls=s.calls if s else 0, location=self.location(), in_tf_code=self._in_tf_code(s),
                 serving=self._serving(s), user_thread_busy=bool(s and s.user_threads),
-                last_progress_at=self.last_progress_at, cpu_rate=self.cpu_rate(), started_at=p.started_at,
+                last_progress_at=self.last_progress_at, cpu_rate=self.cpu_rate(1.5), started_at=p.started_at,
                 agent_ts=s.ts if s else None, own_progress_at=self.activity.at, activity=self.activity.how)
 
     def position(self) -> tuple[int | None, int | None]:
