@@ -8,7 +8,8 @@ import pytest
 
 from conftest import PY, ROOT
 from distdoctor.cluster.spec import load_document
-from distdoctor.cluster.tfjob import task_label, tfjob_pod
+from distdoctor.cluster.schedulers import task_label
+from distdoctor.cluster.tfjob import tfjob_pod
 from distdoctor.preflight.rules import check_document, check_pod
 from mesh_helpers import clean_env
 
@@ -35,7 +36,8 @@ def test_not_a_tfjob_pod(env):
 def test_task_label_from_each_source():
     assert task_label({"TF_CONFIG": TF_CONFIG, **K8S, "HOSTNAME": "mnist-worker-1"}) == "worker-0"
     assert task_label({**K8S, "HOSTNAME": "mnist-worker-1"}) == "worker-1"
-    assert task_label({"SLURM_PROCID": "3"}) == "slurm-3"
+    assert task_label({"SLURM_PROCID": "3", "SLURM_JOB_NODELIST": "n[1-4]"}) == "slurm-3"
+    assert task_label({"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"}) == "rank-3"
     assert task_label({"TF_CONFIG": "{bad"}) == ""
 
 

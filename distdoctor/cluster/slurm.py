@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import ConfigError
+from .scheduler import DEFAULT_PORT_BASE, ExitSemantics, Layout, LogPrefix, OutcomeSink, TaskIdentity
 
 __all__ = ["expand_hostlist", "expand_tasks_per_node", "SlurmLayout", "slurm_layout", "in_slurm",
-           "DEFAULT_PORT_BASE"]
-
-#: SlurmClusterResolver's default first port on every node.
-DEFAULT_PORT_BASE = 8888
+           "DEFAULT_PORT_BASE", "Slurm", "SLURM"]
 
 def _split_top_level(text: str) -> list[str]:
     """Split at commas that are not inside ``[...]``."""
@@ -200,3 +198,50 @@ def slurm_layout(environ: Mapping[str, str], port_base: int = DEFAULT_PORT_BASE)
         start += count
     return SlurmLayout(jobs=tuple(out), task_type=my_type, task_index=my_index,
                        variables=tuple(sorted(used.items())))
+
+
+def _int(environ: Mapping[str, str], *names: str) -> int | None:
+    for name in names:
+        value = environ.get(name, "").strip()
+        if value.isdigit():
+            return int(value)
+    return None
+
+
+class Slurm:
+    """Slurm's ``srun`` as a :class:`~.scheduler.Scheduler`."""
+
+    name = "slurm"
+    title = "Slurm"
+    log_prefixes = (LogPrefix(r"^ {0,5}\d{1,5}: ", "0: ", "srun --label"),)
+    exit_codes = ExitSemantics(
+        note="srun without --kill-on-bad-exit lets the other tasks run on; Slurm requeues a job only when the batch "
+             "script does (scontrol requeue) or the administrator's RequeueExit lists the status "
+             "(`distdoctor policy slurm`)")
+
+    def detect(self, environ: Mapping[str, str]) -> bool:
+        return in_slurm(environ)
+
+    def identity(self, environ: Mapping[str, str]) -> TaskIdentity:
+        rank = _int(environ, "SLURM_PROCID")
+        return TaskIdentity(self.name, f"slurm-{rank}" if rank is not None else "", rank=rank,
+                            size=_int(environ, "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS"),
+                            local_rank=_int(environ, "SLURM_LOCALID"),
+                            host=environ.get("SLURMD_NODENAME") or None)
+
+    def layout(self, environ: Mapping[str, str], port_base: int = DEFAULT_PORT_BASE) -> Layout:
+        lay = slurm_layout(environ, port_base)
+        origin = "Slurm (" + ", ".join(f"{k}={v}" for k, v in lay.variables) + ")"
+        return Layout(lay.jobs, lay.task_type, lay.task_index, origin)
+
+    def outcome_sink(self, environ: Mapping[str, str]) -> OutcomeSink | None:
+        """The job's Comment (``scontrol show job``, ``squeue -o %k``), written by the collector."""
+        job = environ.get("SLURM_JOB_ID", "").strip()
+        if not job.isdigit():
+            return None
+        return OutcomeSink("command", "collector", argv=("scontrol", "update", f"JobId={job}", "Comment={verdict}"),
+                           where=f"job {job}'s Comment (scontrol show job {job})", limit=250)
+
+
+#: The one instance the registry (:mod:`.schedulers`) lists.
+SLURM = Slurm()

@@ -6,7 +6,7 @@ Four sources, in the order ``check`` prefers them:
   job mapping) with ``--task job:index``;
 * ``--tf-config JSON`` or ``--tf-config @FILE``;
 * the ``TF_CONFIG`` environment variable (what Kubeflow's TFJob writes);
-* Slurm variables (see :mod:`.slurm`).
+* a scheduler's variables: Slurm (:mod:`.slurm`), Open MPI (:mod:`.openmpi`); see :mod:`.schedulers`.
 
 Reading a source gives a :class:`ConfigDocument`: the parsed value, or the
 parse error with its line and column. Judging it is the static rules' job
@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import ConfigError, InputError, UsageError
-from . import slurm
+from . import schedulers
+from .scheduler import DEFAULT_PORT_BASE, Layout
+from .slurm import SLURM
 
 __all__ = [
     "TaskRef", "Address", "AddressError", "parse_address", "ClusterSpec", "ParseProblem",
-    "ConfigDocument", "SpecError", "read_tf_config_text", "read_cluster_file", "read_slurm",
+    "ConfigDocument", "SpecError", "read_tf_config_text", "read_cluster_file", "read_slurm", "document_from_layout",
     "load_document", "KNOWN_JOBS",
 ]
 
@@ -207,7 +209,7 @@ class ConfigDocument:
     """A cluster source as read, before any judgement.
 
     ``kind`` is ``tf_config`` (TF_CONFIG-shaped), ``cluster_file`` (TF_CONFIG-
-    shaped or a bare job mapping) or ``slurm`` (built from SLURM_* variables).
+    shaped or a bare job mapping) or a scheduler's name (``slurm``, ``openmpi``: built from its variables).
     """
 
     origin: str
@@ -290,17 +292,18 @@ def read_cluster_file(path: str, task: TaskRef | None) -> ConfigDocument:
     return ConfigDocument(path, "cluster_file", value=value, task_override=task, text=text)
 
 
-def read_slurm(environ: Mapping[str, str], port_base: int = slurm.DEFAULT_PORT_BASE) -> ConfigDocument:
-    layout = slurm.slurm_layout(environ, port_base)
-    value = {"cluster": {name: list(addrs) for name, addrs in layout.jobs},
-             "task": {"type": layout.task_type, "index": layout.task_index}}
-    origin = "Slurm (" + ", ".join(f"{k}={v}" for k, v in layout.variables) + ")"
-    return ConfigDocument(origin, "slurm", value=value)
+def document_from_layout(layout: Layout, kind: str) -> ConfigDocument:
+    """A scheduler's layout (:meth:`~.scheduler.Scheduler.layout`) as a cluster source."""
+    return ConfigDocument(layout.origin, kind, value=layout.tf_config())
+
+
+def read_slurm(environ: Mapping[str, str], port_base: int = DEFAULT_PORT_BASE) -> ConfigDocument:
+    return document_from_layout(SLURM.layout(environ, port_base), SLURM.name)
 
 
 def load_document(*, tf_config: str | None, cluster_file: str | None, task: str | None,
                   environ: Mapping[str, str] | None = None,
-                  slurm_port_base: int = slurm.DEFAULT_PORT_BASE) -> ConfigDocument:
+                  port_base: int = DEFAULT_PORT_BASE) -> ConfigDocument:
     """Pick the source the command line and environment point at (see module doc)."""
     environ = os.environ if environ is None else environ
     task_ref = TaskRef.parse(task) if task is not None else None
@@ -312,11 +315,13 @@ def load_document(*, tf_config: str | None, cluster_file: str | None, task: str 
         doc = read_tf_config_text(tf_config)
     elif "TF_CONFIG" in environ:
         doc = _parse_json(environ["TF_CONFIG"], "TF_CONFIG", "tf_config", None)
-    elif slurm.in_slurm(environ):
-        doc = read_slurm(environ, slurm_port_base)
     else:
-        raise UsageError("no cluster spec: set TF_CONFIG, pass --tf-config JSON|@FILE or --cluster FILE "
-                         "--task JOB:INDEX, or run inside a Slurm step")
+        scheduler = schedulers.detect(environ)
+        layout = scheduler.layout(environ, port_base) if scheduler is not None else None
+        if layout is None:
+            raise UsageError("no cluster spec: set TF_CONFIG, pass --tf-config JSON|@FILE or --cluster FILE "
+                             "--task JOB:INDEX, or run inside a Slurm step or under mpirun")
+        doc = document_from_layout(layout, scheduler.name)
     if task_ref is not None:
         doc = ConfigDocument(doc.origin, doc.kind, doc.value, doc.problem, doc.duplicate_keys, task_ref, doc.text)
     return doc

@@ -2,6 +2,10 @@
 
 TensorFlow has no launcher: each process must be told the whole cluster and
 its own place in it through the ``TF_CONFIG`` environment variable.
+
+:data:`TF_CONFIG_SCHEDULER` is the :class:`~.scheduler.Scheduler` of a task started by hand (ssh,
+systemd, a script) with a ``TF_CONFIG`` of its own: the cluster is that variable, and there is no
+place beside the task's own output to show the job's outcome.
 """
 from __future__ import annotations
 
@@ -9,9 +13,14 @@ import json
 import socket
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from typing import Mapping
 
-__all__ = ["LocalCluster", "pick_free_ports", "build_local_cluster", "task_name", "parse_task_name"]
+from ..errors import UsageError
+from .scheduler import DEFAULT_PORT_BASE, ExitSemantics, Layout, OutcomeSink, TaskIdentity
+from .tfjob import tf_config_task
+
+__all__ = ["LocalCluster", "pick_free_ports", "build_local_cluster", "task_name", "parse_task_name",
+           "TFConfigScheduler", "TF_CONFIG_SCHEDULER"]
 
 
 def task_name(job: str, index: int) -> str:
@@ -87,3 +96,29 @@ def build_local_cluster(workers: int, ps: int = 0, chief: bool = False, host: st
     if ps:
         jobs["ps"] = tuple(f"{host}:{next(ports)}" for _ in range(ps))
     return LocalCluster(jobs=jobs)
+
+
+class TFConfigScheduler:
+    """A task started by hand with its own ``TF_CONFIG``, as a :class:`~.scheduler.Scheduler`."""
+
+    name = "tf_config"
+    title = "TF_CONFIG"
+    log_prefixes = ()
+    exit_codes = ExitSemantics(note="no scheduler reads the exit status: whoever started the task does")
+
+    def detect(self, environ: Mapping[str, str]) -> bool:
+        return "TF_CONFIG" in environ
+
+    def identity(self, environ: Mapping[str, str]) -> TaskIdentity:
+        task = tf_config_task(environ)
+        return TaskIdentity(self.name, f"{task[0]}-{task[1]}" if task else "")
+
+    def layout(self, environ: Mapping[str, str], port_base: int = DEFAULT_PORT_BASE) -> Layout | None:
+        return None
+
+    def outcome_sink(self, environ: Mapping[str, str]) -> OutcomeSink | None:
+        return None
+
+
+#: The one instance the registry (:mod:`.schedulers`) lists.
+TF_CONFIG_SCHEDULER = TFConfigScheduler()

@@ -20,8 +20,9 @@ __all__ = ["register_cli"]
 
 _EPILOG = """\
 sources (first match wins): --cluster FILE --task JOB:INDEX, --tf-config JSON|@FILE, $TF_CONFIG,
-Slurm variables (SLURM_STEP_NODELIST, SLURM_PROCID, ...; ports from --slurm-port-base, jobs from
-$DISTDOCTOR_SLURM_JOBS such as chief:1,worker:3).
+Slurm variables (SLURM_STEP_NODELIST, SLURM_PROCID, ...; ports from --port-base, jobs from
+$DISTDOCTOR_SLURM_JOBS such as chief:1,worker:3), Open MPI's (OMPI_COMM_WORLD_RANK/SIZE, hosts from
+$DISTDOCTOR_MPI_HOSTS or this host; ports from --port-base).
 exit status: 0 no errors (warnings allowed), 1 errors found, 2 unusable input or usage.
 """
 
@@ -47,8 +48,8 @@ def register_cli(sub) -> None:
     p.add_argument("--checkpoint-dir", default=".", metavar="DIR", help="where checkpoints go (default: cwd)")
     p.add_argument("--strategy", choices=("auto", "mwms", "ps"), default="auto",
                    help="MultiWorkerMirrored or ParameterServer layout rules (default: ps if the cluster has ps)")
-    p.add_argument("--slurm-port-base", type=int, default=8888, metavar="PORT",
-                   help="first port per node when the cluster comes from Slurm (SlurmClusterResolver's default 8888)")
+    from ..cluster.scheduler import add_port_base_argument
+    add_port_base_argument(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_run)
 
@@ -76,14 +77,14 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError("--static and --mesh exclude each other (--static means no network)")
     if not args.timeout > 0:
         raise UsageError(f"--timeout must be positive, not {args.timeout}")
-    if not 1 <= args.slurm_port_base <= 65535:
-        raise UsageError(f"--slurm-port-base {args.slurm_port_base} is not a port")
+    if not 1 <= args.port_base <= 65535:
+        raise UsageError(f"--port-base {args.port_base} is not a port")
     if args.cluster is not None and args.task is None and not args.static:
         raise UsageError("--cluster needs --task JOB:INDEX to know which task this is (or --static for the "
                          "cluster alone)")
     environ = os.environ
     doc = load_document(tf_config=args.tf_config, cluster_file=args.cluster, task=args.task, environ=environ,
-                        slurm_port_base=args.slurm_port_base)
+                        port_base=args.port_base)
     argv = parse_argv(args.argv, "--argv") if args.argv is not None else (
         default_argv(environ) if args.mesh else ())
     token = args.token if args.token is not None else environ.get("DISTDOCTOR_TOKEN", "")

@@ -8,8 +8,9 @@ import os
 import shutil
 import sys
 
+from ..cluster.scheduler import add_port_base_argument
+from ..cluster.schedulers import task_label
 from ..cluster.tfconfig import build_local_cluster
-from ..cluster.tfjob import task_label
 from ..errors import UsageError
 
 __all__ = ["register_cli", "run_command"]
@@ -22,9 +23,10 @@ def register_cli(sub) -> None:
     p.add_argument("--workers", type=int, default=None, help="number of worker tasks (default 2)")
     p.add_argument("--ps", type=int, default=None, help="number of parameter-server tasks (ParameterServerStrategy; implies --chief)")
     p.add_argument("--chief", action="store_true", help="add a chief task")
-    node = p.add_argument_group("on a cluster (one supervisor per task, started by Kubernetes or Slurm)")
+    node = p.add_argument_group("on a cluster (one supervisor per task, started by Kubernetes, Slurm or mpirun)")
     node.add_argument("--node", action="store_true",
-                      help="supervise only this task, from TF_CONFIG or Slurm's variables; the supervisors of all "
+                      help="supervise only this task, from TF_CONFIG or the scheduler's variables (Slurm, Open MPI); "
+                           "the supervisors of all "
                            "tasks check the mesh first and share a side link (token: $DISTDOCTOR_TOKEN)")
     node.add_argument("--mesh-timeout", type=float, default=60.0, metavar="S",
                       help="the preflight mesh check's time limit (default 60 s)")
@@ -36,8 +38,7 @@ def register_cli(sub) -> None:
                       help="a node supervisor silent this long is lost: its host is down or cut off (default 15 s)")
     node.add_argument("--final-wait", type=float, default=60.0, metavar="S",
                       help="how long a node waits for the collector's cluster verdict after its task ended (default 60 s)")
-    node.add_argument("--slurm-port-base", type=int, default=8888, metavar="PORT",
-                      help="first port per node when the cluster comes from Slurm (default 8888)")
+    add_port_base_argument(node)
     p.add_argument("--out", help="bundle folder (default: a new timestamped folder under ./distdoctor-runs/)")
     p.add_argument("--json", action="store_true", help="print only the diagnosis JSON on stdout")
     p.add_argument("--hang-timeout", type=float, default=None, metavar="S",
@@ -204,13 +205,16 @@ def _bundle_diagnosis(out: str) -> dict | None:
 def _run_node(args: argparse.Namespace, argv: list[str]) -> int:
     from .nodecommand import run_node
     if args.workers is not None or args.ps is not None or args.chief:
-        raise UsageError("--node takes the cluster from TF_CONFIG or Slurm: drop --workers, --ps and --chief")
+        raise UsageError("--node takes the cluster from TF_CONFIG or the scheduler (Slurm, Open MPI): drop --workers, "
+                         "--ps and --chief")
     _check_restart_args(args)
     for name in ("mesh_timeout", "peer_timeout", "final_wait"):
         if not getattr(args, name) > 0:
             raise UsageError(f"--{name.replace('_', '-')} must be positive")
     if not 0 <= args.side_port <= 65535:
         raise UsageError(f"--side-port {args.side_port} is not a port")
+    if not 1 <= args.port_base <= 65535:
+        raise UsageError(f"--port-base {args.port_base} is not a port")
     if args.hang_timeout is not None and args.hang_timeout <= 0:
         raise UsageError(f"--hang-timeout must be positive (got {args.hang_timeout})")
     _check_command(argv)

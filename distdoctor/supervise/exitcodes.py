@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..cluster.tfjob import TFJOB_PERMANENT, TFJOB_RETRYABLE
 from .policy import AttemptOutcome, Position, RestartClass, classify, RETRYABLE_EXIT_CODES
 
 __all__ = ["PERMANENT", "RETRYABLE", "USAGE", "ExitChoice", "policy_exit_status", "task_exit_status"]
@@ -26,8 +27,7 @@ __all__ = ["PERMANENT", "RETRYABLE", "USAGE", "ExitChoice", "policy_exit_status"
 PERMANENT = 1
 RETRYABLE = 143
 USAGE = 2
-TFJOB_PERMANENT = (1, 2, 126, 127, 128, 139)
-TFJOB_RETRYABLE = (130, 137, 143)
+# TFJOB_PERMANENT and TFJOB_RETRYABLE: the TFJob scheduler's exit semantics (cluster/tfjob.py)
 
 
 @dataclass(frozen=True)

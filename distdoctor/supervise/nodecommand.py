@@ -2,15 +2,20 @@
 
 The steps of one node supervisor, in order (see :mod:`.node` for the roles):
 
-1. read the cluster and this task from ``TF_CONFIG`` (or Slurm's variables) and
-   the shared token from ``DISTDOCTOR_TOKEN``;
+1. detect the scheduler (:mod:`distdoctor.cluster.schedulers`), read the cluster and this task
+   from ``TF_CONFIG`` (or the scheduler's variables: Slurm, Open MPI) and the shared token from
+   ``DISTDOCTOR_TOKEN``;
 2. the collector binds its side-link port (``--side-port``, default any);
 3. the preflight: static rules, this host, and the mesh check on the task's own
    port, in which the collector advertises its side-link port; errors stop here
    (exit 1) with a ``diagnosis.json`` naming them, unless ``--preflight warn``;
 4. the task runs under a :class:`~.node.NodeSupervisor`;
 5. the collector writes the cluster-wide diagnosis and sends it to every node;
-   a node writes it next to its own (``node-diagnosis.json``) and prints it.
+   a node writes it next to its own (``node-diagnosis.json``) and prints it;
+6. the verdict goes where the scheduler shows a job's outcome (:mod:`.outcome`): Slurm's job
+   Comment (the collector), each pod's termination message, rank 0's last line under mpirun.
+   Where the scheduler ends the job as soon as one task exits non-zero (``mpirun``), a node
+   stays until the collector has finished, so that the collector's verdict is not cut short.
 """
 from __future__ import annotations
 
@@ -45,7 +50,7 @@ def _spec_and_doc(args, environ):
     from ..preflight.rules import check_document
     from ..cluster.spec import load_document
     doc = load_document(tf_config=None, cluster_file=None, task=None, environ=environ,
-                        slurm_port_base=args.slurm_port_base)
+                        port_base=args.port_base)
     static = check_document(doc, "auto")
     if static.blocking:
         f = static.blocking[0]
@@ -53,7 +58,7 @@ def _spec_and_doc(args, environ):
     spec = static.spec
     if spec is None or spec.task is None:
         raise UsageError("run --node needs a cluster and this task's place in it: TF_CONFIG with \"cluster\" and "
-                         "\"task\", or a Slurm step")
+                         "\"task\", a Slurm step or mpirun")
     return doc, spec
 
 
@@ -75,8 +80,11 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
     from .sidelink import LinkClient, LinkHub
     from .supervisor import RunConfig, write_json
 
+    from ..cluster.schedulers import detect
     from .command import _notify_config
     environ = os.environ
+    scheduler = detect(environ)
+    sink = scheduler.outcome_sink(environ) if scheduler is not None else None
     notify = _notify_config(args, out)  # validated on every node; only the collector sends
     token = check_token(environ)
     doc, spec = _spec_and_doc(args, environ)
@@ -84,9 +92,15 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
     tasks = [str(t) for t, _ in spec.tasks()]
     collector = collector_of(tasks)
     strategy = "parameter_server" if infer_strategy(spec, "auto") == "ps" else "multi_worker_mirrored"
-    # Slurm gives no TF_CONFIG: hand the task the one SlurmClusterResolver would build
+    # Slurm and mpirun give no TF_CONFIG: hand the task the one built from their variables
     tf_config = None if "TF_CONFIG" in environ else json.dumps(spec.to_tf_config())
     say = (lambda text: print(f"[distdoctor {me}] {text}", file=human, flush=True))
+
+    def show(data: dict) -> None:
+        from .outcome import show_outcome
+        said = show_outcome(sink, data, collector=me == collector, stream=human)
+        if said:
+            say(said)
 
     hub = None
     side_port = None
@@ -113,10 +127,12 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                 diag = _preflight_diagnosis(report, me)
                 write_json(os.path.join(out, "diagnosis.json"), diag.to_json())
                 say(f"the preflight found {report.errors} error(s); {me} was not started (bundle: {out})")
+                code = 1
                 if args.exit_code_policy == "on":
                     from .command import policy_exit
-                    return policy_exit(diag.to_json(), None, human, prefix=f"[distdoctor {me}]")
-                return 1
+                    code = policy_exit(diag.to_json(), None, human, prefix=f"[distdoctor {me}]")
+                show(diag.to_json())
+                return code
             say(f"the preflight found {report.errors} error(s); starting {me} anyway (--preflight warn)")
         client = None
         if me != collector:
@@ -145,6 +161,7 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         own = sup.tracks[me].proc.returncode
         from .command import _bundle_diagnosis
         data = _bundle_diagnosis(out) or diag.to_json()   # with the attempt ledger and goodput
+        linger = False
         if hub is not None:
             hub.broadcast({"t": "final", "diagnosis": data, "bundle": out, "host": socket.gethostname()})
             hub.flush(3.0)
@@ -152,7 +169,10 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         elif client is not None:
             final = sup.wait_final(args.final_wait)
             client.send({"t": "bye"})
-            client.close()
+            # a scheduler that ends the job when one task exits non-zero would cut the collector short
+            linger = final is not None and scheduler is not None and scheduler.exit_codes.ends_job_on_failure
+            if not linger:
+                client.close()
             if final is not None:
                 os.replace(os.path.join(out, "diagnosis.json"), os.path.join(out, "node-diagnosis.json"))
                 data = final["diagnosis"]
@@ -166,13 +186,29 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         else:
             from .command import _print_human
             _print_human(data, out, human)
+        code = node_exit_status(own)
         if args.exit_code_policy == "on":
             from .command import policy_exit
-            return policy_exit(data, own, human, prefix=f"[distdoctor {me}]")
-        return node_exit_status(own)
+            code = policy_exit(data, own, human, prefix=f"[distdoctor {me}]")
+        show(data)
+        if client is not None and linger:
+            _await_collector_done(client, LINGER_S)
+            client.close()
+        return code
     finally:
         if hub is not None:
             hub.close()
+
+
+#: How long a node waits for the collector to finish, where the scheduler ends the job at the first non-zero exit.
+LINGER_S = 30.0
+
+
+def _await_collector_done(client, timeout: float) -> None:
+    """Wait (bounded) until the collector closes the side link: it has written and shown its verdict."""
+    deadline = time.time() + timeout
+    while client.connected and time.time() < deadline:
+        time.sleep(0.05)
 
 
 def _collector_address(report, spec, collector: str) -> tuple[str | None, int | None]:
