@@ -39,3 +39,14 @@ def test_sbatch_script_is_valid_bash_and_runs_run_node():
     _parses(inner[len("exec "):].replace('"$CKPT/distdoctor/$SLURM_PROCID"', "/tmp/x")
             .replace(" $DISTDOCTOR_ARGS", " --failure-grace 5").replace('"$@"', "python train.py"))
     # the real job: tests/test_slurm.py submits this very file to a local Slurm
+
+
+def test_mpirun_script_is_valid_bash_and_runs_run_node():
+    path = ROOT / "deploy" / "mpirun.sh"
+    subprocess.run(["bash", "-n", str(path)], check=True)
+    text = path.read_text()
+    assert "export DISTDOCTOR_TOKEN" in text and "-x DISTDOCTOR_TOKEN" in text and "DISTDOCTOR_MPI_HOSTS=$HOSTS" in text
+    inner = text.split("bash -c '", 1)[1].split("'", 1)[0].replace("\\\n", " ")
+    _parses(inner[len("exec "):].replace('"$CKPT/distdoctor/$OMPI_COMM_WORLD_RANK"', "/tmp/x")
+            .replace(" $DISTDOCTOR_ARGS", " --port-base 9000").replace('"$@"', "python train.py"))
+    # the real job: tests/test_openmpi.py runs this very file under mpirun

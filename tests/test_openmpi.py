@@ -1,0 +1,162 @@
+"""A real Open MPI: ``deploy/mpirun.sh`` runs ``mpirun -np 2 distdoctor run --node -- COMMAND``.
+
+Each rank takes its identity from ``OMPI_COMM_WORLD_*`` and hands its task the derived TF_CONFIG
+(``worker:RANK``, ports from ``--port-base`` upward). The same cluster-wide verdict as under Slurm:
+a healthy job succeeds; a SIGKILLed worker is ``peer_crashed`` with that worker as the culprit, on
+both ranks' bundles; rank 0 prints the one-line verdict as its last line (``--tag-output`` tells the
+ranks' lines apart). First around a TensorFlow-free task (``tests/workers/flaky.py``), then around
+the real MultiWorkerMirroredStrategy trainer (``tests/workers/trainer.py``; ``tf``, holding
+/tmp/dd-tf.lock, or ``$DD_TF_LOCK``, while mpirun runs). Skips when ``mpirun`` is not installed
+(``scripts/setup.sh --test`` installs Debian's openmpi-bin).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import OUTPUT, PY, ROOT, WORKERS, requires_tf
+from mesh_helpers import clean_env
+
+MPIRUN_SH = ROOT / "deploy" / "mpirun.sh"
+LOCK = os.environ.get("DD_TF_LOCK", "/tmp/dd-tf.lock")
+_TAG = re.compile(r"^\[\d+,(\d+)\]<stdout>:(.*)$")
+pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None,
+                                reason="mpirun not installed (scripts/setup.sh --test installs openmpi-bin)")
+
+
+def _free_port_pair() -> int:
+    """A base port B with B and B+1 free (a host's ranks take port_base + local rank)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base >= 65535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", base + 1))
+            except OSError:
+                continue
+        return base
+    raise RuntimeError("no two consecutive free ports")
+
+
+class MpiJob:
+    def __init__(self, rc: int, stdout: str, stderr: str, ckpt: Path) -> None:
+        self.rc, self.stdout, self.stderr, self.ckpt = rc, stdout, stderr, ckpt
+
+    @property
+    def output(self) -> str:
+        return self.stdout[-5000:] + "\n--- stderr ---\n" + self.stderr[-3000:]
+
+    def diagnosis(self, rank: int, name: str = "diagnosis.json") -> dict:
+        path = self.ckpt / "distdoctor" / str(rank) / name
+        assert path.exists(), f"{path} missing; output:\n{self.output}"
+        return json.loads(path.read_text())
+
+    def rank_lines(self, rank: int) -> list[str]:
+        """Rank ``rank``'s stdout lines, without mpirun's ``[1,RANK]<stdout>:`` tag."""
+        out = []
+        for line in self.stdout.splitlines():
+            m = _TAG.match(line)
+            if m and int(m.group(1)) == rank:
+                out.append(m.group(2))
+        return out
+
+
+def mpirun(name: str, command: list[str], dd_args: list[str] = (), *, lock: bool = False,
+           timeout: float = 300) -> MpiJob:
+    base = OUTPUT / "openmpi" / name
+    if base.exists():
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+    ckpt = base / "ckpt"
+    env = clean_env(
+        PATH=f"{Path(PY).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        PYTHONPATH=str(ROOT),   # this tree's distdoctor, in every rank
+        CKPT=str(ckpt), NP="2", DISTDOCTOR_TOKEN=f"mpi-test-{name}",
+        DISTDOCTOR_ARGS=" ".join(["--no-report", "--failure-grace", "3", "--grace", "3", "--mesh-timeout", "30",
+                                  "--port-base", str(_free_port_pair()), *dd_args]),
+        MPIRUN_ARGS="--oversubscribe --tag-output" + (" --allow-run-as-root" if os.geteuid() == 0 else ""),
+    )
+    env = {k: v for k, v in env.items() if not k.startswith(("OMPI_", "PMIX_"))}
+    argv = [str(MPIRUN_SH), *command]
+    if lock:
+        argv = ["flock", LOCK, *argv]
+    proc = subprocess.Popen(argv, env=env, cwd=base, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)   # mpirun and every rank: leave nothing behind
+        out, err = proc.communicate()
+        raise AssertionError(f"mpirun did not end within {timeout} s:\n{out[-3000:]}\n{err[-2000:]}")
+    return MpiJob(proc.returncode, out, err, ckpt)
+
+
+def flaky(ckpt_dir: str, *args: str) -> list[str]:
+    return [PY, str(WORKERS / "flaky.py"), "--ckpt", ckpt_dir, *args]
+
+
+def test_healthy_job_succeeds_and_rank_0_says_so_last(tmp_path):
+    job = mpirun("flaky-healthy", flaky(str(tmp_path / "state"), "--epochs", "3"))
+    assert job.rc == 0, job.output
+    for rank in (0, 1):
+        diag = job.diagnosis(rank)
+        assert diag["status"] == "succeeded", diag
+        assert set(diag["tasks"]) == {"worker:0", "worker:1"}
+    # the cluster came from OMPI_COMM_WORLD_*: both ranks on this host, ports from --port-base upward
+    check = job.diagnosis(0, "check.json")
+    assert check["status"] == "ok" and check["mesh"]["complete"], check
+    lines = [x for x in job.rank_lines(0) if x.strip()]
+    assert lines and lines[-1] == "distdoctor: status=succeeded tasks=2", lines[-5:]
+    assert not any(x.startswith("distdoctor: status=") for x in job.rank_lines(1))   # rank 0 only
+
+
+def test_killed_worker_is_peer_crashed_on_every_rank(tmp_path):
+    # epoch 14 of 16: past the start-up check (a task that fails within 3 s on every node is a usage error)
+    job = mpirun("flaky-sigkill", flaky(str(tmp_path / "state"), "--fault", "sigkill", "--fault-epoch", "14",
+                                        "--epochs", "16"))
+    assert job.rc != 0, job.output
+    for rank in (0, 1):
+        rc = job.diagnosis(rank)["root_cause"]
+        assert rc["category"] == "peer_crashed" and rc["culprit"] == "worker:1", (rank, rc)
+    assert job.diagnosis(0)["tasks"]["worker:1"]["signal"] == "SIGKILL"
+    # mpirun ends the job when rank 1 exits 137; rank 1 waited for the collector, so rank 0's verdict is out
+    lines = [x for x in job.rank_lines(0) if x.strip()]
+    assert lines and lines[-1].startswith("distdoctor: status=failed category=peer_crashed culprit=worker:1 "
+                                          "code=DD101: "), job.output
+
+
+@pytest.mark.tf
+@requires_tf
+def test_real_tf_healthy_job_succeeds():
+    job = mpirun("tf-healthy", [PY, str(WORKERS / "trainer.py"), "--steps", "10", "--epochs", "2"], lock=True)
+    assert job.rc == 0, job.output
+    diag = job.diagnosis(0)
+    assert diag["status"] == "succeeded", json.dumps(diag["findings"], indent=1)
+    assert set(diag["tasks"]) == {"worker:0", "worker:1"} and job.diagnosis(1)["status"] == "succeeded"
+    assert [x for x in job.rank_lines(0) if x.strip()][-1] == "distdoctor: status=succeeded tasks=2"
+
+
+@pytest.mark.tf
+@requires_tf
+def test_real_tf_killed_worker_is_peer_crashed():
+    job = mpirun("tf-sigkill", [PY, str(WORKERS / "trainer.py"), "--steps", "30", "--epochs", "3", "--fault",
+                                "sigkill", "--fault-task", "worker:1", "--fault-step", "12"], lock=True)
+    assert job.rc != 0, job.output
+    diag = job.diagnosis(0)
+    rc = diag["root_cause"]
+    assert diag["status"] == "failed" and rc["culprit"] == "worker:1" and rc["category"] == "peer_crashed", rc
+    assert diag["tasks"]["worker:1"]["signal"] == "SIGKILL"
+    assert job.diagnosis(1)["root_cause"]["culprit"] == "worker:1"
+    last = [x for x in job.rank_lines(0) if x.strip()][-1]
+    assert last.startswith("distdoctor: status=failed category=peer_crashed culprit=worker:1"), job.output

@@ -1,0 +1,148 @@
+"""The scheduler contract (cluster/scheduler.py), its registry, the Open MPI layout, and the one-line verdict.
+
+Pure: environment mappings in, layouts and lines out; the sinks write to temporary files and run a
+stand-in for ``scontrol`` found on PATH.
+"""
+from __future__ import annotations
+
+import io
+import os
+import stat
+
+import pytest
+
+from distdoctor.cluster import schedulers
+from distdoctor.cluster.openmpi import OPENMPI, parse_hosts, rank_hosts
+from distdoctor.cluster.scheduler import Scheduler
+from distdoctor.cluster.slurm import SLURM
+from distdoctor.cluster.spec import load_document
+from distdoctor.cluster.tfjob import TERMINATION_LOG, TERMINATION_LOG_ENV, TFJOB
+from distdoctor.errors import ConfigError
+from distdoctor.preflight.rules import check_document
+from distdoctor.supervise.outcome import show_outcome, verdict_line
+
+OMPI = {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "1",
+        "OMPI_COMM_WORLD_LOCAL_SIZE": "2", "PMIX_HOSTNAME": "gpu7"}
+SLURM_ENV = {"SLURM_PROCID": "1", "SLURM_STEP_NODELIST": "n[1-2]", "SLURM_STEP_NUM_TASKS": "2",
+             "SLURM_STEP_TASKS_PER_NODE": "1(x2)", "SLURM_JOB_ID": "42", "SLURM_LOCALID": "0"}
+FAILED = {"status": "failed", "tasks": {"worker:0": {}, "worker:1": {}},
+          "root_cause": {"code": "DD101", "category": "peer_crashed", "culprit": "worker:1",
+                         "summary": "worker:1 was killed by SIGKILL (exit -9)\nat step 12; the others waited"}}
+
+
+def test_every_registered_scheduler_implements_the_contract():
+    names = [s.name for s in schedulers.SCHEDULERS]
+    assert len(set(names)) == len(names)
+    for s in schedulers.SCHEDULERS:
+        assert isinstance(s, Scheduler), s
+        assert s.title and isinstance(s.log_prefixes, tuple)
+        assert schedulers.by_name(s.name) is s
+
+
+def test_detection_order():
+    assert schedulers.detect({}) is None
+    assert schedulers.detect(SLURM_ENV) is SLURM
+    # mpirun inside an sbatch allocation: the ranks inherit Slurm's step variables, but mpirun started them
+    assert schedulers.detect({**SLURM_ENV, **OMPI}) is OPENMPI
+    assert schedulers.detect({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "TF_CONFIG": "{}"}) is TFJOB
+    assert schedulers.detect({"TF_CONFIG": "{}"}).name == "tf_config"
+
+
+def test_identities():
+    ident = OPENMPI.identity(OMPI)
+    assert (ident.rank, ident.size, ident.local_rank, ident.host, ident.label) == (1, 2, 1, "gpu7", "rank-1")
+    ident = SLURM.identity(SLURM_ENV)
+    assert (ident.rank, ident.size, ident.local_rank, ident.label) == (1, 2, 0, "slurm-1")
+    ident = TFJOB.identity({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "HOSTNAME": "mnist-worker-3"})
+    assert ident.label == "worker-3"
+
+
+def test_openmpi_layout_on_one_host_numbers_ports_by_local_rank():
+    lay = OPENMPI.layout(OMPI, port_base=9000)
+    assert lay.jobs == (("worker", ("gpu7:9000", "gpu7:9001")),)
+    assert (lay.task_type, lay.task_index) == ("worker", 1)
+    doc = load_document(tf_config=None, cluster_file=None, task=None, environ=OMPI, port_base=9000)
+    assert doc.kind == "openmpi" and "OMPI_COMM_WORLD_RANK=1" in doc.origin
+    spec = check_document(doc, "auto").spec
+    assert str(spec.task) == "worker:1" and spec.address_of(spec.task) == "gpu7:9001"
+
+
+def test_openmpi_layout_across_hosts_follows_by_slot_mapping():
+    env = {**OMPI, "OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_RANK": "0",
+           "OMPI_COMM_WORLD_LOCAL_SIZE": "2", "DISTDOCTOR_MPI_HOSTS": "a:2,b:2"}
+    lay = OPENMPI.layout(env)
+    assert lay.jobs == (("worker", ("a:8888", "a:8889", "b:8888", "b:8889")),)
+    assert lay.task_index == 2
+    assert rank_hosts(parse_hosts("a,b:3"), 3) == ["a", "b", "b"]
+    assert rank_hosts(parse_hosts("[fd00::1]:2"), 2) == ["fd00::1", "fd00::1"]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"OMPI_COMM_WORLD_LOCAL_SIZE": "1"}, "more than one host"),             # several hosts, no list
+    ({"OMPI_COMM_WORLD_RANK": "2"}, "out of range"),
+    ({"OMPI_COMM_WORLD_SIZE": "two"}, "not a non-negative integer"),
+    ({"DISTDOCTOR_MPI_HOSTS": "a:1"}, "1 slots for OMPI_COMM_WORLD_SIZE=2"),
+    ({"DISTDOCTOR_MPI_HOSTS": "a b"}, "is not HOST or HOST:SLOTS"),
+    ({"DISTDOCTOR_MPI_HOSTS": "a,b"}, "mapped differently"),                 # rank 1 on b would be local rank 0
+])
+def test_openmpi_layout_names_what_is_inconsistent(change, message):
+    with pytest.raises(ConfigError, match=message):
+        OPENMPI.layout({**OMPI, **change})
+
+
+def test_tf_config_wins_over_the_schedulers_variables():
+    env = {**OMPI, "TF_CONFIG": '{"cluster": {"worker": ["h:1", "h:2"]}, "task": {"type": "worker", "index": 0}}'}
+    assert load_document(tf_config=None, cluster_file=None, task=None, environ=env).origin == "TF_CONFIG"
+
+
+def test_verdict_line():
+    line = verdict_line(FAILED)
+    assert line == ("distdoctor: status=failed category=peer_crashed culprit=worker:1 code=DD101: "
+                    "worker:1 was killed by SIGKILL (exit -9) at step 12; the others waited")
+    short = verdict_line(FAILED, limit=90)
+    assert len(short) <= 90 and short.endswith("...") and "culprit=worker:1 code=DD101: worker:1" in short
+    assert verdict_line({"status": "succeeded", "tasks": {"worker:0": {}, "worker:1": {}}, "root_cause": None}) \
+        == "distdoctor: status=succeeded tasks=2"
+    two = dict(FAILED, attempts=[{"number": 1}, {"number": 2}])
+    assert "code=DD101 attempts=2:" in verdict_line(two)
+    assert "culprit=unknown" in verdict_line({"status": "failed", "root_cause": {"category": "hang", "code": "DD201"}})
+    assert "\n" not in verdict_line(FAILED)
+
+
+def test_termination_message_only_where_there_is_one(tmp_path):
+    env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}
+    sink = TFJOB.outcome_sink(env)
+    assert sink.path == TERMINATION_LOG and sink.writer == "every" and not sink.create
+    if not os.path.exists(TERMINATION_LOG):
+        assert show_outcome(sink, FAILED, collector=False, stream=io.StringIO()) is None   # not in a container
+    path = tmp_path / "termination-log"
+    sink = TFJOB.outcome_sink({**env, TERMINATION_LOG_ENV: str(path)})
+    said = show_outcome(sink, FAILED, collector=False, stream=io.StringIO())   # every node writes its own
+    assert said and "termination message" in said
+    assert path.read_text() == verdict_line(FAILED) + "\n"
+
+
+def test_slurm_comment_is_written_by_the_collector_only(tmp_path, monkeypatch):
+    record = tmp_path / "argv"
+    fake = tmp_path / "scontrol"
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    sink = SLURM.outcome_sink(SLURM_ENV)
+    assert show_outcome(sink, FAILED, collector=False, stream=io.StringIO()) is None and not record.exists()
+    said = show_outcome(sink, FAILED, collector=True, stream=io.StringIO())
+    assert said == "verdict written to job 42's Comment (scontrol show job 42)"
+    assert record.read_text().splitlines() == ["update", "JobId=42", "Comment=" + verdict_line(FAILED, 250)]
+    assert SLURM.outcome_sink({k: v for k, v in SLURM_ENV.items() if k != "SLURM_JOB_ID"}) is None
+    fake.write_text("#!/bin/sh\necho 'slurm_update error: Access/permission denied' >&2\nexit 1\n")
+    said = show_outcome(sink, FAILED, collector=True, stream=io.StringIO())
+    assert "exited 1: slurm_update error: Access/permission denied" in said
+
+
+def test_openmpi_rank_0_prints_the_verdict():
+    sink = OPENMPI.outcome_sink(OMPI)
+    out = io.StringIO()
+    assert show_outcome(sink, FAILED, collector=False, stream=out) is None and out.getvalue() == ""
+    show_outcome(sink, FAILED, collector=True, stream=out)
+    assert out.getvalue() == verdict_line(FAILED) + "\n"
+    assert OPENMPI.exit_codes.ends_job_on_failure and not SLURM.exit_codes.ends_job_on_failure
