@@ -26,7 +26,7 @@ pytestmark = [requires_tf]
 SLURM_LOCAL = ROOT / "scripts" / "slurm-local.sh"
 SBATCH = ROOT / "deploy" / "sbatch.sh"
 SLURM_DIR = Path(os.environ.get("DD_SLURM_DIR", "/tmp/dd-slurm"))
-LOCK = "/tmp/dd-tf.lock"
+LOCK = os.environ.get("DD_TF_LOCK", "/tmp/dd-tf.lock")
 
 
 def _slurm_env() -> dict[str, str]:
@@ -70,8 +70,18 @@ def _free_port_pair() -> int:
 
 
 class Job:
-    def __init__(self, name: str, rc: int, out: Path, ckpt: Path) -> None:
-        self.name, self.rc, self.out_path, self.ckpt = name, rc, out, ckpt
+    def __init__(self, name: str, rc: int, out: Path, ckpt: Path, env: dict[str, str], job_id: str) -> None:
+        self.name, self.rc, self.out_path, self.ckpt, self.env, self.job_id = name, rc, out, ckpt, env, job_id
+
+    def comment(self) -> str:
+        """The job's Comment, as `scontrol show job` prints it (the job record is kept MinJobAge=600 s)."""
+        assert self.job_id.isdigit(), f"no job id from sbatch --parsable: {self.job_id!r}"
+        show = subprocess.run(["scontrol", "show", "job", self.job_id], env=self.env, capture_output=True,
+                              text=True, timeout=30)
+        assert show.returncode == 0, show.stderr
+        lines = [x.strip() for x in show.stdout.splitlines() if x.strip().startswith("Comment=")]
+        assert lines, f"no Comment in {show.stdout[:3000]}"
+        return lines[0][len("Comment="):]
 
     @property
     def output(self) -> str:
@@ -97,10 +107,10 @@ def sbatch(env: dict[str, str], name: str, trainer_args: list[str], dd_args: lis
         CKPT=str(ckpt),
         DISTDOCTOR_TOKEN=f"slurm-test-{name}",
         DISTDOCTOR_ARGS=" ".join(["--failure-grace", "5", "--grace", "5", "--mesh-timeout", "60",
-                                  "--slurm-port-base", str(_free_port_pair()), *dd_args]),
+                                  "--port-base", str(_free_port_pair()), *dd_args]),
     )
     out = base / "job.out"
-    argv = ["flock", LOCK, "sbatch", "--wait", "--quiet", f"--job-name=dd-{name}", "--nodes=1", "--ntasks=2",
+    argv = ["flock", LOCK, "sbatch", "--wait", "--parsable", f"--job-name=dd-{name}", "--nodes=1", "--ntasks=2",
             "--ntasks-per-node=2", "--cpus-per-task=1", "--time=10", f"--output={out}", str(SBATCH),
             PY, str(WORKERS / "trainer.py"), *trainer_args]
     try:
@@ -108,7 +118,8 @@ def sbatch(env: dict[str, str], name: str, trainer_args: list[str], dd_args: lis
     except subprocess.TimeoutExpired:
         subprocess.run(["scancel", f"--name=dd-{name}"], env=job_env, timeout=30)  # leave no job behind
         raise
-    return Job(name, proc.returncode, out, ckpt)
+    job_id = proc.stdout.strip().split(";")[0]
+    return Job(name, proc.returncode, out, ckpt, job_env, job_id)
 
 
 def test_healthy_job_succeeds(slurm):
@@ -120,9 +131,11 @@ def test_healthy_job_succeeds(slurm):
     # the other task holds the same, cluster-wide verdict; both supervisors printed it into the job output
     assert job.diagnosis(1)["status"] == "succeeded"
     assert job.output.count("All 2 tasks finished normally") >= 2, job.output[-3000:]
-    # the cluster came from Slurm's variables: both tasks on this node, ports from --slurm-port-base upward
+    # the cluster came from Slurm's variables: both tasks on this node, ports from --port-base upward
     check = job.diagnosis(0, "check.json")
     assert check["status"] == "ok" and check["mesh"]["complete"], check
+    # the verdict where Slurm shows it: the collector wrote it into the job's Comment
+    assert job.comment() == "distdoctor: status=succeeded tasks=2", job.output[-3000:]
 
 
 def test_killed_worker_is_peer_crashed(slurm):
@@ -135,6 +148,11 @@ def test_killed_worker_is_peer_crashed(slurm):
     assert rc["category"] == "peer_crashed"
     assert diag["tasks"]["worker:1"]["signal"] == "SIGKILL"
     assert job.diagnosis(1)["root_cause"]["culprit"] == "worker:1"
+    # `scontrol show job` says why, not "1 task failed": status, category, culprit, code, summary
+    comment = job.comment()
+    assert comment.startswith("distdoctor: status=failed category=peer_crashed culprit=worker:1 code=DD101: "), \
+        comment
+    assert "verdict written to job" in job.output
 
 
 def test_killed_worker_restarts_inside_the_allocation_and_resumes(slurm):
