@@ -2,7 +2,7 @@
 # Set up everything distdoctor needs on a fresh machine (idempotent).
 #   scripts/setup.sh          # the tool + TensorFlow (tensorflow-cpu 2.21 + tf-keras) in .venv
 #   scripts/setup.sh --test   # also test tools, the Debian packages the tests use (iproute2, iptables,
-#                             # chromium, tmux, slurm-wlm, munge) and .venv-tf220 (TensorFlow 2.20, the
+#                             # chromium, tmux, slurm-wlm, munge, openmpi-bin) and .venv-tf220 (TensorFlow 2.20, the
 #                             # "other version" of the environment-parity tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +28,7 @@ if [ "${1:-}" = "--test" ]; then
     command -v tmux >/dev/null || need+=(tmux)
     command -v slurmctld >/dev/null || need+=(slurm-wlm)   # tests/test_slurm.py (scripts/slurm-local.sh)
     command -v munged >/dev/null || need+=(munge)
+    command -v mpirun >/dev/null || need+=(openmpi-bin)  # tests/test_openmpi.py (deploy/mpirun.sh)
     command -v prometheus >/dev/null || need+=(prometheus)
     command -v prometheus-alertmanager >/dev/null || need+=(prometheus-alertmanager)
     if [ ${#need[@]} -gt 0 ]; then
