@@ -11,7 +11,7 @@
 # when it finds errors), then supervises the training; worker 0's supervisor writes the
 # cluster-wide diagnosis and every task prints it at the end (docs/node.md).
 #
-# Extra `run --node` options go in DISTDOCTOR_ARGS (e.g. "--failure-grace 5 --slurm-port-base 9000").
+# Extra `run --node` options go in DISTDOCTOR_ARGS (e.g. "--failure-grace 5 --port-base 9000").
 # "--restarts 2" restarts every task inside this allocation after a transient failure (eviction, a
 # killed task), resuming from the job's checkpoint; "--exit-code-policy" then exits 143 (transient)
 # or 1 (deterministic) when the job stops for good: `distdoctor policy slurm` prints the requeue part.

@@ -146,3 +146,19 @@ def test_openmpi_rank_0_prints_the_verdict():
     show_outcome(sink, FAILED, collector=True, stream=out)
     assert out.getvalue() == verdict_line(FAILED) + "\n"
     assert OPENMPI.exit_codes.ends_job_on_failure and not SLURM.exit_codes.ends_job_on_failure
+
+
+def test_declared_log_prefixes_are_the_ones_diagnose_reads():
+    """Each scheduler's prefix, as it declares it, is split off by diagnose's demultiplexer, naming the writer."""
+    import re
+
+    from distdoctor.diagnose.logs.demux import split_prefix
+    seen = 0
+    for s in schedulers.SCHEDULERS:
+        for p in s.log_prefixes:
+            line = p.example + "Epoch 1/2"
+            assert re.match(p.pattern, line), (s.name, p)
+            writer, rest, style = split_prefix(line)
+            assert writer is not None and rest == "Epoch 1/2", (s.name, writer, rest, style)
+            seen += 1
+    assert seen >= 3
