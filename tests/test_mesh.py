@@ -347,3 +347,29 @@ def test_mesh_from_slurm_variables():
     assert [d["task"] for d in docs] == ["worker:0", "worker:1"]
     assert docs[0]["cluster"] == {"worker": [f"localhost:{base}", f"localhost:{base + 1}"]}
     assert all([p["outcome"] for p in d["mesh"]["pairs"]] == ["ok", "ok"] for d in docs)
+
+
+def test_mesh_from_openmpi_variables():
+    """Two ranks as mpirun describes them (OMPI_COMM_WORLD_*; every rank on this host): worker:RANK on
+    port --port-base + the local rank."""
+    import subprocess
+    from mesh_helpers import PY, ROOT, TOKEN, clean_env
+    base = free_ports(1)[0]
+    while True:
+        try:
+            s = socket.socket()
+            s.bind(("127.0.0.1", base + 1))
+            s.close()
+            break
+        except OSError:
+            base = free_ports(1)[0]
+    procs = [subprocess.Popen([PY, "-m", "distdoctor", "check", "--mesh", "--json", "--timeout", "5",
+                               "--port-base", str(base)], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                              env=clean_env(OMPI_COMM_WORLD_RANK=str(i), OMPI_COMM_WORLD_SIZE="2",
+                                            OMPI_COMM_WORLD_LOCAL_RANK=str(i), OMPI_COMM_WORLD_LOCAL_SIZE="2",
+                                            PMIX_HOSTNAME="localhost", DISTDOCTOR_TOKEN=TOKEN))
+             for i in range(2)]
+    docs = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    assert [d["task"] for d in docs] == ["worker:0", "worker:1"]
+    assert docs[0]["cluster"] == {"worker": [f"localhost:{base}", f"localhost:{base + 1}"]}
+    assert all([p["outcome"] for p in d["mesh"]["pairs"]] == ["ok", "ok"] for d in docs)

@@ -112,7 +112,8 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
             raise UsageError(f"cannot bind the side-link port {args.side_port}: {exc.strerror or exc}; "
                              "choose another --side-port") from None
     try:
-        say(f"{len(tasks)} tasks; collector {collector}; preflight mesh check (up to {args.mesh_timeout:.0f} s)")
+        under = f" under {scheduler.title}" if scheduler is not None else ""
+        say(f"{len(tasks)} tasks{under}; collector {collector}; preflight mesh check (up to {args.mesh_timeout:.0f} s)")
         opt = CheckOptions(mesh=True, timeout=args.mesh_timeout, token=token, argv=tuple(argv), side_port=side_port,
                            checkpoint_dir=out)
         report = run_check(doc, opt, environ)
