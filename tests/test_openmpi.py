@@ -91,8 +91,8 @@ def mpirun(name: str, command: list[str], dd_args: list[str] = (), *, lock: bool
     argv = [str(MPIRUN_SH), *command]
     if lock:
         argv = ["flock", LOCK, *argv]
-    proc = subprocess.Popen(argv, env=env, cwd=base, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(argv, env=env, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
