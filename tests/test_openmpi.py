@@ -28,6 +28,7 @@ from mesh_helpers import clean_env
 MPIRUN_SH = ROOT / "deploy" / "mpirun.sh"
 LOCK = os.environ.get("DD_TF_LOCK", "/tmp/dd-tf.lock")
 _TAG = re.compile(r"^\[\d+,(\d+)\]<stdout>:(.*)$")
+_TRAILING_TAG = re.compile(r"\[\d+,\d+\]<stdout>:$")
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None,
                                 reason="mpirun not installed (scripts/setup.sh --test installs openmpi-bin)")
 
@@ -68,7 +69,8 @@ class MpiJob:
         for line in self.stdout.splitlines():
             m = _TAG.match(line)
             if m and int(m.group(1)) == rank:
-                out.append(m.group(2))
+                # Open MPI 4.1 tags a rank's last line at its end too: "[1,0]<stdout>:text[1,0]<stdout>:"
+                out.append(_TRAILING_TAG.sub("", m.group(2)))
         return out
 
 
