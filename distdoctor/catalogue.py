@@ -93,7 +93,7 @@ def all_rules() -> list[Rule]:
 def _load_all() -> None:
     # Import the modules that register rules, so the table is complete. They are all part of the package:
     # a failing import is a bug to surface, not to hide.
-    from .diagnose import engine, log_rules, rules  # noqa: F401
+    from .diagnose import engine, log_rules, pause_rules, rules  # noqa: F401
     from .diagnose.logs import kb, verdict  # noqa: F401
     from .notify import rules as notify_rules  # noqa: F401
     from .preflight import rules as preflight_rules  # noqa: F401

@@ -130,3 +130,24 @@ def test_a_task_that_failed_on_its_own_is_not_the_one_that_ran_out_of_data():
     d = run(w0, w1, source="run")
     assert (d["root_cause"]["category"], d["root_cause"]["culprit"]) == ("user_code_error", "worker:1")
     assert not [f for f in d["findings"] if f["category"] == "data_sharding_imbalance"]
+
+
+def test_a_shape_mismatch_between_two_tensors_is_named_by_the_step_counts():
+    """worker:1's data ran out after 20 steps and it all-reduced a metric while worker:0 all-reduced step 21's
+    gradients: TF says 'Shape mismatch in the collective instance' with two non-scalar shapes, which alone does
+    not say who left; the step-function counts do."""
+    from distdoctor.diagnose.events import EventKind, LogEvent
+    text = ("BaseCollectiveExecutor::StartAbort INVALID_ARGUMENT: Shape mismatch in the collective instance 156. "
+            "Op at device /job:worker/replica:0/task:1/device:CPU:0 expected shape [1] but another member in the "
+            "group expected shape [545]. This is likely due to different input shapes at different members of "
+            "the collective op.")
+    mism = (LogEvent(task="worker:1", ts=T + 10.0, kind=EventKind.COLLECTIVE_MISMATCH, text=text),)
+    w0 = obs("worker:0", exit_code=1, ended_at=T + 10.5, step_calls=21, events=mism)
+    w1 = obs("worker:1", exit_code=1, ended_at=T + 10.4, step_calls=20, events=mism)
+    r = run(w0, w1, source="run")["root_cause"]
+    assert (r["code"], r["category"], r["culprit"]) == ("DD209", "data_sharding_imbalance", "worker:1")
+    assert "20 steps against 21" in r["summary"]
+    assert any("ran 20 steps" in e for e in r["evidence"]) and any("ran 21 steps" in e for e in r["evidence"])
+    same = run(obs("worker:0", exit_code=1, step_calls=21, events=mism),
+               obs("worker:1", exit_code=1, step_calls=21, events=mism), source="run")["root_cause"]
+    assert same["category"] == "hang_collective_mismatch" and same["culprit"] is None

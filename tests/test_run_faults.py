@@ -173,6 +173,22 @@ def test_custom_loop_over_per_worker_data_worker_with_less_data_is_the_root_caus
     assert any(e.startswith("[worker:0") and "ran 21 steps" in e for e in r.root["evidence"]), r.root["evidence"]
 
 
+def test_a_task_that_ran_out_of_data_and_entered_another_collective_is_the_imbalance():
+    """worker:1's own data ends after 20 steps; instead of exiting it all-reduces its step count (an end-of-epoch
+    reduce) while worker:0 all-reduces step 21's gradients. TensorFlow matches the two collectives and fails both
+    ("Shape mismatch in the collective instance", two non-scalar shapes: it does not say who left); if it did
+    not, both would wait idle forever. Either way not a collective mismatch without a culprit: the task that ran
+    fewer steps, with each task's count."""
+    r = dd_run("fewer-then-reduce", ["--hang-timeout", "12"],
+               trainer("--loop", "custom", "--input", "local", "--fault", "fewer_batches", "--steps", "15",
+                       "--after-loop", "reduce"))
+    assert r.diag is not None, r.stderr[-3000:]
+    assert (r.root["category"], r.root["culprit"]) == ("data_sharding_imbalance", "worker:1"), \
+        json.dumps(r.diag)[:3000]
+    ev = " ".join(r.root["evidence"])
+    assert "ran 20 steps" in ev and "ran 21 steps" in ev, r.root["evidence"]
+
+
 def test_task_that_left_the_loop_but_lingers_hangs_its_peer_as_an_imbalance():
     """The same, but a non-daemon thread keeps worker:1's process alive after its training code ended: worker:0
     waits in the all-reduce forever. The agent's final count proves worker:1 left the loop: not a stall."""

@@ -11,7 +11,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parent.parent / "distdoctor"
 MAX_LINES = 500
 OVERSIZE = {   # module -> the most lines it may have until it is split
-    "supervise/supervisor.py": 940, "report/data.py": 742, "diagnose/rules.py": 760, "diagnose/logs/reason.py": 680,
+    "supervise/supervisor.py": 940, "report/data.py": 742, "diagnose/rules.py": 745, "diagnose/logs/reason.py": 680,
     "preflight/meshjudge.py": 529, "diagnose/logsource.py": 548,
     "supervise/node.py": 525, "preflight/rules.py": 509,
 }

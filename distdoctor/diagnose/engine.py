@@ -24,7 +24,7 @@ from ..catalogue import Rule, codes_with_role, priority, register
 from ..model import Category, Diagnosis, Evidence, Finding, Severity, Status, TaskReport
 from .events import EventKind
 from .observations import JobObservation
-from . import log_rules
+from . import log_rules, pause_rules
 from .rules import CHECKS, chief_succeeded, signal_name
 
 __all__ = ["diagnose", "collect_findings", "pick_root_cause", "PRIORITY", "SAME_MOMENT_S"]
@@ -43,7 +43,7 @@ _UNATTRIBUTED = register(Rule(
 
 def collect_findings(job: JobObservation) -> list[Finding]:
     findings: list[Finding] = []
-    for rule, check in list(CHECKS) + list(log_rules.CHECKS):
+    for rule, check in list(CHECKS) + list(log_rules.CHECKS) + list(pause_rules.CHECKS):
         findings.extend(check(job))
     if job.strategy == "parameter_server":
         if chief_succeeded(job):

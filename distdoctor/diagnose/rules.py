@@ -629,36 +629,6 @@ def _straggler(rule: Rule, job: JobObservation):
                                                   role="cause" if k == t.task else "context") for k, v in fr.items()][:6])
 
 
-@_rule(code="DD211", name="pause", category=Category.STRAGGLER_SLOW_WORKER, title="The job waited for one task that kept working",
-       detects="During `run`: the peers waited in a collective while one task worked on outside TensorFlow (its CPU, file or network I/O or stack moved), then training went on. Recurring pauses of one task make it a straggler.",
-       why="Chief-only evaluation, a checkpoint upload, a long first trace or filling a dataset cache stop every worker's training; that is not a hang, but it is time the whole job spends waiting.",
-       evidence="Each pause: the task, where it was (file:line), what it was doing, how long, and its share of the run time.",
-       remedy="If the pause is expected, nothing to do. To shorten it: evaluate on every worker (distributed evaluation) or in a sidecar evaluator, upload checkpoints in a background thread, cache the dataset before the job. `--hang-timeout S` treats any pause longer than S as a hang.")
-def _pauses(rule: Rule, job: JobObservation):
-    by_task: dict[str, list] = {}
-    for p in job.pauses:
-        by_task.setdefault(p.task, []).append(p)
-    run_s = None
-    if job.started_at is not None and job.ended_at is not None and job.ended_at > job.started_at:
-        run_s = job.ended_at - job.started_at
-    for task, ps in by_task.items():
-        total = sum(p.seconds for p in ps)
-        longest = max(ps, key=lambda p: p.seconds)
-        share = f", {100 * total / run_s:.0f} % of the run time" if run_s else ""
-        where = f" at {longest.where}" if longest.where else ""
-        doing = f"; it was {longest.doing}, not stuck" if longest.doing else ""
-        waited = f" while {', '.join(longest.waiting)} waited" if longest.waiting else ""
-        if len(ps) >= 3:
-            summary = (f"{task} paused the job {len(ps)} times ({total:.1f} s in all{share}; longest {longest.seconds:.1f} s"
-                       f"{where}){waited}{doing}: a straggler that holds the other tasks back")
-        else:
-            summary = f"{task} paused the job for {total:.1f} s ({share[2:] or 'a pause'}){where}{waited}{doing}"
-        ev = [Evidence(task=task, ts=p.since, role="cause",
-                       text=f"paused {p.seconds:.1f} s" + (f" at {p.where}" if p.where else "")
-                            + (f", {p.doing}" if p.doing else "")) for p in ps[:5]]
-        yield rule.finding(culprit=task, at=ps[0].since, severity=Severity.WARNING, summary=summary, evidence=ev)
-
-
 @_rule(code="DD206", rank=22, name="nan-loss", category=Category.NUMERICAL_DIVERGENCE, title="The loss became NaN or infinite",
        detects="A NaN/inf loss in Keras progress lines or reported through the callback; `TerminateOnNaN`.",
        why="Training continues (or stops) producing garbage; in multi-worker runs one task's bad batch poisons every replica.",
@@ -751,9 +721,21 @@ def _shape_mismatch(rule: Rule, job: JobObservation):
     if culprit is None and cands:
         others = [t for t in job.tasks if t not in cands]
         culprit = others[0] if len(others) == 1 else None
+    counts = {t.task: t.step_calls for t in job.ordered()
+              if t.task.split(":")[0] in ("worker", "chief") and t.step_calls is not None}
+    count_ev: list[Evidence] = []
+    if len(counts) >= 2 and len(set(counts.values())) > 1:
+        # the shapes do not say who left the loop (two tensors, not a scalar against gradients): the step counts
+        # do -- the task whose step function ran fewer times entered the other collective
+        fewest = min(counts.values())
+        behind = [n for n, c in counts.items() if c == fewest]
+        if culprit is None and len(behind) == 1:
+            culprit = behind[0]
+        count_ev = _count_evidence({n: (c, True) for n, c in counts.items()}, behind)
     category = Category.DATA_SHARDING_IMBALANCE if culprit else Category.HANG_COLLECTIVE_MISMATCH
+    ran = f" ({counts[culprit]} steps against {max(counts.values())})" if culprit in counts and count_ev else ""
     yield rule.finding(culprit=culprit, at=hits[0].ts, category=category,
                        candidates=() if culprit else tuple(job.tasks),
-                       summary=(f"{culprit} left the training loop early (it ran fewer steps) and its collectives no longer match its peers'"
-                                if culprit else "tasks entered collectives of different shapes"),
-                       evidence=[_ev(e, "cause" if e.task == culprit else "consequence") for e in hits[:3]])
+                       summary=(f"{culprit} left the training loop early (it ran fewer steps{ran}) and its collectives no "
+                                "longer match its peers'" if culprit else "tasks entered collectives of different shapes"),
+                       evidence=[_ev(e, "cause" if e.task == culprit else "consequence") for e in hits[:3]] + count_ev)

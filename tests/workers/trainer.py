@@ -52,6 +52,8 @@ p.add_argument("--save-before-preemption", action="store_true",
                help="BackupAndRestore(save_before_preemption=True): TF's PreemptionCheckpointHandler saves on SIGTERM")
 p.add_argument("--linger", type=float, default=0.0,
                help="after training, a non-daemon thread (an uploader, say) keeps the process alive this long")
+p.add_argument("--after-loop", default="exit", choices=["exit", "reduce"],
+               help="custom loop: after the loop, exit, or all-reduce the step count (another collective)")
 p.add_argument("--print-every", type=int, default=10, help="custom loop: print the step and loss every N steps (0: never)")
 args = p.parse_args()
 
@@ -202,5 +204,11 @@ else:
         if args.print_every and step % args.print_every == 0:
             print(f"step {step} loss {float(loss):.6f}", flush=True)
     print(f"{me} final loss {float(loss):.6f} after {step} steps", flush=True)
+    if args.after_loop == "reduce":
+        # an end-of-epoch reduce of the step count across workers: another collective than the step's
+        @tf.function
+        def count_steps(n):
+            return strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.cast(n, tf.float32)), axis=None)
+        print(f"{me}: steps over all workers {float(count_steps(tf.constant(step))):.0f}", flush=True)
 if args.linger:
     __import__("threading").Thread(target=time.sleep, args=(args.linger,), name="uploader").start()
