@@ -20,7 +20,7 @@ from typing import Iterable
 
 from .model import Category, Evidence, Finding, Severity
 
-__all__ = ["Rule", "register", "RULES", "get", "all_rules", "render_markdown", "codes_with_role", "priority",
+__all__ = ["Rule", "register", "RULES", "get", "codes_with_role", "priority",
            "code_key", "CODE_FORMAT"]
 
 # a rule's code: DD and three or four digits (the log signatures took every three-digit code of DD600-DD999)
@@ -83,41 +83,3 @@ def priority() -> list[str]:
 
 def codes_with_role(role: str) -> frozenset[str]:
     return frozenset(r.code for r in RULES.values() if r.role == role)
-
-
-def all_rules() -> list[Rule]:
-    _load_all()
-    return [RULES[c] for c in sorted(RULES, key=code_key)]
-
-
-def _load_all() -> None:
-    # Import the modules that register rules, so the table is complete. They are all part of the package:
-    # a failing import is a bug to surface, not to hide.
-    from .diagnose import engine, log_rules, pause_rules, rules  # noqa: F401
-    from .diagnose.logs import kb, verdict  # noqa: F401
-    from .notify import rules as notify_rules  # noqa: F401
-    from .preflight import rules as preflight_rules  # noqa: F401
-
-
-def render_markdown() -> str:
-    lines = ["# Rule catalogue", "", "Generated from `distdoctor/catalogue.py` (`distdoctor rules --markdown`).", "",
-             "## Categories", "", "| slug | meaning |", "|---|---|"]
-    from .model import CATEGORY_DOCS
-    for cat in Category:
-        lines.append(f"| `{cat.value}` | {CATEGORY_DOCS[cat]} |")
-    lines += ["", "## Rules", ""]
-    for r in all_rules():
-        lines += [f"### {r.code} {r.name} — {r.title}", "",
-                  f"- **category**: `{r.category.value}` ({r.lifecycle})",
-                  f"- **what it detects**: {r.detects}",
-                  f"- **why it matters**: {r.why}",
-                  f"- **evidence**: {r.evidence}",
-                  f"- **remedy**: {r.remedy}", ""]
-    from .diagnose.logs.signature import by_component   # the log signatures' provenance (loaded by all_rules)
-    lines += ["## Log signatures by component", "",
-              "Which component prints each signature's message, and in which of its versions (`versions`).", "",
-              "| component | signatures |", "|---|---|"]
-    for comp, sigs in by_component().items():
-        lines.append(f"| {comp} | " + ", ".join(f"{s.code} ({s.versions})" for s in sigs) + " |")
-    lines.append("")
-    return "\n".join(lines)

@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from .catalogue import all_rules, render_markdown
+    from .rulebook import all_rules, render_markdown
     if args.markdown:
         print(render_markdown())
     else:

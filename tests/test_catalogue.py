@@ -1,7 +1,8 @@
 import re
 from pathlib import Path
 
-from distdoctor.catalogue import CODE_FORMAT, all_rules, code_key, render_markdown
+from distdoctor.catalogue import CODE_FORMAT, code_key
+from distdoctor.rulebook import all_rules, render_markdown
 from distdoctor.model import Category
 
 
@@ -29,7 +30,8 @@ def test_docs_are_generated_from_the_catalogue():
 
 def test_rules_carry_their_rank_and_role():
     """The engine's tie-break order and its hang/own-failure sets come from the rules themselves (no parallel lists)."""
-    from distdoctor.catalogue import all_rules, codes_with_role, priority
+    from distdoctor.catalogue import codes_with_role, priority
+    from distdoctor.rulebook import all_rules
     from distdoctor.diagnose import engine
     rules = {r.code: r for r in all_rules()}
     assert engine.PRIORITY == priority()

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from distdoctor.catalogue import RULES, all_rules
+from distdoctor.catalogue import RULES
+from distdoctor.rulebook import all_rules
 from distdoctor.errors import ConfigError, InputError, UsageError
 from distdoctor.model import Category, Severity
 from distdoctor.preflight.rules import BLOCKING_CODES, check_document

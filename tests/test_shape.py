@@ -10,6 +10,11 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "distdoctor"
 MAX_LINES = 500
+# circles still there, through a lazy import inside a function (a ratchet: take one out when it is broken)
+KNOWN_CIRCLES = {
+    frozenset({"distdoctor.diagnose.logparse", "distdoctor.diagnose.logs.taskscan"}),
+    frozenset({"distdoctor.supervise.command", "distdoctor.supervise.nodecommand"}),
+}
 OVERSIZE = {   # module -> the most lines it may have until it is split
     "supervise/supervisor.py": 940, "report/data.py": 742, "diagnose/rules.py": 745, "diagnose/logs/reason.py": 680,
     "preflight/meshjudge.py": 529, "diagnose/logsource.py": 548,
@@ -29,17 +34,15 @@ def _modules() -> dict[str, Path]:
 
 
 def _top_level_imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """Modules of the package that ``name`` imports when it is imported (module level, not inside functions)."""
+    """Modules of the package that ``name`` imports, at module level or inside its functions."""
     tree = ast.parse(path.read_text())
     pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in tree.body:
-        stmts = [node]
-        if isinstance(node, ast.If):   # `if TYPE_CHECKING:` blocks do not run
+    skip = {id(n) for top in tree.body if isinstance(top, ast.If) for n in ast.walk(top)}  # `if TYPE_CHECKING:`
+    for st in ast.walk(tree):   # imports inside functions too: a lazy import hides a circle, it does not break it
+        if id(st) in skip:
             continue
-        if isinstance(node, ast.Try):
-            stmts = node.body
-        for st in stmts:
+        if True:
             if isinstance(st, ast.Import):
                 found |= {a.name for a in st.names if a.name in known}
             elif isinstance(st, ast.ImportFrom):
@@ -76,7 +79,8 @@ def test_no_import_circles_between_modules():
 
     for n in sorted(graph):
         visit(n)
-    assert not cycles, cycles[:5]
+    found = {frozenset(c) for c in cycles}
+    assert found <= KNOWN_CIRCLES, [sorted(c) for c in found - KNOWN_CIRCLES][:5]
 
 
 def test_no_import_by_name():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from distdoctor.catalogue import all_rules
+from distdoctor.rulebook import all_rules
 from distdoctor.diagnose.logs.kb import SIGNATURES
 from distdoctor.diagnose.logs.reason import reason
 from distdoctor.diagnose.logs.scan import scan_bytes
