@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
-from distdoctor.cluster.tfconfig import build_local_cluster  # noqa: E402
+from distdoctor.cluster.local import build_local_cluster  # noqa: E402
 
 TRAINER = str(ROOT / "tests" / "workers" / "trainer.py")
 EXPECT = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-from distdoctor.cluster.tfconfig import pick_free_ports  # noqa: E402
+from distdoctor.cluster.local import pick_free_ports  # noqa: E402
 
 TOKEN = "test-token-3f9c"
 

@@ -49,7 +49,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PY, ROOT, WORKERS, requires_tf
-from distdoctor.cluster.tfconfig import pick_free_ports
+from distdoctor.cluster.local import pick_free_ports
 
 pytestmark = [pytest.mark.tf, requires_tf]
 

@@ -84,7 +84,7 @@ def test_healthy_fit_and_result_unchanged():
     assert supervised
     # bare launch of the same job, TF_CONFIG written by hand
     import subprocess, sys
-    from distdoctor.cluster.tfconfig import build_local_cluster
+    from distdoctor.cluster.local import build_local_cluster
     cl = build_local_cluster(2)
     procs = []
     for task in cl.tasks:

@@ -6,12 +6,14 @@ stand-in for ``scontrol`` found on PATH.
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 
 import pytest
 
 from distdoctor.cluster import schedulers
+from distdoctor.cluster.local import LOCAL, TASK_ENV
 from distdoctor.cluster.openmpi import OPENMPI, parse_hosts, rank_hosts
 from distdoctor.cluster.scheduler import Scheduler
 from distdoctor.cluster.slurm import SLURM
@@ -46,6 +48,9 @@ def test_detection_order():
     assert schedulers.detect({**SLURM_ENV, **OMPI}) is OPENMPI
     assert schedulers.detect({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "TF_CONFIG": "{}"}) is TFJOB
     assert schedulers.detect({"TF_CONFIG": "{}"}).name == "tf_config"
+    # a task `distdoctor run` started itself: its TF_CONFIG and its name
+    assert schedulers.detect({"TF_CONFIG": "{}", TASK_ENV: "worker:1"}) is LOCAL
+    assert schedulers.detect({**SLURM_ENV, "TF_CONFIG": "{}", TASK_ENV: "worker:1"}) is SLURM
 
 
 def test_identities():
@@ -162,3 +167,26 @@ def test_declared_log_prefixes_are_the_ones_diagnose_reads():
             assert writer is not None and rest == "Epoch 1/2", (s.name, writer, rest, style)
             seen += 1
     assert seen >= 3
+
+
+def test_local_launcher_tells_each_task_its_cluster_and_name():
+    cluster = LOCAL.plan(2, ps=1)
+    assert cluster.tasks == ["chief:0", "worker:0", "worker:1", "ps:0"]   # PS needs a coordinator
+    ports = [a.rsplit(":", 1)[1] for addrs in cluster.jobs.values() for a in addrs]
+    assert len(set(ports)) == 4
+    env = LOCAL.task_environ(cluster, "worker:1")
+    assert json.loads(env["TF_CONFIG"])["task"] == {"type": "worker", "index": 1}
+    assert LOCAL.detect(env) and schedulers.detect(env) is LOCAL
+    ident = LOCAL.identity(env)
+    assert (ident.scheduler, ident.label, ident.rank) == ("local", "worker-1", 1)
+    assert schedulers.task_label(env) == "worker-1"
+    assert LOCAL.layout(env) is None and LOCAL.outcome_sink(env) is None
+    assert LOCAL.exit_codes.ends_job_on_failure
+
+
+def test_local_launcher_prefix_matches_its_own_terminal_lines():
+    import re
+    (prefix,) = LOCAL.log_prefixes
+    rx = re.compile(prefix.pattern)
+    assert rx.match(prefix.example) and rx.match("[chief:0] Epoch 1/3")
+    assert not rx.match("[1,0]<stdout>:hello") and not rx.match("[pod/mnist-worker-1/tensorflow] x")

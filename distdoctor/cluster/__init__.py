@@ -10,11 +10,11 @@
 * :mod:`.openmpi` — ``mpirun``'s ranks (``OMPI_COMM_WORLD_*``), every rank ``worker:RANK``;
 * :mod:`.slurm` — the cluster TensorFlow's ``SlurmClusterResolver`` builds from ``SLURM_*``;
 * :mod:`.tfjob` — a Kubeflow TFJob pod's environment (its pod name against its TF_CONFIG);
-* :mod:`.tfconfig` — a hand-written TF_CONFIG, and the TF_CONFIG of every task of a cluster
-  ``distdoctor run`` launches itself.
+* :mod:`.local` — ``distdoctor run``'s own launcher: every task on this machine, its ports and TF_CONFIG;
+* :mod:`.tfconfig` — a hand-written TF_CONFIG, and task names.
 
 ``check`` (:mod:`distdoctor.preflight`) and ``run``/``run --node``
 (:mod:`distdoctor.supervise`) read clusters only through this package. Everything
 here is a pure function of the text or environment mapping it is given, except
-:func:`.tfconfig.pick_free_ports` and the file readers.
+:func:`.local.pick_free_ports` and the file readers.
 """

@@ -2,13 +2,15 @@
 
 Open MPI comes before Slurm: ``mpirun`` inside an ``sbatch`` allocation starts its ranks through
 Slurm, and they inherit ``SLURM_*`` variables that describe Slurm's step, not the ranks. Kubernetes
-comes before a hand-written ``TF_CONFIG``, which every TFJob pod also has. A new scheduler is one
+comes before a hand-written ``TF_CONFIG``, which every TFJob pod also has; so does ``distdoctor run``'s own
+launcher (:mod:`.local`), which names each task it starts besides handing it a ``TF_CONFIG``. A new scheduler is one
 module implementing :class:`~.scheduler.Scheduler` and one line in :data:`SCHEDULERS`.
 """
 from __future__ import annotations
 
 from typing import Mapping
 
+from .local import LOCAL
 from .openmpi import OPENMPI
 from .scheduler import Scheduler, TaskIdentity
 from .slurm import SLURM
@@ -18,7 +20,7 @@ from .tfjob import TFJOB, tf_config_task
 __all__ = ["SCHEDULERS", "detect", "by_name", "identity", "task_label"]
 
 #: Every scheduler distdoctor knows, in detection order.
-SCHEDULERS: tuple[Scheduler, ...] = (OPENMPI, SLURM, TFJOB, TF_CONFIG_SCHEDULER)
+SCHEDULERS: tuple[Scheduler, ...] = (OPENMPI, SLURM, TFJOB, LOCAL, TF_CONFIG_SCHEDULER)
 
 
 def detect(environ: Mapping[str, str]) -> Scheduler | None:

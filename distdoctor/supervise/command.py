@@ -10,7 +10,7 @@ import sys
 
 from ..cluster.scheduler import add_port_base_argument
 from ..cluster.schedulers import task_label
-from ..cluster.tfconfig import build_local_cluster
+from ..cluster.local import build_local_cluster
 from ..errors import UsageError
 
 __all__ = ["register_cli", "run_command"]

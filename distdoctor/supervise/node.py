@@ -67,7 +67,7 @@ def collector_of(tasks: list[str]) -> str:
 
 @dataclass(frozen=True)
 class NodeCluster:
-    """The one task this node runs, in its cluster (the shape of :class:`~distdoctor.cluster.tfconfig.LocalCluster`)."""
+    """The one task this node runs, in its cluster (the shape of :class:`~distdoctor.cluster.local.LocalCluster`)."""
 
     task: str
     all_tasks: tuple[str, ...]

@@ -41,7 +41,7 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..cluster.tfconfig import LocalCluster, build_local_cluster
+from ..cluster.local import LOCAL, LocalCluster, build_local_cluster
 from ..diagnose.engine import collect_findings, diagnose, pick_root_cause
 from ..diagnose.events import EventKind
 from ..diagnose.runlogs import refine_with_signatures
@@ -210,8 +210,7 @@ class Supervisor:
         env = dict(os.environ)
         env.pop("DISTDOCTOR_AGENT_PID", None)
         env.update(self.cfg.extra_env)
-        env["TF_CONFIG"] = self.cfg.cluster.tf_config(task)
-        env["DISTDOCTOR_TASK"] = task
+        env.update(LOCAL.task_environ(self.cfg.cluster, task))
         env["DISTDOCTOR_SOCK"] = self.channel.path if self.channel else ""
         env["DISTDOCTOR_SAMPLE_S"] = str(self.cfg.sample_s)
         env["PYTHONUNBUFFERED"] = "1"
