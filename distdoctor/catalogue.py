@@ -8,19 +8,25 @@ Code ranges: DD1xx task failures, DD2xx hangs and performance, DD3xx cluster
 configuration (``check --static``), DD4xx host and environment, DD5xx network
 and mesh, DD600-DD999 and DD1000-DD1999 log signatures (diagnose/logs/kb).
 
-Rule *checks* live next to what they read (``diagnose.rules`` for recorded
-job observations, ``preflight.*`` for configs and hosts); they all register
-their metadata here, so ``docs/rules.md`` and ``distdoctor rules`` come from
-this one table.
+One way in: every module that defines rules keeps them in its own explicit list,
+``RULES = RuleList()``, and adds each with ``@RULES.check(code=..., ...)`` (a rule
+with its check over job observations, which the engine runs) or
+``RULES.add(code=..., ...)`` (a rule whose findings another part of the code makes:
+``check``'s preflight, the log knowledge base, the verdict). Nothing else registers
+(``tests/test_catalogue.py`` checks it); :mod:`distdoctor.rulebook` lists the
+modules and renders the whole table (``docs/rules.md``, ``distdoctor rules``).
+
+One rank direction: a rule's ``rank`` (and a log signature's) is *higher = stronger*,
+the more direct evidence considered first.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 from .model import Category, Evidence, Finding, Severity
 
-__all__ = ["Rule", "register", "RULES", "get", "codes_with_role", "priority",
+__all__ = ["Rule", "RuleList", "get", "codes_with_role", "priority",
            "code_key", "CODE_FORMAT"]
 
 # a rule's code: DD and three or four digits (the log signatures took every three-digit code of DD600-DD999)
@@ -45,7 +51,8 @@ class Rule:
     remedy: str
     lifecycle: str = "stable"  # stable, preview, deprecated, removed
     # The root-cause policy's view of the rule (diagnose/engine.py): ``rank`` orders findings of the same moment
-    # (lower = more direct evidence; None = ranked after every ranked rule); ``role`` is ``cause``, ``own_failure``
+    # (higher = more direct evidence, considered first -- the direction of the log signatures' rank; None = after
+    # every ranked rule); ``role`` is ``cause``, ``own_failure``
     # (a failure of the task itself, which explains a hang it is the culprit of) or ``hang``.
     rank: int | None = None
     role: str = "cause"
@@ -60,26 +67,62 @@ class Rule:
                        candidates=tuple(candidates))
 
 
-RULES: dict[str, Rule] = {}
+_BY_CODE: dict[str, Rule] = {}   # every rule by code, the index ``get`` reads: filled only by RuleList.add
 
 
-def register(rule: Rule) -> Rule:
-    """Add a rule to the catalogue; a code may be registered only once."""
-    if rule.code in RULES and RULES[rule.code] != rule:
+def _register(rule: Rule) -> Rule:
+    if rule.code in _BY_CODE and _BY_CODE[rule.code] != rule:
         raise ValueError(f"rule code {rule.code} registered twice")
-    RULES[rule.code] = rule
+    _BY_CODE[rule.code] = rule
     return rule
 
 
+Check = Callable[[object], list[Finding]]
+
+
+class RuleList:
+    """One module's explicit list of its rules, the one way a rule enters the catalogue.
+
+    ``RULES = RuleList()`` at the top of the module, then per rule either ``@RULES.check(code=..., ...)`` on a
+    function ``(rule, job) -> Iterable[Finding]`` (the engine runs it; ``checks`` lists them in order) or
+    ``NAME = RULES.add(code=..., ...)`` for a rule whose findings are made elsewhere. Arguments are
+    :class:`Rule`'s fields; a code may be registered only once.
+    """
+
+    def __init__(self) -> None:
+        self.rules: list[Rule] = []
+        self.checks: list[tuple[Rule, Check]] = []
+
+    def add(self, *fields, **kw) -> Rule:
+        rule = _register(Rule(*fields, **kw))
+        self.rules.append(rule)
+        return rule
+
+    def check(self, **kw) -> Callable:
+        rule = self.add(**kw)
+
+        def deco(fn: Callable[[Rule, object], Iterable[Finding]]):
+            self.checks.append((rule, lambda job: list(fn(rule, job))))
+            return fn
+        return deco
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+
 def get(code: str) -> Rule:
-    return RULES[code]
+    return _BY_CODE[code]
 
 
 def priority() -> list[str]:
-    """Codes of the ranked rules, most direct evidence first (the engine's tie-break between same-moment findings)."""
-    ranked = (r for r in RULES.values() if r.rank is not None)
-    return [r.code for r in sorted(ranked, key=lambda r: (r.rank, code_key(r.code)))]
+    """Codes of the ranked rules, highest rank (most direct evidence) first: the engine's tie-break between
+    same-moment findings."""
+    ranked = (r for r in _BY_CODE.values() if r.rank is not None)
+    return [r.code for r in sorted(ranked, key=lambda r: (-r.rank, code_key(r.code)))]
 
 
 def codes_with_role(role: str) -> frozenset[str]:
-    return frozenset(r.code for r in RULES.values() if r.role == role)
+    return frozenset(r.code for r in _BY_CODE.values() if r.role == role)

@@ -1,24 +1,33 @@
-"""The whole rule catalogue: every module that registers rules, imported, and the catalogue rendered.
+"""The whole rule catalogue: every module that defines rules, listed, and the catalogue rendered.
 
-:mod:`distdoctor.catalogue` is the bottom of the package (the ``Rule`` type and the registry every rule
-module writes into); this module sits on top of all of them, so the catalogue imports none of its users.
-``distdoctor rules`` and the tests read the complete table from here.
+:mod:`distdoctor.catalogue` is the bottom of the package (the ``Rule`` type and ``RuleList``); this module sits on
+top of every rule module, so the catalogue imports none of its users. Each module below keeps its rules in its own
+explicit ``RULES`` list (``tests/test_catalogue.py`` checks that nothing registers a rule any other way and that
+every module with a ``RULES`` list is named here). ``distdoctor rules`` and the tests read the complete table here.
 """
 from __future__ import annotations
 
-from .catalogue import RULES, Rule, code_key
-from .diagnose import engine, log_rules, pause_rules, rules  # noqa: F401  (registration)
-from .diagnose.logs import kb, verdict  # noqa: F401  (registration)
+from .catalogue import Rule, code_key
+from .diagnose import engine
+from .diagnose import rules as diagnose_rules
+from .diagnose.logs import kb, safetynet, signature, verdict
 from .diagnose.logs.signature import by_component
 from .model import CATEGORY_DOCS, Category
-from .notify import rules as notify_rules  # noqa: F401  (registration)
-from .preflight import rules as preflight_rules  # noqa: F401  (registration)
+from .notify import rules as notify_rules
+from .preflight import host_rules, mesh_rules
+from .preflight import rules as preflight_rules
 
-__all__ = ["all_rules", "render_markdown"]
+__all__ = ["RULE_MODULES", "all_rules", "render_markdown"]
+
+assert kb   # the knowledge base's component modules add their signatures to signature.RULES when kb is imported
+
+# every module that defines rules, each with its explicit ``RULES`` list
+RULE_MODULES = (*diagnose_rules.RULE_MODULES, engine, signature, safetynet, verdict, notify_rules,
+                preflight_rules, host_rules, mesh_rules)
 
 
 def all_rules() -> list[Rule]:
-    return [RULES[c] for c in sorted(RULES, key=code_key)]
+    return sorted((r for module in RULE_MODULES for r in module.RULES), key=lambda r: code_key(r.code))
 
 
 def render_markdown() -> str:

@@ -4,7 +4,7 @@ The step counts are the agent's count of each task's step-function calls; ``step
 sent as the task's Python code ended (its final count). Real-TF counterparts: tests/test_run_faults.py.
 """
 from distdoctor.diagnose.observations import HangVerdict
-from distdoctor.diagnose.rules import left_the_loop, ran_fewer, step_counts
+from distdoctor.diagnose.hang_rules import left_the_loop, ran_fewer, step_counts
 from distdoctor.diagnose.observations import JobObservation
 from distdoctor.supervise.channel import AgentSample
 

@@ -20,30 +20,30 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..catalogue import Rule, codes_with_role, priority, register
+from ..catalogue import RuleList, codes_with_role, priority
 from ..model import Category, Diagnosis, Evidence, Finding, Severity, Status, TaskReport
 from .events import EventKind
 from .observations import JobObservation
-from . import log_rules, pause_rules
 from .rules import CHECKS, chief_succeeded, signal_name
 
 __all__ = ["diagnose", "collect_findings", "pick_root_cause", "PRIORITY", "SAME_MOMENT_S"]
 
 SAME_MOMENT_S = 2.0
-# Every rule module is imported above (rules via .rules, log_rules): the registry is complete here.
+# Every rule module with a check is imported through .rules: the ranks are all registered here.
 PRIORITY = priority()
 
-_UNATTRIBUTED = register(Rule(
+RULES = RuleList()   # the rule the engine itself reports
+_UNATTRIBUTED = RULES.add(
     code="DD100", name="unattributed-failure", category=Category.OTHER, title="Tasks failed and the evidence names no cause",
     detects="A job that failed where no rule could point at the task where the failure began.",
     why="Guessing a culprit sends people to the wrong machine; the candidates and what would tell them apart are more useful.",
     evidence="Every failed task's exit status and last lines.",
-    remedy="Collect the missing evidence: the logs of every task (including ones that printed nothing), the kernel log of each node (`dmesg`), and the scheduler's record of each pod/step."))
+    remedy="Collect the missing evidence: the logs of every task (including ones that printed nothing), the kernel log of each node (`dmesg`), and the scheduler's record of each pod/step.")
 
 
 def collect_findings(job: JobObservation) -> list[Finding]:
     findings: list[Finding] = []
-    for rule, check in list(CHECKS) + list(log_rules.CHECKS) + list(pause_rules.CHECKS):
+    for rule, check in CHECKS:
         findings.extend(check(job))
     if job.strategy == "parameter_server":
         if chief_succeeded(job):

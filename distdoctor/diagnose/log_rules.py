@@ -17,26 +17,25 @@ rules cannot see from logs alone:
   frozen or cut off -- as opposed to a dead one, whose sockets reset;
 * tasks whose logs end in errors that no other rule attributes.
 
-Pure functions; the engine runs them through :data:`CHECKS`.
+Pure functions, in this module's :data:`RULES`; the engine runs their checks (:mod:`.rules`).
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable
 
-from ..catalogue import Rule, register
-from ..model import Category, Evidence, Finding, Severity, format_clock
+from ..catalogue import Rule, RuleList
+from ..model import Category, Evidence, Severity, format_clock
 from .events import EventKind, LogEvent, unresolved_waits
 from .observations import HangVerdict, JobObservation, TaskObservation
-from .rules import PROPAGATED_ABORT, completed, evidence_of, events_of, heard_the_abort, rule_registrar
+from .taskfacts import PROPAGATED_ABORT, completed, evidence_of, events_of, heard_the_abort
 
-__all__ = ["CHECKS", "judge_silence", "ended_with_error", "completed", "TERMINAL_KINDS", "CAUSE_KINDS", "HANG_CODES"]
+__all__ = ["RULES", "judge_silence", "ended_with_error", "completed", "TERMINAL_KINDS", "CAUSE_KINDS", "HANG_CODES"]
 
 # Findings of these rules explain a job that hangs (``job.hang`` set): its status stays ``hung``.
 HANG_CODES = ("DD150", "DD151", "DD152", "DD153")   # the log rules whose rule carries role="hang"
 
-CHECKS: list[tuple[Rule, Callable[[JobObservation], list[Finding]]]] = []
+RULES = RuleList()
 
 # A task whose log holds one of these did not go on training afterwards.
 TERMINAL_KINDS = frozenset({EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.CHECK_FAILED, EventKind.OOM_KILLER,
@@ -51,7 +50,6 @@ _JOB_LIST = re.compile(r"['\"](\w+)['\"]\s*:\s*\[([^\]]*)\]")
 _TASK_IN_CONFIG = re.compile(r"['\"]task['\"]\s*:\s*\{[^}]*['\"]type['\"]\s*:\s*['\"](\w+)['\"][^}]*['\"]index['\"]\s*:\s*(\d+)")
 
 
-_rule = rule_registrar(CHECKS)
 _ev = evidence_of
 _of = events_of
 
@@ -144,19 +142,19 @@ def _task_line(t: TaskObservation, role: str) -> Evidence:
     return Evidence(task=t.task, ts=t.last_output_at, text="log stops: " + ", ".join(parts), role=role)
 
 
-@_rule(code="DD150", rank=23, role="hang", name="logs-stop", category=Category.HANG_STALLED_WORKER, title="The logs simply stop",
-       detects="Logs in which no task reports an error and not every task finishes: the job stopped making progress and nobody said why.",
-       why="A stalled worker makes its peers wait inside the all-reduce forever without printing anything; from the logs the job just goes quiet.",
-       evidence="Where each task's log stops, its last progress and step count; tasks that printed nothing; peers named as stragglers.",
-       remedy="Take a stack dump of every task while it hangs (`py-spy dump --pid PID`): the one outside the collective is the culprit. "
-              "Or re-run under `distdoctor run`, which records every task's stack at the hang.")
+@RULES.check(code="DD150", rank=21, role="hang", name="logs-stop", category=Category.HANG_STALLED_WORKER, title="The logs simply stop",
+             detects="Logs in which no task reports an error and not every task finishes: the job stopped making progress and nobody said why.",
+             why="A stalled worker makes its peers wait inside the all-reduce forever without printing anything; from the logs the job just goes quiet.",
+             evidence="Where each task's log stops, its last progress and step count; tasks that printed nothing; peers named as stragglers.",
+             remedy="Take a stack dump of every task while it hangs (`py-spy dump --pid PID`): the one outside the collective is the culprit. "
+                    "Or re-run under `distdoctor run`, which records every task's stack at the hang.")
 def _logs_stop(rule: Rule, job: JobObservation):
     h = job.hang
     if h is None or h.kind != "silent":
         return
     if any(_never_joined(job, name) for name in _named_stragglers(job)):
         return  # DD151 names it
-    if any(check(job) for rule_, check in CHECKS if rule_.code in HANG_CODES and rule_.code != "DD150"):
+    if any(check(job) for rule_, check in RULES.checks if rule_.code in HANG_CODES and rule_.code != "DD150"):
         return  # a more specific log rule explains the hang
     tasks = job.ordered()
     culprit = h.culprits[0] if len(h.culprits) == 1 else None
@@ -175,12 +173,12 @@ def _logs_stop(rule: Rule, job: JobObservation):
                        category=category)
 
 
-@_rule(code="DD151", rank=14, role="hang", name="peer-never-joined", category=Category.NETWORK_UNREACHABLE, title="A peer never joined the cluster",
-       detects="The coordination service waits for tasks to connect and names a straggler whose log is missing, empty, or shows it never started its server.",
-       why="Every other task blocks at startup until the cluster is complete; the missing task's own log, if any, says nothing.",
-       evidence="`Waiting for N/M tasks to connect ... Example stragglers: /job:worker/replica:0/task:1` and the straggler's log.",
-       remedy="Check that the named task was started at all (scheduler, pod status), that its host name resolves and its port is reachable "
-              "from the others (firewall, security group), and that its TF_CONFIG names the same cluster.")
+@RULES.check(code="DD151", rank=48, role="hang", name="peer-never-joined", category=Category.NETWORK_UNREACHABLE, title="A peer never joined the cluster",
+             detects="The coordination service waits for tasks to connect and names a straggler whose log is missing, empty, or shows it never started its server.",
+             why="Every other task blocks at startup until the cluster is complete; the missing task's own log, if any, says nothing.",
+             evidence="`Waiting for N/M tasks to connect ... Example stragglers: /job:worker/replica:0/task:1` and the straggler's log.",
+             remedy="Check that the named task was started at all (scheduler, pod status), that its host name resolves and its port is reachable "
+                    "from the others (firewall, security group), and that its TF_CONFIG names the same cluster.")
 def _never_joined_rule(rule: Rule, job: JobObservation):
     for name, evs in _named_stragglers(job).items():
         why = _never_joined(job, name)
@@ -193,11 +191,11 @@ def _never_joined_rule(rule: Rule, job: JobObservation):
                            evidence=[_ev(e, "consequence") for e in evs[:3]])
 
 
-@_rule(code="DD152", rank=15, role="hang", name="cluster-mismatch", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS, title="Tasks disagree about the cluster",
-       detects="Tasks that printed different cluster specs (TF_CONFIG, `MultiWorkerMirroredStrategy with cluster_spec = ...`), or coordination-service errors about tasks outside the cluster or registered twice.",
-       why="Tasks with different cluster definitions wait for peers that will never come or reject each other at registration.",
-       evidence="The cluster spec each task printed; `not in the cluster` / `Duplicate task registration` / `different incarnation` lines.",
-       remedy="Generate every task's TF_CONFIG from one cluster definition (same jobs, same addresses, in the same order); only `task` may differ.")
+@RULES.check(code="DD152", rank=45, role="hang", name="cluster-mismatch", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS, title="Tasks disagree about the cluster",
+             detects="Tasks that printed different cluster specs (TF_CONFIG, `MultiWorkerMirroredStrategy with cluster_spec = ...`), or coordination-service errors about tasks outside the cluster or registered twice.",
+             why="Tasks with different cluster definitions wait for peers that will never come or reject each other at registration.",
+             evidence="The cluster spec each task printed; `not in the cluster` / `Duplicate task registration` / `different incarnation` lines.",
+             remedy="Generate every task's TF_CONFIG from one cluster definition (same jobs, same addresses, in the same order); only `task` may differ.")
 def _cluster_mismatch(rule: Rule, job: JobObservation):
     specs: dict[str, tuple[str, LogEvent]] = {}
     for t in job.ordered():
@@ -254,11 +252,11 @@ def _claimed_task(text: str) -> str | None:
     return None
 
 
-@_rule(code="DD153", rank=16, role="hang", name="wrong-task-index", category=Category.CONFIG_TF_CONFIG, title="A task believes it is another task",
-       detects="A log whose task (from its file name or prefix) printed a TF_CONFIG or cluster spec naming a different task type or index.",
-       why="Two processes with the same index fight over one port and one place in the ring; the missing index is waited for forever.",
-       evidence="The task/index each log printed, against the task its log belongs to.",
-       remedy="Give each process its own `task.index` in TF_CONFIG (0..N-1, unique per job type).")
+@RULES.check(code="DD153", rank=42, role="hang", name="wrong-task-index", category=Category.CONFIG_TF_CONFIG, title="A task believes it is another task",
+             detects="A log whose task (from its file name or prefix) printed a TF_CONFIG or cluster spec naming a different task type or index.",
+             why="Two processes with the same index fight over one port and one place in the ring; the missing index is waited for forever.",
+             evidence="The task/index each log printed, against the task its log belongs to.",
+             remedy="Give each process its own `task.index` in TF_CONFIG (0..N-1, unique per job type).")
 def _wrong_index(rule: Rule, job: JobObservation):
     for t in job.ordered():
         for e in _of(t, EventKind.CLUSTER_CONNECTED, EventKind.CLUSTER_SPEC):
@@ -271,20 +269,20 @@ def _wrong_index(rule: Rule, job: JobObservation):
 
 # DD155 (peer-unresponsive-logs) is removed: real SIGKILL runs are reported by their peers through
 # missed heartbeats alone as often as SIGSTOP ones, so the logs cannot tell frozen from dead.
-register(Rule(
+RULES.add(
     code="DD155", name="peer-unresponsive-logs", category=Category.PEER_UNRESPONSIVE,
     title="Peers report a task that stopped answering", lifecycle="removed",
     detects="(removed) Peers report a task only through missed heartbeats, never a reset connection.",
     why="Recorded SIGKILL runs show the same heartbeat-only symptoms as frozen tasks; the distinction was wrong.",
     evidence="Heartbeat/timeout lines naming the task.",
-    remedy="Use `distdoctor run`, which sees the process state, to tell a frozen task from a dead one."))
+    remedy="Use `distdoctor run`, which sees the process state, to tell a frozen task from a dead one.")
 
 
-@_rule(code="DD156", rank=21, name="unattributed-log-failure", category=Category.PEER_CRASHED, title="Tasks failed on a peer the logs do not show",
-       detects="Task logs that end in errors about a lost peer, where no log shows a cause: the peer they name has no log here, or none is named.",
-       why="The culprit's log is usually the one that is missing or silent; the errors at hand are its consequences.",
-       evidence="The errors that ended each task's log and the peers they name.",
-       remedy="Collect the logs of every task (including ones that printed nothing), the kernel log of each node (`dmesg`), and the scheduler's record of each pod/step.")
+@RULES.check(code="DD156", rank=27, name="unattributed-log-failure", category=Category.PEER_CRASHED, title="Tasks failed on a peer the logs do not show",
+             detects="Task logs that end in errors about a lost peer, where no log shows a cause: the peer they name has no log here, or none is named.",
+             why="The culprit's log is usually the one that is missing or silent; the errors at hand are its consequences.",
+             evidence="The errors that ended each task's log and the peers they name.",
+             remedy="Collect the logs of every task (including ones that printed nothing), the kernel log of each node (`dmesg`), and the scheduler's record of each pod/step.")
 def _unattributed(rule: Rule, job: JobObservation):
     tasks = job.ordered()
     if any(_of(t, *CAUSE_KINDS) for t in tasks):
@@ -314,12 +312,12 @@ def _unattributed(rule: Rule, job: JobObservation):
 _SLOW_CALLBACK = re.compile(r"Callback method `(\w+)` is slow compared to the batch time \(batch time: ([\d.]+)s vs `\w+` time: ([\d.]+)s\)")
 
 
-@_rule(code="DD157", name="slow-callback-straggler", category=Category.STRAGGLER_SLOW_WORKER,
-       title="Keras reports one task's callbacks as slower than its steps",
-       detects="Keras's `Callback method ... is slow compared to the batch time` warning on some tasks and not on the others.",
-       why="In synchronous training every step waits for the slowest worker; a slow callback on one task slows them all, and their own step times look the same.",
-       evidence="The Keras warning with the batch and callback times, and which tasks printed it.",
-       remedy="Make that task's callbacks cheaper (log less often, move work off the training thread), or run them only on the chief.")
+@RULES.check(code="DD157", name="slow-callback-straggler", category=Category.STRAGGLER_SLOW_WORKER,
+             title="Keras reports one task's callbacks as slower than its steps",
+             detects="Keras's `Callback method ... is slow compared to the batch time` warning on some tasks and not on the others.",
+             why="In synchronous training every step waits for the slowest worker; a slow callback on one task slows them all, and their own step times look the same.",
+             evidence="The Keras warning with the batch and callback times, and which tasks printed it.",
+             remedy="Make that task's callbacks cheaper (log less often, move work off the training thread), or run them only on the chief.")
 def _slow_callback(rule: Rule, job: JobObservation):
     hits: dict[str, LogEvent] = {}
     for t in job.ordered():
@@ -361,12 +359,12 @@ def first_hand_connect_failures(t: TaskObservation) -> list[tuple[LogEvent, str 
     return out
 
 
-@_rule(code="DD158", rank=4, name="cannot-reach-a-live-peer", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS,
-       title="One task cannot connect to a peer that the others reach",
-       detects="A task fails first-hand with `failed to connect to all addresses ... Connection refused` to a peer, while that peer's own log shows it alive and every other task got the error only as a propagated `Collective ops is aborted by`.",
-       why="TensorFlow aborts the collective on every task, so each log shows the same error and the peer named in it looks lost; but only the task that could not connect has a different idea of where the peer is -- usually its own TF_CONFIG lists another address for it.",
-       evidence="The first-hand connect failure with the address it tried, and the peer's own log receiving the abort.",
-       remedy="Compare that task's TF_CONFIG with the others' (`distdoctor check --mesh` on every task names the odd one); if the configs agree, the path from that host to the peer is blocked.")
+@RULES.check(code="DD158", rank=78, name="cannot-reach-a-live-peer", category=Category.CONFIG_MISMATCH_ACROSS_WORKERS,
+             title="One task cannot connect to a peer that the others reach",
+             detects="A task fails first-hand with `failed to connect to all addresses ... Connection refused` to a peer, while that peer's own log shows it alive and every other task got the error only as a propagated `Collective ops is aborted by`.",
+             why="TensorFlow aborts the collective on every task, so each log shows the same error and the peer named in it looks lost; but only the task that could not connect has a different idea of where the peer is -- usually its own TF_CONFIG lists another address for it.",
+             evidence="The first-hand connect failure with the address it tried, and the peer's own log receiving the abort.",
+             remedy="Compare that task's TF_CONFIG with the others' (`distdoctor check --mesh` on every task names the odd one); if the configs agree, the path from that host to the peer is blocked.")
 def _cannot_reach_live_peer(rule: Rule, job: JobObservation):
     failures = {t.task: first_hand_connect_failures(t) for t in job.ordered()}
     for t in job.ordered():

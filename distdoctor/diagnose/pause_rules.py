@@ -1,25 +1,23 @@
 """Rules over what `run` saw happen and end well: the pauses it waited out (DD211).
 
-Kept apart from :mod:`.rules` (failures and hangs): a pause is a warning of a job that went on.
+Kept apart from :mod:`.failure_rules` and :mod:`.hang_rules`: a pause is a warning of a job that went on.
 """
 from __future__ import annotations
 
-from ..catalogue import Rule
+from ..catalogue import Rule, RuleList
 from ..model import Category, Evidence, Severity
 from .observations import JobObservation
-from .rules import rule_registrar
 
-__all__ = ["CHECKS"]
+__all__ = ["RULES"]
 
-CHECKS: list = []
-_rule = rule_registrar(CHECKS)
+RULES = RuleList()
 
 
-@_rule(code="DD211", name="pause", category=Category.STRAGGLER_SLOW_WORKER, title="The job waited for one task that kept working",
-       detects="During `run`: the peers waited in a collective while one task worked on outside TensorFlow (its CPU, file or network I/O or stack moved), then training went on. Recurring pauses of one task make it a straggler.",
-       why="Chief-only evaluation, a checkpoint upload, a long first trace or filling a dataset cache stop every worker's training; that is not a hang, but it is time the whole job spends waiting.",
-       evidence="Each pause: the task, where it was (file:line), what it was doing, how long, and its share of the run time.",
-       remedy="If the pause is expected, nothing to do. To shorten it: evaluate on every worker (distributed evaluation) or in a sidecar evaluator, upload checkpoints in a background thread, cache the dataset before the job. `--hang-timeout S` treats any pause longer than S as a hang.")
+@RULES.check(code="DD211", name="pause", category=Category.STRAGGLER_SLOW_WORKER, title="The job waited for one task that kept working",
+             detects="During `run`: the peers waited in a collective while one task worked on outside TensorFlow (its CPU, file or network I/O or stack moved), then training went on. Recurring pauses of one task make it a straggler.",
+             why="Chief-only evaluation, a checkpoint upload, a long first trace or filling a dataset cache stop every worker's training; that is not a hang, but it is time the whole job spends waiting.",
+             evidence="Each pause: the task, where it was (file:line), what it was doing, how long, and its share of the run time.",
+             remedy="If the pause is expected, nothing to do. To shorten it: evaluate on every worker (distributed evaluation) or in a sidecar evaluator, upload checkpoints in a background thread, cache the dataset before the job. `--hang-timeout S` treats any pause longer than S as a hang.")
 def _pauses(rule: Rule, job: JobObservation):
     by_task: dict[str, list] = {}
     for p in job.pauses:

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..catalogue import Rule, register
+from ..catalogue import RuleList
 from ..model import Category, Evidence, Finding, Severity
 from .thresholds import Crossing
 
-__all__ = ["THRESHOLD_RULE", "threshold_findings"]
+__all__ = ["RULES", "THRESHOLD_RULE", "threshold_findings"]
 
-THRESHOLD_RULE = register(Rule(
+RULES = RuleList()
+THRESHOLD_RULE = RULES.add(
     code="DD210", name="resource-threshold", category=Category.RESOURCE_EXHAUSTION,
     title="A resource threshold was crossed",
     detects="A task's memory, GPU memory or step time, or the free disk space, crossed a `--threshold` during "
@@ -23,7 +24,7 @@ THRESHOLD_RULE = register(Rule(
     remedy="Memory: a smaller batch or shuffle buffer, no in-memory `cache()`, or a higher limit; a leak if it "
            "grows every epoch. Disk: free space or move checkpoints. Step time: look at that task's host (CPU "
            "contention, I/O, throttling) and input pipeline.",
-))
+)
 
 
 def threshold_findings(crossings: Iterable[Crossing]) -> list[Finding]:

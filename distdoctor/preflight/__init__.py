@@ -4,7 +4,8 @@ Modules, by concern:
 
 * cluster specs (TF_CONFIG, cluster files, Slurm variables, a TFJob pod) are
   read by :mod:`distdoctor.cluster`, shared with ``run --node``;
-* :mod:`.rules` — the DD3xx-DD5xx catalogue entries and the static checks;
+* :mod:`.rules` — the cluster-configuration rules (DD3xx) and the static checks; :mod:`.host_rules`,
+  :mod:`.mesh_rules` — the catalogue entries of the host (DD4xx) and mesh (DD5xx) rules;
 * :mod:`.host`, :mod:`.fingerprint` — this host and this environment (facts
   gathered apart from the pure judgement of them);
 * :mod:`.wire`, :mod:`.meshchannel`, :mod:`.mesh`, :mod:`.meshmodel`,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..catalogue import get
-from . import rules as _rules  # noqa: F401  (registers the codes fetched with get)
+from . import host_rules  # noqa: F401  (registers the codes fetched with get)
 from ..model import Finding, Severity
 from . import envprobe
 from .envprobe import read_build_info

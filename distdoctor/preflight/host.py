@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 
 from ..catalogue import get
-from . import rules as _rules  # noqa: F401  (registers the codes fetched with get)
+from . import host_rules  # noqa: F401  (registers the codes fetched with get)
 from ..model import Evidence, Finding, Severity
 from ..cluster.spec import Address
 

@@ -15,7 +15,7 @@ Policy, in the order the findings are listed:
   (DD506).
 * **Then differences** in software (DD512), variables (DD513) and command
   lines (DD514), each naming the minority task; with no majority, every task
-  is a candidate.
+  is a candidate (:mod:`.meshdiff`).
 * **Then link quality** (DD515-DD517) and every task's local host and
   environment findings.
 """
@@ -28,8 +28,9 @@ from collections import Counter, defaultdict
 from typing import Iterable, Mapping, Sequence
 
 from ..catalogue import get
-from . import rules as _rules  # noqa: F401  (registers the codes fetched with get)
+from . import host_rules, mesh_rules  # noqa: F401  (register the codes fetched with get)
 from ..model import Evidence, Finding, Severity
+from .meshdiff import differences, majority, option_map
 from .meshmodel import Outcome, PeerReport, Probe
 from ..cluster.spec import AddressError, parse_address
 
@@ -41,12 +42,6 @@ PRIORITY = ("DD518", "DD511", "DD510", "DD509", "DD505", "DD502", "DD503", "DD50
 _SRC_FAULTS = {Outcome.WRONG_TOKEN, Outcome.DROPPED, Outcome.UNREACHABLE, Outcome.UNRESOLVED}
 _CODE = {Outcome.DROPPED: "DD502", Outcome.UNREACHABLE: "DD503", Outcome.UNRESOLVED: "DD504",
          Outcome.WRONG_TOKEN: "DD505", Outcome.FOREIGN: "DD508", Outcome.ERROR: "DD503"}
-_CRITICAL = ("tensorflow", "python", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "keras", "tf-keras",
-             "protobuf", "numpy", "grpcio", "keras_flavour", "nccl")
-#: Command-line options that name the task itself and so differ by design.
-_PER_TASK_OPTIONS = {"task_index", "task_id", "task", "index", "rank", "worker_index", "local_rank", "node_rank",
-                     "replica", "task_type", "job_name"}
-_ENV_PER_TASK = {"CUDA_VISIBLE_DEVICES"}
 SLOW_FACTOR, SLOW_MIN_EXTRA_MS, SLOW_ABSOLUTE_MS = 5.0, 5.0, 100.0
 LOW_THROUGHPUT_FACTOR = 0.25
 
@@ -64,17 +59,6 @@ def _ev(task: str | None, text: str, role: str = "cause") -> Evidence:
 def _probe_line(p: Probe) -> str:
     tries = f", {p.attempts} attempt{'s' if p.attempts != 1 else ''} in {p.elapsed_s:.1f} s" if p.attempts else ""
     return f"{p.src} -> {p.dst} at {p.address}: {p.outcome.value}: {p.detail}{tries}"
-
-
-def majority(values: Mapping[str, str]) -> tuple[str | None, list[str]]:
-    """(majority value, tasks that differ from it); (None, all tasks) when no strict majority."""
-    counts = Counter(values.values())
-    if len(counts) <= 1:
-        return (next(iter(counts)) if counts else None), []
-    top, n = counts.most_common(1)[0]
-    if n * 2 <= len(values):
-        return None, sorted(values)
-    return top, sorted(t for t, v in values.items() if v != top)
 
 
 def _names(tasks: Sequence[str], limit: int = 4) -> str:
@@ -337,87 +321,6 @@ def _refusals(primary: Mapping[str, PeerReport], findings: list[Finding], known:
     return out
 
 
-# --- differences ----------------------------------------------------------------------------------
-def _software(r: PeerReport) -> dict[str, str]:
-    fp = r.info.fingerprint
-    if fp is None:
-        return {}
-    out = {"python": fp.python, "keras_flavour": fp.keras_flavour, "nvidia_driver": fp.nvidia_driver or "(none)"}
-    out.update({f"tf_build.{k}": v for k, v in fp.tf_build})
-    out.update(dict(fp.packages))
-    # whichever distribution provides it (tensorflow, tensorflow-cpu, ...): the version that runs
-    out["tensorflow"] = fp.tensorflow or "(not installed)"
-    return out
-
-
-def _differences(primary: Mapping[str, PeerReport], code: str, facts: Mapping[str, Mapping[str, str]],
-                 absent: str, what: str, critical: Iterable[str] = ()) -> list[Finding]:
-    tasks = sorted(facts)
-    if len(tasks) < 2:
-        return []
-    order = {k: i for i, k in enumerate(critical)}
-    critical = set(critical)
-    per_task: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    no_majority: list[tuple[str, dict[str, str]]] = []
-    for key in sorted({k for v in facts.values() for k in v}):
-        values = {t: facts[t].get(key, absent) for t in tasks}
-        top, odd = majority(values)
-        if not odd:
-            continue
-        if top is None:
-            no_majority.append((key, values))
-            continue
-        for t in odd:
-            per_task[t].append((key, values[t], top))
-    def is_critical(key: str) -> bool:
-        return key in critical or key.startswith("tf_build.")
-
-    def rank(key: str) -> tuple:  # the critical keys in their listed order (TensorFlow, Python first)
-        return (order.get(key, len(order)) if is_critical(key) else len(order) + 1, key)
-
-    out = []
-    for t, diffs in sorted(per_task.items()):
-        diffs.sort(key=lambda d: rank(d[0]))  # TF and Python first: the likely cause
-        sev = Severity.ERROR if any(is_critical(k) for k, _, _ in diffs) else Severity.WARNING
-        parts = [f"{k}={mine}" for k, mine, _ in diffs]
-        out.append(_f(code, t, f"{t} differs from the other tasks in {what}: " + ", ".join(parts[:5])
-                      + (f" and {len(parts) - 5} more" if len(parts) > 5 else ""),
-                      [_ev(t, f"{k}: {t} has {mine!r}, the others {top!r}") for k, mine, top in diffs], severity=sev))
-    if no_majority:
-        # one finding that names every task with its value (two tasks that differ have no majority);
-        # the keys that matter most first, so the summary leads with them
-        no_majority.sort(key=lambda kv: rank(kv[0]))
-        sev = Severity.ERROR if any(is_critical(k) for k, _ in no_majority) else Severity.WARNING
-        shown = ["{} ({})".format(k, ", ".join(f"{t}={v}" for t, v in values.items())) for k, values in no_majority]
-        out.append(_f(code, None, f"the tasks disagree on {what} with no majority: " + "; ".join(shown[:3])
-                      + (f" and {len(shown) - 3} more" if len(shown) > 3 else ""),
-                      [_ev(t, f"{k}: {v!r}") for k, values in no_majority for t, v in values.items()],
-                      severity=sev, candidates=tuple(tasks)))
-    return out
-
-
-def option_map(argv: Sequence[str]) -> dict[str, str]:
-    """``python train.py --batch=64 --data /d -v`` -> {"pos0": "python", "pos1": "train.py", "batch": "64", ...}."""
-    out, pos, i = {}, 0, 0
-    args = list(argv)
-    while i < len(args):
-        a = args[i]
-        if a.startswith("-") and len(a) > 1 and not a[1:2].isdigit():
-            key, eq, value = a.lstrip("-").partition("=")
-            key = key.replace("-", "_").lower()
-            if not eq:
-                if i + 1 < len(args) and not args[i + 1].startswith("-"):
-                    value, i = args[i + 1], i + 1
-                else:
-                    value = "(set)"
-            out[key] = value
-        else:
-            out[f"pos{pos}"] = a
-            pos += 1
-        i += 1
-    return out
-
-
 # --- link quality -----------------------------------------------------------------------------------
 def _links(primary: Mapping[str, PeerReport]) -> list[Finding]:
     out = []
@@ -512,14 +415,7 @@ def judge_mesh(reports: Sequence[PeerReport], *, me: str, expected: Sequence[str
                                   remedy=f.remedy)
     out += loop_findings + cluster_findings + _wrong_task(primary, odd_cluster) + reach
     out += _refusals(primary, out, set(expected) | set(primary))
-    software = {t: _software(r) for t, r in primary.items() if r.info.fingerprint is not None}
-    out += _differences(primary, "DD512", software, "(not installed)", "software", _CRITICAL)
-    env = {t: {k: v for k, v in r.info.fingerprint.env if k not in _ENV_PER_TASK}
-           for t, r in primary.items() if r.info.fingerprint is not None}
-    out += _differences(primary, "DD513", env, "(unset)", "environment variables")
-    argv = {t: {k: v for k, v in option_map(r.info.argv).items() if k not in _PER_TASK_OPTIONS}
-            for t, r in primary.items() if r.info.argv}
-    out += _differences(primary, "DD514", argv, "(absent)", "command-line arguments")
+    out += differences(primary)
     out += _links(primary)
     out += _local(primary, [r for r in reports if primary.get(r.task) is not r], me)
     if missing:

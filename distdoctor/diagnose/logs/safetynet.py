@@ -10,7 +10,7 @@ Pure: the verdict, the hits and the error-line hits in; a verdict out.
 """
 from __future__ import annotations
 
-from ...catalogue import Rule, register
+from ...catalogue import RuleList
 from ...model import Category, Status
 from .conclusion import Alternative, Verdict
 from .demux import split_prefix
@@ -22,7 +22,8 @@ from .wordmodel import model, tokens
 __all__ = ["SAFETY_NET", "ERROR_LINE", "unclaimed", "rescue", "word_alternatives"]
 
 ERROR_LINE = "error-line"
-SAFETY_NET = register(Rule(
+RULES = RuleList()
+SAFETY_NET = RULES.add(
     code="DD160", name="unrecognised-error-line", category=Category.OTHER,
     title="A line reads as an error, but its message is not in the knowledge base",
     detects="Logs in which no signature names a cause, but some line reads as an error (an E/F log level, ERROR or "
@@ -31,7 +32,7 @@ SAFETY_NET = register(Rule(
         "roughly what kind of failure it is.",
     evidence="The first line that reads as an error and that no signature claims; a word model trained on every "
              "labelled line (signature fixtures, message probes, the corpus' deciding lines) names its category.",
-    remedy="Read the quoted line and the lines before it; the category is a guess from its words (low confidence)."))
+    remedy="Read the quoted line and the lines before it; the category is a guess from its words (low confidence).")
 MAX_ALTERNATIVES = 3
 
 

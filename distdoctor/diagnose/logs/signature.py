@@ -23,7 +23,8 @@ YARN, the kernel, Python) and what it means:
   lines only; its named groups ``job``/``index``, ``rank`` or ``task`` name the
   task the line is about.
 * ``rank`` -- how specific the evidence is; among causes, higher outranks lower
-  (a kernel OOM kill outranks the generic exception it triggered).
+  (a kernel OOM kill outranks the generic exception it triggered): the one rank
+  direction of the catalogue (a rule's ``rank`` too is higher = stronger).
 * ``fixture`` -- a real log line (triggered on this machine, or quoted from the
   source that prints it, see ``source``) and ``expect`` the task the line names,
   checked by ``tests/test_signatures.py``.
@@ -43,10 +44,10 @@ import enum
 import re
 from dataclasses import dataclass, field
 
-from ...catalogue import Rule, code_key, register
+from ...catalogue import RuleList, code_key
 from ...model import Category
 
-__all__ = ["Role", "Signature", "SIGNATURES", "COMPONENTS", "add", "by_code", "by_component"]
+__all__ = ["Role", "Signature", "RULES", "SIGNATURES", "COMPONENTS", "add", "by_code", "by_component"]
 
 
 # the layers whose messages the knowledge base reads (a signature's ``component`` is one of these)
@@ -95,11 +96,13 @@ class Signature:
             return True
         return self.compiled.search(line)
 
-    def rule(self) -> Rule:
+    def rule_fields(self) -> dict:
+        """Its entry in the catalogue. The signature keeps its own ``rank`` (the reasoning over hits reads it); the
+        rule has none (the engine's tie-break ranks the structural rules)."""
         what = {Role.CAUSE: "the failure itself", Role.SYMPTOM: "a cascade symptom of a failure elsewhere",
                 Role.WAIT: "evidence that tasks wait on each other (a hang)", Role.CONTEXT: "context for other rules",
                 Role.BENIGN: "a harmless line that only looks alarming"}[self.role]
-        return Rule(code=self.code, name=self.name, category=self.category, title=self.title,
+        return dict(code=self.code, name=self.name, category=self.category, title=self.title,
                     detects=f"Log signature ({self.role.value}, {what}): {self.fixture[:160]}",
                     why=f"Source: {self.component} {self.versions}: {self.source}.",
                     evidence="A log line containing " + " or ".join(repr(x) for x in self.literals[:3])
@@ -107,6 +110,7 @@ class Signature:
                     remedy=self.remedy)
 
 
+RULES = RuleList()   # the knowledge base's rules: one per signature, added by ``add``
 SIGNATURES: list[Signature] = []
 _BY_CODE: dict[str, Signature] = {}
 
@@ -130,7 +134,7 @@ def add(code: str, name: str, category: Category, role: Role, literals: str | tu
                     names_compiled=re.compile(names) if names else None)
     SIGNATURES.append(sig)
     _BY_CODE[code] = sig
-    register(sig.rule())
+    RULES.add(**sig.rule_fields())
     return sig
 
 

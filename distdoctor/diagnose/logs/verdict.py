@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...catalogue import Rule, register
+from ...catalogue import RuleList
 from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
 from .calibrate import LOOKALIKES, MAX_ALTERNATIVES
 from .conclusion import Verdict
@@ -22,7 +22,8 @@ from .signature import Role
 
 __all__ = ["finding_of", "combine", "NO_EVIDENCE"]
 
-NO_EVIDENCE = register(Rule(
+RULES = RuleList()
+NO_EVIDENCE = RULES.add(
     code="DD890", name="no-failure-evidence", category=Category.OTHER,
     title="No line in the logs is evidence of a failure",
     detects="Logs whose lines show no failure (only harmless or informational lines), or no end.",
@@ -30,7 +31,7 @@ NO_EVIDENCE = register(Rule(
         "it is more useful.",
     evidence="Every signature hit, none of them a cause, symptom or wait.",
     remedy="Collect the evidence that is missing: every task's full log, each node's `dmesg`, and the scheduler's "
-           "record (`kubectl describe pod`, `sacct`)."))
+           "record (`kubectl describe pod`, `sacct`).")
 _WEAK_STRUCTURAL = ("DD150", "DD100")
 SPECIFIC_RANK = 70
 
