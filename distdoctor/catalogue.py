@@ -12,7 +12,7 @@ One way in: every module that defines rules keeps them in its own explicit list,
 ``RULES = RuleList()``, and adds each with ``@RULES.check(code=..., ...)`` (a rule
 with its check over job observations, which the engine runs) or
 ``RULES.add(code=..., ...)`` (a rule whose findings another part of the code makes:
-``check``'s preflight, the log knowledge base, the verdict). Nothing else registers
+the preflight checks, the log knowledge base, the verdict). Nothing else registers
 (``tests/test_catalogue.py`` checks it); :mod:`distdoctor.rulebook` lists the
 modules and renders the whole table (``docs/rules.md``, ``distdoctor rules``).
 
