@@ -59,5 +59,6 @@ def test_preflight_rules_are_below_diagnose():
             bad[str(f.relative_to(PKG))] = hits
     assert not bad, bad
     # the rules diagnose uses are pure: they import no preflight module that probes hosts or the network
-    rules = _imports(PKG / "preflight" / "rules.py")
-    assert not {m for m in rules if m.startswith("distdoctor.preflight")}, rules
+    for name in ("rules.py", "host_rules.py", "mesh_rules.py"):
+        rules = _imports(PKG / "preflight" / name)
+        assert not {m for m in rules if m.startswith("distdoctor.preflight")}, (name, rules)

@@ -30,10 +30,7 @@ from .events import EventKind, LogEvent, unresolved_waits
 from .observations import HangVerdict, JobObservation, TaskObservation
 from .taskfacts import PROPAGATED_ABORT, completed, evidence_of, events_of, heard_the_abort
 
-__all__ = ["RULES", "judge_silence", "ended_with_error", "completed", "TERMINAL_KINDS", "CAUSE_KINDS", "HANG_CODES"]
-
-# Findings of these rules explain a job that hangs (``job.hang`` set): its status stays ``hung``.
-HANG_CODES = ("DD150", "DD151", "DD152", "DD153")   # the log rules whose rule carries role="hang"
+__all__ = ["RULES", "judge_silence", "ended_with_error", "completed", "TERMINAL_KINDS", "CAUSE_KINDS"]
 
 RULES = RuleList()
 
@@ -154,7 +151,7 @@ def _logs_stop(rule: Rule, job: JobObservation):
         return
     if any(_never_joined(job, name) for name in _named_stragglers(job)):
         return  # DD151 names it
-    if any(check(job) for rule_, check in RULES.checks if rule_.code in HANG_CODES and rule_.code != "DD150"):
+    if any(check(job) for other, check in RULES.checks if other.role == "hang" and other is not rule):
         return  # a more specific log rule explains the hang
     tasks = job.ordered()
     culprit = h.culprits[0] if len(h.culprits) == 1 else None
