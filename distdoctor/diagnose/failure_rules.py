@@ -41,7 +41,6 @@ def _killed(rule: Rule, job: JobObservation):
                            evidence=[exit_evidence(t, f"process {t.pid} ended by {signal_name(t.signal)}")] + last_lines(t))
 
 
-
 @RULES.check(code="DD102", rank=87, role="own_failure", name="native-crash", category=Category.SEGFAULT_CORE_DUMP, title="A task crashed in native code",
              detects="A task that died from SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL, or whose log shows a fatal signal, `Check failed` or `core dumped`.",
              why="A native crash in TensorFlow, a custom op or a library (CUDA, NCCL, protobuf) kills the task at once; peers report only a lost connection.",

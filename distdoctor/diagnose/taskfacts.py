@@ -25,7 +25,6 @@ def signal_name(num: int | None) -> str | None:
         return f"signal {num}"
 
 
-
 def evidence_of(e: LogEvent, role: str = "cause") -> Evidence:
     return Evidence(task=e.task, ts=e.ts, text=e.text, role=role)
 
@@ -49,7 +48,6 @@ def events_of(t: TaskObservation, *kinds: EventKind) -> list[LogEvent]:
     if len(kinds) == 1:
         return [evs[i] for i in index.get(kinds[0], ())]
     return [evs[i] for i in sorted(i for k in set(kinds) for i in index.get(k, ()))]
-
 
 
 _ev = evidence_of
