@@ -1,3 +1,4 @@
+import ast
 import re
 from pathlib import Path
 
@@ -41,8 +42,8 @@ def test_rules_carry_their_rank_and_role():
     assert all(rules[c].rank is not None for c in codes_with_role("hang") | codes_with_role("own_failure"))
 
 
-def _rule_modules_in_source() -> dict[str, "ast.Module"]:
-    import ast
+def _package_sources() -> dict[str, ast.Module]:
+    """Every module of the package, parsed, by its dotted name."""
     pkg = Path(__file__).resolve().parent.parent / "distdoctor"
     out = {}
     for p in sorted(pkg.rglob("*.py")):
@@ -57,11 +58,10 @@ def test_one_way_to_register_a_rule():
     """A rule enters the catalogue one way: its module's explicit ``RULES = RuleList()``, through ``RULES.add`` or
     the ``@RULES.check`` decorator; every such module is listed in ``rulebook.RULE_MODULES``; the engine runs one
     check list, made of the checks of those lists."""
-    import ast
     from distdoctor import catalogue
     from distdoctor.diagnose import rules as diagnose_rules
     from distdoctor.rulebook import RULE_MODULES
-    trees = _rule_modules_in_source()
+    trees = _package_sources()
     other_way, declares = [], set()
     for name, tree in trees.items():
         if name == "distdoctor.catalogue":
