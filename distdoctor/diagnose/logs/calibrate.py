@@ -21,6 +21,7 @@ from ...model import Category as C, Status
 from .conclusion import Alternative, Verdict
 from .scan import Hit, StreamFacts
 from .settle import settle_for
+from .usual_causes import MIN_RESEMBLANCE, of_cut_traceback, of_silence, of_symptom
 from .wordmodel import model
 
 __all__ = ["calibrate", "AMBIGUOUS", "LOOKALIKES", "MAX_ALTERNATIVES"]
@@ -37,6 +38,7 @@ class Ambiguous:
     other: C
     why: str
     when: str | None = None          # a pattern the root line must match for the cap to apply (None: always)
+    more: tuple[C, ...] = ()         # further usual causes, listed after ``other``
 
 
 # "Requested node configuration is not available": no node of the partition can ever run the request as written
@@ -46,7 +48,25 @@ _UNSATISFIABLE = Ambiguous("medium", C.USER_CODE_ERROR, "no node can ever satisf
                            "script asks for what the partition does not have",
                            when=r"Requested node configuration is not available")
 
-AMBIGUOUS: dict[str, Ambiguous] = {
+# A line that says what broke but not what broke it: the verdict's category is decided by a cause the line does not
+# contain. A checkpoint that fails its checksum or is too short was cut or overwritten -- by a writer killed while
+# saving, a full disk, or a task reading while another rewrites or deletes it -- and only the other logs say which.
+_DAMAGED_CHECKPOINT = Ambiguous("low", C.RESOURCE_EXHAUSTION, "a checkpoint is cut short when the disk or quota "
+                                "fills while it is written", more=(C.PEER_CRASHED, C.OOM_HOST))
+# A line whose words name neither the resource nor the fault, read as GPU memory exhaustion only by association
+# (issue threads traced it there): the line that names the cause (the allocator's) is not in the log. The CUDA
+# library errors ("failed to create cublas handle", cuDNN's failed initialisation) have a second usual cause, a
+# CUDA/cuDNN build that does not match the driver or the GPU; lines that say the allocation failed are left alone.
+_GPU_DISGUISED = (
+    Ambiguous("low", C.VERSION_MISMATCH, "the same error comes from a CUDA or cuDNN library that does not match the "
+              "driver or the GPU", when=r"WhereOp: Race condition"),
+    Ambiguous("medium", C.VERSION_MISMATCH, "the same error comes from a CUDA or cuDNN library that does not match "
+              "the driver or the GPU", when=r"^(?!.*(?:ALLOC_FAILED|Dst tensor is not initialized))"),
+)
+
+AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
+    "tf-checkpoint-corrupt": _DAMAGED_CHECKPOINT,
+    "gpu-oom-disguised": _GPU_DISGUISED,
     # SIGILL is a native crash as much as a CPU-feature mismatch: the exit status alone cannot tell them apart
     "sigill-exit-132": Ambiguous("medium", C.SEGFAULT_CORE_DUMP, "an illegal instruction is also how a corrupted "
                                  "jump or a bad native extension crashes"),
@@ -104,15 +124,25 @@ LOOKALIKES: dict[C, tuple[C, ...]] = {
 _WHY_LOOKALIKE = "a cause known to produce the same lines"
 
 
+def _ambiguity(v: Verdict) -> Ambiguous | None:
+    entry = AMBIGUOUS.get(v.root.sig.name)
+    for amb in (entry if isinstance(entry, tuple) else (entry,) if entry else ()):
+        if not amb.when or re.search(amb.when, v.root.text.strip()):
+            return amb
+    return None
+
+
 def _cap(v: Verdict) -> Verdict:
-    if v.root is None:
+    if v.root is None or v.category != v.root.sig.category:
         return v
-    amb = AMBIGUOUS.get(v.root.sig.name)
-    if amb is None or (amb.when and not re.search(amb.when, v.root.text)) or v.category != v.root.sig.category:
+    amb = _ambiguity(v)
+    if amb is None:
         return v
     conf = amb.cap if _ORDER[v.confidence] > _ORDER[amb.cap] else v.confidence
-    alt = Alternative(amb.other, v.culprit, amb.why, settle=settle_for(amb.other))
-    alts = (alt,) + tuple(a for a in v.alternatives if a.category != amb.other)
+    new = (amb.other,) + amb.more
+    alts = tuple(Alternative(c, v.culprit, amb.why if c == amb.other else _WHY_LOOKALIKE, settle=settle_for(c))
+                 for c in new)
+    alts += tuple(a for a in v.alternatives if a.category not in new)
     return replace(v, confidence=conf, alternatives=alts)
 
 
@@ -121,59 +151,52 @@ def _text_of(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> str:
     return "\n".join(lines)[:20000]
 
 
-_NCCL_SETUP = re.compile(r"NCCL INFO (?:Bootstrap|NET/|NCCL_SOCKET_IFNAME|Using network|Channel \d+/\d+ :|Trees|"
-                         r"Ring \d+|Setting affinity|comm 0x|cudaDriverVersion|NCCL version)")
-
-
-def _ends_in_nccl_setup(facts: list[StreamFacts]) -> bool:
-    """A log whose last lines are NCCL's communicator set-up (bootstrap, transports, rings) and nothing after: the
-    tasks stopped while connecting to each other, which is most often the network between the nodes (a port NCCL
-    picked is blocked, or NCCL chose an interface the peer cannot reach)."""
-    for f in facts:
-        last = [t for t in f.tail if t.strip() and t.strip() not in ("[...]", "...")][-3:]
-        if last and _NCCL_SETUP.search(last[-1]) and not any("Init COMPLETE" in t for t in last):
-            return True
-    return False
-
-
-_NCCL_STALL = (C.FIREWALL_OR_PORT_BLOCKED, C.NETWORK_UNREACHABLE, C.HANG_COLLECTIVE_MISMATCH)
-
-
 def _only_symptoms(v: Verdict) -> bool:
     """A verdict read from symptoms alone (no line says what failed): the cause is in a log we do not have."""
     return v.root is not None and v.root.sig.role.value == "symptom" and v.confidence == "low"
 
 
+def _guesses(text: str, seen: set[C], floor: float = 0.0) -> list[Alternative]:
+    """What the words resemble, best first, from ``floor`` up (``other`` is no alternative: it is the absence of one)."""
+    out = []
+    for cat, p in model().scores(text):
+        if p < floor or len(out) >= MAX_ALTERNATIVES:
+            break
+        if cat not in seen and cat != C.OTHER:
+            out.append(Alternative(cat, None, f"the words of the lines resemble {cat.value} ({p:.0%})",
+                                   settle=settle_for(cat)))
+    return out
+
+
 def _fill(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     out: list[Alternative] = []
-    seen = {v.category}
     for a in v.alternatives:
-        if a.category in seen:
-            continue
-        seen.add(a.category)
-        out.append(a if a.settle else replace(a, settle=settle_for(a.category)))
-    if v.root is None and _ends_in_nccl_setup(facts):
-        for cat in _NCCL_STALL:
-            if cat not in seen:
-                seen.add(cat)
-                out.append(Alternative(cat, None, "the log ends in NCCL's communicator set-up: the tasks stopped "
-                                       "while connecting to each other", settle=settle_for(cat)))
-    for cat in LOOKALIKES.get(v.category, ()):
-        if cat not in seen:
-            seen.add(cat)
-            out.append(Alternative(cat, v.culprit, _WHY_LOOKALIKE, settle=settle_for(cat)))
-    if len(out) >= MAX_ALTERNATIVES and _only_symptoms(v):
-        out = out[:1]          # the nearest lookalike, then what the lines as a whole resemble
-    if v.root is None or v.category == C.OTHER or _only_symptoms(v):
-        text = v.root.text if v.root is not None and not _only_symptoms(v) else _text_of(v, hits, facts)
-        for cat, p in model().scores(text):
-            if cat not in seen and cat != C.OTHER:
-                seen.add(cat)
-                out.append(Alternative(cat, None, f"the words of the lines resemble {cat.value} ({p:.0%})",
-                                       settle=settle_for(cat)))
-            if len(out) >= MAX_ALTERNATIVES:
-                break
-    return replace(v, alternatives=tuple(out[:MAX_ALTERNATIVES]))
+        if a.category != v.category and a.category not in {b.category for b in out}:
+            out.append(a if a.settle else replace(a, settle=settle_for(a.category)))
+    lookalikes = [Alternative(c, v.culprit, _WHY_LOOKALIKE, settle=settle_for(c)) for c in LOOKALIKES.get(v.category, ())]
+    if v.root is None and v.category == C.OTHER:
+        # no line is evidence of a failure: what the words strongly resemble, then the usual causes of the logs' shape
+        out += _guesses(_text_of(v, hits, facts), {v.category}, MIN_RESEMBLANCE) + of_silence(facts)
+    elif v.root is None:
+        out += lookalikes + _guesses(_text_of(v, hits, facts), {v.category}, MIN_RESEMBLANCE)
+    elif _only_symptoms(v):
+        # the nearest reading another line offers, the usual causes of the symptom, then what the words resemble
+        out = out[:1] + of_symptom(v, hits, facts) + lookalikes
+        out += _guesses(_text_of(v, hits, facts), {v.category}, MIN_RESEMBLANCE)
+    else:
+        out += of_cut_traceback(v, facts) + lookalikes
+        if v.category == C.OTHER:
+            out += _guesses(v.root.text, {v.category})
+    return replace(v, alternatives=_distinct(v, out))
+
+
+def _distinct(v: Verdict, alts: list[Alternative]) -> tuple[Alternative, ...]:
+    seen, out = {v.category}, []
+    for a in alts:
+        if a.category not in seen:
+            seen.add(a.category)
+            out.append(a)
+    return tuple(out[:MAX_ALTERNATIVES])
 
 
 def calibrate(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
