@@ -3,12 +3,17 @@ would settle it.
 
 * **Confidence caps for messages that name an effect, not its cause.** A signature's rank says how specific its line
   is, but some specific lines have more than one usual cause; such a verdict is at most ``medium``, with the other
-  cause as an alternative (``AMBIGUOUS``). ``high`` is kept for lines whose cause is the message itself; the bench
+  cause as an alternative (``AMBIGUOUS``). Lines whose category is decided by a cause they do not contain (a damaged
+  checkpoint: damaged by what?) or that are read as a cause only by association (an error that names neither the
+  resource nor the fault) are ``low``. ``high`` is kept for lines whose cause is the message itself; the bench
   (benchmarks/bench_realworld.py) measures that high verdicts are right >= 95 % of the time on the labelled pool.
 * **Alternatives.** The readings the hits themselves offered (other causes and symptoms) come first, then the causes
   known to produce the same lines (``LOOKALIKES``: a task that died silently was often OOM-killed; a hang in a
-  collective is a stalled task or a mismatch), then -- for a verdict that found nothing -- the categories the words of
-  the lines resemble (:mod:`.wordmodel`). Each carries what would settle it (:mod:`.settle`).
+  collective is a stalled task or a mismatch). A verdict that rests on no line from the failure's own source -- only
+  symptoms, a traceback cut before its exception, or no failure line at all -- lists the usual causes of what the log
+  does show (:mod:`.usual_causes`); the categories the words of the lines resemble (:mod:`.wordmodel`) are listed
+  only where the resemblance is real (``MIN_RESEMBLANCE``: a guess at 0 % says nothing). Each carries what would
+  settle it (:mod:`.settle`).
 
 Pure: a verdict and the hits in, a verdict out.
 """
@@ -49,10 +54,17 @@ _UNSATISFIABLE = Ambiguous("medium", C.USER_CODE_ERROR, "no node can ever satisf
                            when=r"Requested node configuration is not available")
 
 # A line that says what broke but not what broke it: the verdict's category is decided by a cause the line does not
-# contain. A checkpoint that fails its checksum or is too short was cut or overwritten -- by a writer killed while
-# saving, a full disk, or a task reading while another rewrites or deletes it -- and only the other logs say which.
-_DAMAGED_CHECKPOINT = Ambiguous("low", C.RESOURCE_EXHAUSTION, "a checkpoint is cut short when the disk or quota "
-                                "fills while it is written", more=(C.PEER_CRASHED, C.OOM_HOST))
+# contain. A checkpoint that fails its checksum was cut or overwritten -- by a writer killed while saving, a full disk,
+# or a task reading while another rewrites or deletes it -- and only the other logs say which. A file that is no
+# table at all is as often a path that names something other than a checkpoint (its .meta or .index file, another
+# format) as a damaged one.
+_DAMAGED_CHECKPOINT = (
+    Ambiguous("low", C.USER_CODE_ERROR, "the path may name a file that is not a checkpoint (its .meta, .index or a "
+              "data file instead of the checkpoint's prefix, or another format)",
+              when=r"not an sstable|Unable to open table file", more=(C.RESOURCE_EXHAUSTION, C.PEER_CRASHED)),
+    Ambiguous("low", C.RESOURCE_EXHAUSTION, "a checkpoint is cut short when the disk or quota fills while it is "
+              "written", more=(C.PEER_CRASHED, C.OOM_HOST)),
+)
 # A line whose words name neither the resource nor the fault, read as GPU memory exhaustion only by association
 # (issue threads traced it there): the line that names the cause (the allocator's) is not in the log. The CUDA
 # library errors ("failed to create cublas handle", cuDNN's failed initialisation) have a second usual cause, a
@@ -175,19 +187,29 @@ def _fill(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
             out.append(a if a.settle else replace(a, settle=settle_for(a.category)))
     lookalikes = [Alternative(c, v.culprit, _WHY_LOOKALIKE, settle=settle_for(c)) for c in LOOKALIKES.get(v.category, ())]
     if v.root is None and v.category == C.OTHER:
-        # no line is evidence of a failure: what the words strongly resemble, then the usual causes of the logs' shape
-        out += _guesses(_text_of(v, hits, facts), {v.category}, MIN_RESEMBLANCE) + of_silence(facts)
+        # no line is evidence of a failure: what the logs' shape says (two at most), what their words strongly
+        # resemble, then the causes that leave no line
+        shape, silent = of_silence(facts)
+        out += shape[:2] + _guesses(_text_of(v, hits, facts), {v.category}, MIN_RESEMBLANCE) + shape[2:] + silent
     elif v.root is None:
         out += lookalikes + _guesses(_text_of(v, hits, facts), {v.category}, MIN_RESEMBLANCE)
     elif _only_symptoms(v):
-        # the nearest reading another line offers, the usual causes of the symptom, then what the words resemble
-        out = out[:1] + of_symptom(v, hits, facts) + lookalikes
+        # the nearest reading another line offers (a generic reading of the symptom's own line is the symptom
+        # again), the usual causes of the symptom, then what the words resemble
+        out = _from_other_lines(v, out, hits)[:1] + of_symptom(v, hits, facts) + lookalikes
         out += _guesses(_text_of(v, hits, facts), {v.category}, MIN_RESEMBLANCE)
     else:
         out += of_cut_traceback(v, facts) + lookalikes
         if v.category == C.OTHER:
             out += _guesses(v.root.text, {v.category})
     return replace(v, alternatives=_distinct(v, out))
+
+
+def _from_other_lines(v: Verdict, readings: list[Alternative], hits: list[Hit]) -> list[Alternative]:
+    """The readings that some line besides the verdict's own offers."""
+    at = (v.root.stream, v.root.line_no)
+    elsewhere = {h.sig.category for h in hits if (h.stream, h.line_no) != at}
+    return [a for a in readings if a.category in elsewhere]
 
 
 def _distinct(v: Verdict, alts: list[Alternative]) -> tuple[Alternative, ...]:

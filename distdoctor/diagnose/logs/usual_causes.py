@@ -181,20 +181,20 @@ def ends_in_setup(facts: list[StreamFacts]) -> bool:
     return seen
 
 
-def of_silence(facts: list[StreamFacts]) -> list[Alternative]:
-    """The usual causes of a failure that left no line in these logs, from the logs' shape, most usual first."""
-    out: list[Alternative] = []
+def of_silence(facts: list[StreamFacts]) -> tuple[list[Alternative], list[Alternative]]:
+    """The usual causes of a failure that left no line in these logs, most usual first: those the logs' shape points
+    at (a set-up they stopped in, a single-worker strategy), and those that leave no line anywhere in a task's log."""
+    shape: list[Alternative] = []
     if any(_SINGLE_WORKER.search(t) for f in facts for t in f.tail):
-        out.append(_alt(C.CONFIG_TF_CONFIG, None, "a multi-worker strategy ran with a single worker: in a job of "
-                        "several workers, this task did not see the cluster (TF_CONFIG)"))
+        shape.append(_alt(C.CONFIG_TF_CONFIG, None, "a multi-worker strategy ran with a single worker: in a job of "
+                          "several workers, this task did not see the cluster (TF_CONFIG)"))
     if ends_in_nccl_setup(facts):
-        out += [_alt(c, None, "the log ends in NCCL's communicator set-up: the tasks stopped while connecting to each "
-                     "other") for c in _NCCL_STALL]
+        shape += [_alt(c, None, "the log ends in NCCL's communicator set-up: the tasks stopped while connecting to "
+                       "each other") for c in _NCCL_STALL]
     elif ends_in_setup(facts):
-        out += [_alt(c, None, "the log ends in the distributed runtime's set-up, before any training step: the tasks "
-                     "stopped while connecting to each other (a task never started, a wrong address, a blocked port)")
-                for c in _SETUP_STALL]
-    else:
-        out += [_alt(c, None, "a cause that leaves no line in a task's own log: " + _WHY_CAUSE.get(c, "a stuck task "
-                     "prints nothing")) for c in _SILENT]
-    return out
+        shape += [_alt(c, None, "the log ends in the distributed runtime's set-up, before any training step: the "
+                       "tasks stopped while connecting to each other (a task never started, a wrong address, a blocked "
+                       "port)") for c in _SETUP_STALL]
+    silent = [_alt(c, None, "a cause that leaves no line in a task's own log: " + _WHY_CAUSE.get(c, "a stuck task "
+                   "prints nothing")) for c in _SILENT]
+    return shape, silent
