@@ -42,15 +42,10 @@ sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from casedirs import judge as run_case  # noqa: E402  (the one way the case tiers judge a case)
+from casedirs import OLD_WITHOUT_DECISIVE, judge as run_case  # noqa: E402  (the one way the case tiers judge a case)
 
 CORPUS = ROOT / "tests" / "realworld" / "realworld-dev"
 POOL = (CORPUS, ROOT / "tests" / "probes" / "blind", ROOT / "tests" / "probes" / "fragments")
-# the older corpus cases listed as lacking the deciding line: the corpus README's "Gaps and caveats" (dev_042, 043,
-# 050, 051, 054, 057) and tests/test_realworld_corpus.py's KNOWN_GAPS as written before the third round (dev_012:
-# the same hostname on two machines is known only from the thread; dev_028: the traceback stops before its exception)
-OLD_WITHOUT_DECISIVE = frozenset({"dev_012", "dev_028", "dev_042", "dev_043", "dev_050", "dev_051", "dev_054",
-                                  "dev_057"})
 SAFETY_NET, NO_EVIDENCE = "DD160", "DD890"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from casedirs import case_names, case_params, judge
+from casedirs import OLD_WITHOUT_DECISIVE, case_names, case_params, judge
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "realworld" / "realworld-dev"
@@ -110,7 +110,6 @@ def test_calibration_on_the_labelled_pool():
 
 # the older cases the corpus README and the first KNOWN_GAPS list as lacking the deciding line (they carry no
 # ``decisive``); benchmarks/bench_realworld.py counts them with the null ones
-OLD_WITHOUT_DECISIVE = ("dev_012", "dev_028", "dev_042", "dev_043", "dev_050", "dev_051", "dev_054", "dev_057")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if json.loads((CORPUS / c / "case.json").read_text())
