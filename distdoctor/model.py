@@ -17,7 +17,7 @@ from typing import Any
 
 __all__ = [
     "Category", "Severity", "Status", "Evidence", "Finding", "TaskReport", "Diagnosis",
-    "format_clock", "format_iso", "SCHEMA_VERSION", "Alternative",
+    "format_clock", "format_iso", "SCHEMA_VERSION", "Alternative", "JobEvent",
 ]
 
 SCHEMA_VERSION = 1
@@ -235,3 +235,20 @@ class Diagnosis:
     @property
     def exit_code(self) -> int:
         return {Status.SUCCEEDED: 0, Status.UNKNOWN: 0, Status.FAILED: 1, Status.HUNG: 3}.get(self.status, 1)
+
+
+@dataclass(frozen=True)
+class JobEvent:
+    """One lifecycle event of a run: a line of the bundle's ``events.jsonl`` (``task`` None is the whole job).
+
+    ``kind`` is a :class:`~distdoctor.supervise.lifecycle.JobEventKind` when the supervisor writes it, and the
+    plain string read back (bundles of older runs hold kinds that are no longer written, e.g. ``first_step``).
+    """
+
+    ts: float
+    task: str | None
+    kind: str
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ts": self.ts, "task": self.task, "kind": getattr(self.kind, "value", self.kind), "text": self.text}

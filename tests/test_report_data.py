@@ -11,7 +11,7 @@ from bundles import T0, bundle_records, make_bundle, write_bundle
 from distdoctor.cli import main
 from distdoctor.errors import InputError
 from distdoctor.report.bundle import load_bundle
-from distdoctor.report.data import (GROUP_MIN_TASKS, Mark, Outcome, Phase, build_page, compress_tasks,
+from distdoctor.report.data import (GROUP_MIN_TASKS, Mark, TaskOutcome, LanePhase, build_page, compress_tasks,
                                     parse_evidence)
 from distdoctor.report.series import aggregate, downsample, step_times, Series
 
@@ -94,10 +94,10 @@ def test_stall_page(tmp_path):
     stall = next(m for m in culprit.marks if m.kind == Mark.STALL)
     assert "train.py:88 in slow_input_fn" in stall.detail and "loss" in stall.line
     # phases: the culprit stalls, its peers wait
-    assert [s.phase for s in culprit.spans][-1] == Phase.STALLED
-    assert [s.phase for s in peer.spans][-1] == Phase.WAITING
+    assert [s.phase for s in culprit.spans][-1] == LanePhase.STALLED
+    assert [s.phase for s in peer.spans][-1] == LanePhase.WAITING
     assert culprit.spans[-1].start == pytest.approx(T0 + 20.0, abs=0.01)
-    assert culprit.outcome == peer.outcome == Outcome.STOPPED
+    assert culprit.outcome == peer.outcome == TaskOutcome.STOPPED
     # the step-time series climbs during the stall; job markers for stall, hang and the root cause
     assert culprit.metrics.step_time.peak() > 15
     # CPU over time: during the stall the culprit spins one core in Python, its peers sleep in the collective
@@ -117,14 +117,14 @@ def test_oom_page(tmp_path):
     assert page.verdict.status == "failed" and page.verdict.root.category == "oom_host"
     assert [f.code for f in page.findings] == ["DD101"]        # the root cause is not repeated
     culprit = page.lanes[0]
-    assert culprit.key == "worker:1" and culprit.outcome == Outcome.FAILED
+    assert culprit.key == "worker:1" and culprit.outcome == TaskOutcome.FAILED
     assert culprit.metrics.rss.peak() > 6.5 * (1 << 30)
     assert any(m.kind == Mark.EXIT and m.label == "signal SIGKILL" and m.line == "Killed" for m in culprit.marks)
     for peer in page.lanes[1:]:
-        assert peer.outcome == Outcome.FAILED and peer.facts.exit_code == 1
+        assert peer.outcome == TaskOutcome.FAILED and peer.facts.exit_code == 1
         symptoms = [m for m in peer.marks if m.kind == Mark.SYMPTOM]
         assert symptoms and any("task:1" in m.line for m in symptoms)
-        assert peer.spans[-1].phase == Phase.WAITING       # no progress once the culprit died
+        assert peer.spans[-1].phase == LanePhase.WAITING       # no progress once the culprit died
 
 
 def test_healthy_page(tmp_path):
@@ -134,8 +134,8 @@ def test_healthy_page(tmp_path):
     assert v.headline == "All 3 tasks finished normally."
     assert page.markers == () and page.findings == ()
     for lane in page.lanes:
-        assert lane.outcome == Outcome.OK
-        assert {s.phase for s in lane.spans} == {Phase.STARTING, Phase.CONNECTED, Phase.TRAINING}
+        assert lane.outcome == TaskOutcome.OK
+        assert {s.phase for s in lane.spans} == {LanePhase.STARTING, LanePhase.CONNECTED, LanePhase.TRAINING}
         assert sum(1 for m in lane.marks if m.kind == Mark.EPOCH) == 3
         assert lane.metrics.step_time.peak() < 0.5           # no climb after a normal finish
 
@@ -353,7 +353,7 @@ def test_recorded_healthy_run_has_one_connect_mark_per_task():
         for l in lane.values():
             kinds = [m.kind for m in l.marks]
             assert kinds.index(Mark.START) < kinds.index(Mark.CONNECTED) < kinds.index(Mark.FIRST_STEP)
-            assert Phase.CONNECTED in {s.phase for s in l.spans}
+            assert LanePhase.CONNECTED in {s.phase for s in l.spans}
             # the start-up "Waiting for 1/2 tasks to connect" was answered: no symptom on a healthy lane
             assert not [m for m in l.marks if m.kind == Mark.SYMPTOM]
 

@@ -25,6 +25,7 @@ from typing import Any, Iterable
 from ..diagnose.events import EventKind, LogEvent
 from ..diagnose.logparse import TaskLogParser, strip_ansi
 from ..errors import InputError
+from ..model import JobEvent
 
 __all__ = ["Sample", "JobEvent", "TaskLog", "BundleData", "load_bundle", "read_log", "bundle_from_observation",
            "is_bundle", "TAIL_MAX"]
@@ -61,16 +62,6 @@ class Sample:
     in_call: str | None = None
     where: str | None = None
     location: str | None = None
-
-
-@dataclass(frozen=True)
-class JobEvent:
-    """One lifecycle event (a line of ``events.jsonl``); ``task`` None means the whole job."""
-
-    ts: float
-    task: str | None
-    kind: str
-    text: str = ""
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from .attempts import attempt_bands, goodput_line
 from .bundle import CONNECT_KINDS, FAULT_KINDS, SYMPTOM_KINDS, BundleData, JobEvent, Sample, TaskLog
 
 __all__ = [
-    "Mark", "Phase", "Outcome", "EvidenceLine", "FindingView", "Verdict", "LaneMark", "Span", "Series",
+    "Mark", "LanePhase", "TaskOutcome", "EvidenceLine", "FindingView", "PageVerdict", "LaneMark", "Span", "Series",
     "Metrics", "LogLine", "TaskFacts", "Lane", "JobMarker", "ReportPage", "build_page", "parse_evidence",
     "task_sort_key", "compress_tasks", "GROUP_MIN_TASKS",
 ]
@@ -71,7 +71,7 @@ _MARK_LABELS = {Mark.START: "started", Mark.CONNECTED: "joined the cluster", Mar
                 Mark.SIGNAL: "signal sent by distdoctor", Mark.EXIT: "exited"}
 
 
-class Phase(str, enum.Enum):
+class LanePhase(str, enum.Enum):
     STARTING = "starting"     # process up, not yet in the cluster
     CONNECTED = "connected"   # in the cluster, no step yet (building the model, compiling)
     TRAINING = "training"     # making steps
@@ -80,7 +80,7 @@ class Phase(str, enum.Enum):
     FROZEN = "frozen"         # process stopped or in uninterruptible sleep (from samples)
 
 
-class Outcome(str, enum.Enum):
+class TaskOutcome(str, enum.Enum):
     OK = "ok"                 # exited 0 on its own
     FAILED = "failed"         # exited non-zero or died from a signal on its own
     STOPPED = "stopped"       # stopped by distdoctor (after a hang or a peer's failure)
@@ -113,7 +113,7 @@ class FindingView:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class PageVerdict:
     """The top of the page. ``culprits`` is the culprit, or the candidates when it could not be decided."""
 
     status: str
@@ -142,7 +142,7 @@ class LaneMark:
 class Span:
     start: float
     end: float
-    phase: Phase
+    phase: LanePhase
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ class TaskFacts:
 
     task: str
     state: str
-    outcome: Outcome
+    outcome: TaskOutcome
     exit_code: int | None = None
     signal: str | None = None
     steps: int | None = None
@@ -188,7 +188,7 @@ class TaskFacts:
             how = f"exit {self.exit_code}"
         else:
             how = self.state
-        return f"stopped by distdoctor ({how})" if self.outcome == Outcome.STOPPED else how
+        return f"stopped by distdoctor ({how})" if self.outcome == TaskOutcome.STOPPED else how
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,7 @@ class Lane:
     key: str                       # "worker:1", or "worker:3-63" for a group
     members: tuple[str, ...]
     culprit: bool
-    outcome: Outcome
+    outcome: TaskOutcome
     spans: tuple[Span, ...]
     marks: tuple[LaneMark, ...]
     metrics: Metrics
@@ -225,7 +225,7 @@ class ReportPage:
     title: str
     source: str                    # "bundle" or "logs"
     path: str
-    verdict: Verdict
+    verdict: PageVerdict
     findings: tuple[FindingView, ...]   # every finding but the root cause
     lanes: tuple[Lane, ...]
     t0: float
@@ -290,7 +290,7 @@ def _num(v: Any) -> float | None:
 _TITLES = {"succeeded": "Succeeded", "failed": "Failed", "hung": "Hung", "running": "Running", "unknown": "No failure found"}
 
 
-def _verdict(diag: dict, n_tasks: int) -> tuple[Verdict, tuple[FindingView, ...]]:
+def _verdict(diag: dict, n_tasks: int) -> tuple[PageVerdict, tuple[FindingView, ...]]:
     status = diag["status"]
     root = _finding(diag.get("root_cause"))
     findings = [f for f in (_finding(x) for x in diag.get("findings") or ()) if f is not None]
@@ -306,7 +306,7 @@ def _verdict(diag: dict, n_tasks: int) -> tuple[Verdict, tuple[FindingView, ...]
         headline = "The job is still running."
     else:
         headline = "No root cause was identified; see the findings and logs below."
-    return Verdict(status=status, title=_TITLES.get(status, status.title()), headline=headline, root=root,
+    return PageVerdict(status=status, title=_TITLES.get(status, status.title()), headline=headline, root=root,
                    culprits=culprits, detected_at=_num(diag.get("detected_at"))), others
 
 
@@ -342,18 +342,18 @@ def compress_tasks(tasks: Iterable[str]) -> str:
     return "; ".join(parts)
 
 
-def _outcome(rep: dict, stopped_by_us: bool, last_state: str | None) -> Outcome:
+def _outcome(rep: dict, stopped_by_us: bool, last_state: str | None) -> TaskOutcome:
     code, sig = rep.get("exit_code"), rep.get("signal")
     if stopped_by_us:
-        return Outcome.STOPPED
+        return TaskOutcome.STOPPED
     if sig or (isinstance(code, int) and code != 0):
-        return Outcome.FAILED
+        return TaskOutcome.FAILED
     if code == 0:
-        return Outcome.OK
+        return TaskOutcome.OK
     state = rep.get("state") or last_state
     if state in _RUNNING_STATES:
-        return Outcome.RUNNING
-    return Outcome.UNKNOWN
+        return TaskOutcome.RUNNING
+    return TaskOutcome.UNKNOWN
 
 
 def _tail(log: TaskLog | None, n: int) -> tuple[LogLine, ...]:
@@ -554,11 +554,11 @@ def _spans(marks: list[LaneMark], samples: list[Sample], culprit: bool, idle_at_
     if start is None:
         return ()
     ended = at.get(Mark.EXIT, end)
-    cuts: list[tuple[float, Phase]] = [(start, Phase.STARTING)]
+    cuts: list[tuple[float, LanePhase]] = [(start, LanePhase.STARTING)]
     if Mark.CONNECTED in at:
-        cuts.append((at[Mark.CONNECTED], Phase.CONNECTED))
+        cuts.append((at[Mark.CONNECTED], LanePhase.CONNECTED))
     if Mark.FIRST_STEP in at:
-        cuts.append((at[Mark.FIRST_STEP], Phase.TRAINING))
+        cuts.append((at[Mark.FIRST_STEP], LanePhase.TRAINING))
     stall = at.get(Mark.STALL, at.get(Mark.HANG))
     if Mark.FIRST_STEP in at and last_progress is not None and (idle_at_end or stall is not None):
         # Progress stopped at the last step (never before the first one, which samples may see late),
@@ -567,7 +567,7 @@ def _spans(marks: list[LaneMark], samples: list[Sample], culprit: bool, idle_at_
         if stall is None or stopped < stall:
             stall = stopped
     if stall is not None:
-        cuts.append((stall, Phase.STALLED if culprit else Phase.WAITING))
+        cuts.append((stall, LanePhase.STALLED if culprit else LanePhase.WAITING))
     cuts.sort(key=lambda c: c[0])
     spans = []
     for (t, phase), (t_next, _) in zip(cuts, cuts[1:] + [(ended, None)]):
@@ -584,10 +584,10 @@ def _spans(marks: list[LaneMark], samples: list[Sample], culprit: bool, idle_at_
             stopped = stopped or s.state != "disk-sleep"
         elif run_start is not None:
             if stopped or s.ts - run_start >= FROZEN_MIN_DISK_SLEEP_S:
-                spans.append(Span(run_start, s.ts, Phase.FROZEN))
+                spans.append(Span(run_start, s.ts, LanePhase.FROZEN))
             run_start = None
     if run_start is not None and (stopped or max(ended, run_start) - run_start >= FROZEN_MIN_DISK_SLEEP_S):
-        spans.append(Span(run_start, max(ended, run_start), Phase.FROZEN))
+        spans.append(Span(run_start, max(ended, run_start), LanePhase.FROZEN))
     return tuple(spans)
 
 
@@ -651,8 +651,8 @@ def build_page(data: BundleData, group_min_tasks: int = GROUP_MIN_TASKS, title: 
             stack=_stack(rep.get("stack")), log_path=log.path if log is not None else rep.get("log"),
             log_lines=log.lines if log is not None else 0,
             tail=_tail(log, TAIL_CULPRIT if culprit else TAIL_OTHER))
-        spans = _spans(marks, ss, culprit, facts.outcome != Outcome.OK, last_progress, t1)
-        metrics = _metrics(ss, log, ended, open_end=facts.outcome != Outcome.OK)
+        spans = _spans(marks, ss, culprit, facts.outcome != TaskOutcome.OK, last_progress, t1)
+        metrics = _metrics(ss, log, ended, open_end=facts.outcome != TaskOutcome.OK)
         tasks[name] = _Task(facts, tuple(marks), spans, metrics, culprit)
 
     lanes = _lanes(tasks, names, group_min_tasks, t0, t1)
@@ -676,7 +676,7 @@ def _time_range(data: BundleData, logs: dict[str, TaskLog]) -> tuple[float, floa
     return t0, max(t1, t0 + 1.0)
 
 
-def _markers(events: Iterable[JobEvent], verdict: Verdict, t0: float, t1: float) -> tuple[JobMarker, ...]:
+def _markers(events: Iterable[JobEvent], verdict: PageVerdict, t0: float, t1: float) -> tuple[JobMarker, ...]:
     out = []
     seen = set()
     for e in events:

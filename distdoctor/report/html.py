@@ -18,7 +18,7 @@ from __future__ import annotations
 from html import escape
 
 from ..model import format_clock
-from .data import FindingView, Lane, Mark, Outcome, Phase, ReportPage
+from .data import FindingView, Lane, Mark, TaskOutcome, LanePhase, ReportPage
 from .fmt import clean_text, fmt_bytes, fmt_duration
 from .svg import PHASE_COLORS, chart_svg, lane_colors, mark_glyph, task_anchor, timeline_svg
 
@@ -122,11 +122,11 @@ def _verdict(page: ReportPage) -> str:
 
 
 def _outcome_counts(page: ReportPage) -> str:
-    counts: dict[Outcome, int] = {}
+    counts: dict[TaskOutcome, int] = {}
     for lane in page.lanes:
         counts[lane.outcome] = counts.get(lane.outcome, 0) + len(lane.members)
-    words = {Outcome.OK: "finished", Outcome.FAILED: "failed", Outcome.STOPPED: "stopped by distdoctor",
-             Outcome.RUNNING: "running", Outcome.UNKNOWN: "unknown"}
+    words = {TaskOutcome.OK: "finished", TaskOutcome.FAILED: "failed", TaskOutcome.STOPPED: "stopped by distdoctor",
+             TaskOutcome.RUNNING: "running", TaskOutcome.UNKNOWN: "unknown"}
     return " · ".join(f'<span class="oc oc-{o.value}">{n} {words[o]}</span>' for o, n in counts.items())
 
 
@@ -180,9 +180,9 @@ _MARK_WORDS = ((Mark.START, "start"), (Mark.CONNECTED, "joined cluster"), (Mark.
 
 def _legend() -> str:
     phases = "".join(f'<span class="lg"><i class="sw" style="background:{PHASE_COLORS[p]}"></i>{p.value}</span>'
-                     for p in Phase)
+                     for p in LanePhase)
     marks = "".join(f'<span class="lg"><svg viewBox="-8 -8 16 16" width="14" height="14" class="lgm">'
-                    f'{mark_glyph(k, 0, 0, Outcome.OK if k == Mark.EXIT else None)}</svg>{w}</span>'
+                    f'{mark_glyph(k, 0, 0, TaskOutcome.OK if k == Mark.EXIT else None)}</svg>{w}</span>'
                     for k, w in _MARK_WORDS)
     return f'<div class="legend">{phases}</div><div class="legend">{marks}</div>'
 
