@@ -11,8 +11,9 @@ from bundles import T0, bundle_records, make_bundle, write_bundle
 from distdoctor.cli import main
 from distdoctor.errors import InputError
 from distdoctor.report.bundle import load_bundle
-from distdoctor.report.data import (GROUP_MIN_TASKS, Mark, TaskOutcome, LanePhase, build_page, compress_tasks,
-                                    parse_evidence)
+from distdoctor.model import Diagnosis, Evidence
+from distdoctor.report.data import GROUP_MIN_TASKS, build_page, compress_tasks
+from distdoctor.report.page import LanePhase, Mark, TaskOutcome
 from distdoctor.report.series import aggregate, downsample, step_times, Series
 
 
@@ -22,15 +23,22 @@ def page_of(tmp_path, n: int, scenario: str, **kw):
 
 # -- small pure pieces ------------------------------------------------------------
 
-@pytest.mark.parametrize("raw, task, clock, text, consequence", [
-    ("[worker:1 12:03:04.120] OOM when allocating", "worker:1", "12:03:04.120", "OOM when allocating", False),
-    ("[worker:0 12:03:05.001] (consequence) Socket closed", "worker:0", "12:03:05.001", "Socket closed", True),
-    ("[job --:--:--.---] no timestamps", None, "--:--:--.---", "no timestamps", False),
-    ("free text without a prefix", None, "", "free text without a prefix", False),
+@pytest.mark.parametrize("raw, task, clock, text, role", [
+    ("[worker:1 12:03:04.120] OOM when allocating", "worker:1", "12:03:04.120", "OOM when allocating", "cause"),
+    ("[worker:0 12:03:05.001] (consequence) Socket closed", "worker:0", "12:03:05.001", "Socket closed", "consequence"),
+    ("[job --:--:--.---] no timestamps", None, "--:--:--.---", "no timestamps", "cause"),
+    ("free text without a prefix", None, "--:--:--.---", "free text without a prefix", "context"),
 ])
-def test_parse_evidence(raw, task, clock, text, consequence):
-    e = parse_evidence(raw)
-    assert (e.task, e.clock, e.text, e.consequence) == (task, clock, text, consequence)
+def test_rendered_evidence_of_older_files_is_read_back(raw, task, clock, text, role):
+    """A diagnosis.json written before evidence_detail: its rendered lines give typed evidence, the time of day put
+    back on the verdict's day (at or before it)."""
+    from distdoctor.model import format_clock
+    near = T0 + 13 * 3600.0
+    e = Evidence.from_line(raw, near)
+    assert (e.task, format_clock(e.ts), e.text, e.role) == (task, clock, text, role)
+    assert e.ts is None or near - 86400 < e.ts <= near + 60
+    if e.ts is not None:
+        assert Evidence.from_line(e.render(), near) == e      # and it renders back to the same line
 
 
 @pytest.mark.parametrize("tasks, expect", [
@@ -79,7 +87,7 @@ def test_stall_page(tmp_path):
     v = page.verdict
     assert (v.status, v.title, v.culprits) == ("hung", "Hung", ("worker:1",))
     assert "slow_input_fn" in v.headline and v.root.remedy.startswith("Look at slow_input_fn")
-    assert [e.consequence for e in v.root.evidence] == [False, False, True]
+    assert [e.role for e in v.root.evidence] == ["cause", "cause", "consequence"]
     # the culprit's lane comes first; every task has its own lane in a small job
     assert [lane.key for lane in page.lanes] == ["worker:1", "worker:0", "worker:2", "worker:3"]
     culprit, peer = page.lanes[0], page.lanes[1]
@@ -298,7 +306,7 @@ def test_logs_without_timestamps_still_make_a_page(tmp_path):
                            "remedy": "Fix the code.", "at": None},
             "findings": [], "tasks": {"worker:0": {"exit_code": None, "state": "unknown", "log": str(log)}}, "notes": []}
     obs = JobObservation(tasks={"worker:0": TaskObservation(task="worker:0", log_path=str(log))}, source="logs")
-    out = write_logs_report(diag, obs, str(tmp_path / "r.html"))
+    out = write_logs_report(Diagnosis.from_json(diag), obs, str(tmp_path / "r.html"))
     html = open(out).read()
     assert 'data-status="failed"' in html and 'data-task="worker:0"' in html and "bad &lt;input&gt;" in html
 
@@ -329,7 +337,7 @@ def _logs_page(case: str, *parts: str):
     from distdoctor.report.bundle import bundle_from_observation
     path = os.path.join(CORPUS, case, *parts)
     diag, obs = diagnose_paths([path], jobs=1)
-    return build_page(bundle_from_observation(diag.to_json(), obs, path))
+    return build_page(bundle_from_observation(diag, obs, path))
 
 
 def test_recorded_healthy_run_has_one_connect_mark_per_task():

@@ -12,7 +12,8 @@ from html import escape
 from typing import Callable, Iterable, Sequence
 
 from ..model import format_clock
-from .data import JobMarker, Lane, LaneMark, Mark, TaskOutcome, LanePhase, ReportPage, Series
+from .page import JobMarker, Lane, LaneMark, LanePhase, Mark, ReportPage, TaskOutcome
+from .series import Series
 from .fmt import clean_text, fmt_bytes, fmt_duration, fmt_percent, fmt_step_time
 
 __all__ = ["timeline_svg", "chart_svg", "lane_colors", "mark_glyph", "PHASE_COLORS", "CULPRIT_COLOR"]
@@ -89,7 +90,7 @@ def _markers(markers: Iterable[JobMarker], scale: _TimeScale, y_top: float, y_bo
     rows: list[list[tuple[float, float]]] = [[], []]   # label extents placed in each of two rows
     for m in markers:
         x = scale.x(m.ts)
-        cls = "jm-hang" if m.kind == Mark.HANG else "jm-stall" if m.kind == Mark.STALL else "jm-cause"
+        cls = {Mark.HANG: "jm-hang", Mark.STALL: "jm-stall", Mark.START: "jm-attempt"}.get(m.kind, "jm-cause")
         tip = f"{m.label}\n{format_clock(m.ts)}"
         parts.append(f'<line class="jm {cls}" x1="{x:.1f}" x2="{x:.1f}" y1="{y_top:.1f}" y2="{y_bottom:.1f}" '
                      f'data-tip="{_a(tip)}"/>')
@@ -137,7 +138,8 @@ def mark_glyph(kind: Mark, x: float, y: float, outcome: TaskOutcome | None = Non
 
 
 def _mark_tip(m: LaneMark, lane: Lane) -> str:
-    lines = [f"{m.label}{f' ×{m.count}' if m.count > 1 else ''} — {lane.key} at {format_clock(m.ts)}"]
+    which = f"attempt {m.attempt}: " if m.attempt is not None else ""
+    lines = [f"{which}{m.label}{f' ×{m.count}' if m.count > 1 else ''} — {lane.key} at {format_clock(m.ts)}"]
     if m.first is not None and m.last is not None and lane.group:
         lines.append(f"across the {len(lane.members)} tasks: {format_clock(m.first)} – {format_clock(m.last)}")
     if m.detail:
@@ -177,7 +179,8 @@ def _lane(lane: Lane, y: float, h: float, scale: _TimeScale, stripe: bool) -> st
         x = scale.x(m.ts)
         if m.first is not None and m.last is not None and m.last - m.first > 0:
             out.append(f'<path class="spread" d="M{scale.x(m.first):.1f} {cy + 9:.1f}H{scale.x(m.last):.1f}"/>')
-        out.append(f'<g class="mark mk-{m.kind.value}" data-kind="{m.kind.value}" data-tip="{_a(_mark_tip(m, lane))}">'
+        attempt = f' data-attempt="{m.attempt}"' if m.attempt is not None else ""
+        out.append(f'<g class="mark mk-{m.kind.value}" data-kind="{m.kind.value}"{attempt} data-tip="{_a(_mark_tip(m, lane))}">'
                    f'{mark_glyph(m.kind, x, cy, lane.outcome)}</g>')
     out.append("</g>")
     return "".join(out)

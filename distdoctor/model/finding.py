@@ -1,23 +1,19 @@
-"""The one result schema shared by every command: findings and diagnoses.
+"""Findings: what one rule of the catalogue concluded, with its typed evidence; the categories and statuses.
 
-A :class:`Finding` is what one rule of the catalogue concluded; a
-:class:`Diagnosis` is the verdict on a whole job: its status, the root cause
-(itself a finding, the one the root-cause policy picked) and every other
-finding. ``run``, ``diagnose`` and ``check`` all emit this shape; its JSON form
-is documented in ``docs/schema.md``.
-
-Data objects here do no I/O and read no clock.
+Each class writes its JSON (``to_json``) and reads it back (``from_json``, tolerant of the files earlier
+versions wrote). Data objects here do no I/O and read no clock.
 """
 from __future__ import annotations
 
 import enum
+import re
 import time as _time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "Category", "Severity", "Status", "Evidence", "Finding", "TaskReport", "Diagnosis",
-    "format_clock", "format_iso", "SCHEMA_VERSION", "Alternative", "JobEvent",
+    "Category", "CATEGORY_DOCS", "Severity", "Status", "Evidence", "Finding", "Alternative", "JobEvent",
+    "format_clock", "format_iso", "SCHEMA_VERSION",
 ]
 
 SCHEMA_VERSION = 1
@@ -101,6 +97,21 @@ def format_clock(ts: float | None) -> str:
     return _time.strftime("%H:%M:%S", lt) + f".{int((ts % 1) * 1000):03d}"
 
 
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _enum(kind, v: Any, default):
+    try:
+        return kind(v)
+    except ValueError:
+        return default
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One quoted line of evidence: which task, when, what, and its role.
@@ -119,6 +130,27 @@ class Evidence:
         return {"task": self.task, "ts": self.ts, "at": format_iso(self.ts), "where": self.where,
                 "text": self.text, "role": self.role}
 
+    @staticmethod
+    def from_json(d: dict) -> "Evidence":
+        role = d.get("role")
+        return Evidence(task=_str(d.get("task")), ts=_num(d.get("ts")), text=str(d.get("text") or ""),
+                        role=role if role in ("cause", "consequence", "context") else "cause",
+                        where=_str(d.get("where")))
+
+    @staticmethod
+    def from_line(line: str, near: float | None) -> "Evidence":
+        """A rendered line of a ``diagnosis.json`` written before ``evidence_detail`` existed.
+
+        Such files carry evidence only as :meth:`render` wrote it, ``[task HH:MM:SS.mmm] (role) text``; the
+        time of day is put back on the day of ``near`` (the verdict's time), at or before it.
+        """
+        m = _RENDERED.match(line)
+        if not m:
+            return Evidence(task=None, ts=None, text=line, role="context")
+        task, clock, role, text = m.groups()
+        return Evidence(task=None if task == "job" else task, ts=_time_of_day(clock, near), text=text,
+                        role=role or "cause")
+
     def render(self) -> str:
         where = self.task or "job"
         tag = " (consequence)" if self.role == "consequence" else ""
@@ -126,41 +158,22 @@ class Evidence:
         return f"[{where} {format_clock(self.ts)}]{tag} {text}"
 
 
-@dataclass(frozen=True)
-class Finding:
-    """What one rule concluded. ``code`` is the rule's stable code (DDnnn)."""
+_RENDERED = re.compile(r"^\[(\S+) ([0-9:.\-]+)\](?: \((consequence|context|cause)\))?\s?(.*)$", re.S)
 
-    code: str
-    category: Category
-    severity: Severity
-    culprit: str | None
-    summary: str
-    evidence: tuple[Evidence, ...] = ()
-    remedy: str = ""
-    at: float | None = None  # when the problem began, for the root-cause policy
-    candidates: tuple[str, ...] = ()  # when the culprit can't be decided
-    confidence: str | None = None     # high / medium / low (``diagnose`` over logs it did not write)
-    alternatives: tuple["Alternative", ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "code": self.code,
-            "category": self.category.value,
-            "culprit": self.culprit,
-            "severity": self.severity.value,
-            "summary": self.summary,
-            "evidence": [e.render() for e in self.evidence],
-            "remedy": self.remedy,
-            "at": self.at,
-        }
-        out["evidence_detail"] = [e.to_json() for e in self.evidence]
-        if self.candidates:
-            out["candidates"] = list(self.candidates)
-        if self.confidence:
-            out["confidence"] = self.confidence
-        if self.alternatives:
-            out["alternatives"] = [a.to_json() for a in self.alternatives]
-        return out
+def _time_of_day(clock: str, near: float | None) -> float | None:
+    """``HH:MM:SS.mmm`` (local time, as :func:`format_clock` writes it) on the day of ``near``, at or before it."""
+    try:
+        h, m, rest = clock.split(":")
+        secs = int(h) * 3600 + int(m) * 60 + float(rest)
+    except ValueError:
+        return None
+    if near is None:
+        return None
+    lt = _time.localtime(near)
+    midnight = int(near) - (lt.tm_hour * 3600 + lt.tm_min * 60 + lt.tm_sec)
+    ts = midnight + secs + 0.0005           # the middle of the millisecond the line shows
+    return ts - 86400 if ts > near + 60 else ts
 
 
 @dataclass(frozen=True)
@@ -178,63 +191,73 @@ class Alternative:
             out["settle"] = self.settle
         return out
 
-
-@dataclass(frozen=True)
-class TaskReport:
-    """Per-task facts in a diagnosis."""
-
-    exit_code: int | None = None
-    signal: str | None = None
-    state: str = "unknown"
-    last_progress_at: float | None = None
-    stack: str = ""
-    steps: int | None = None
-    pid: int | None = None
-    log: str | None = None
-    peak_rss_bytes: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "exit_code": self.exit_code,
-            "signal": self.signal,
-            "state": self.state,
-            "last_progress_at": self.last_progress_at,
-            "stack": self.stack,
-            "steps": self.steps,
-            "pid": self.pid,
-            "log": self.log,
-            "peak_rss_bytes": self.peak_rss_bytes,
-        }
+    @staticmethod
+    def from_json(d: dict) -> "Alternative":
+        return Alternative(category=_enum(Category, d.get("category"), Category.OTHER), culprit=_str(d.get("culprit")),
+                           why=str(d.get("why") or ""), settle=_str(d.get("settle")))
 
 
 @dataclass(frozen=True)
-class Diagnosis:
-    status: Status
-    root_cause: Finding | None
-    findings: tuple[Finding, ...]
-    detected_at: float
-    tasks: dict[str, TaskReport] = field(default_factory=dict)
-    command: str = "run"
-    notes: tuple[str, ...] = ()
+class Finding:
+    """What one rule concluded. ``code`` is the rule's stable code (DDnnn)."""
+
+    code: str
+    category: Category
+    severity: Severity
+    culprit: str | None
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    remedy: str = ""
+    at: float | None = None  # when the problem began, for the root-cause policy
+    candidates: tuple[str, ...] = ()  # when the culprit can't be decided
+    confidence: str | None = None     # high / medium / low (``diagnose`` over logs it did not write)
+    alternatives: tuple[Alternative, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        rc = None
-        if self.root_cause is not None:
-            rc = self.root_cause.to_json()
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "command": self.command,
-            "status": self.status.value,
-            "root_cause": rc,
-            "findings": [f.to_json() for f in self.findings],
-            "detected_at": self.detected_at,
-            "tasks": {k: v.to_json() for k, v in self.tasks.items()},
-            "notes": list(self.notes),
+        out: dict[str, Any] = {
+            "code": self.code,
+            "category": self.category.value,
+            "culprit": self.culprit,
+            "severity": self.severity.value,
+            "summary": self.summary,
+            "evidence": [e.render() for e in self.evidence],    # for people and grep; programs read evidence_detail
+            "remedy": self.remedy,
+            "at": self.at,
         }
+        out["evidence_detail"] = [e.to_json() for e in self.evidence]
+        if self.candidates:
+            out["candidates"] = list(self.candidates)
+        if self.confidence:
+            out["confidence"] = self.confidence
+        if self.alternatives:
+            out["alternatives"] = [a.to_json() for a in self.alternatives]
+        return out
+
+    @staticmethod
+    def from_json(d: dict, near: float | None = None) -> "Finding":
+        """The finding ``to_json`` wrote; evidence from ``evidence_detail``, or (older files) from the rendered
+        lines, whose time of day is put on the day of ``near`` (the diagnosis' ``detected_at``)."""
+        detail = d.get("evidence_detail")
+        if isinstance(detail, list):
+            evidence = tuple(Evidence.from_json(e) for e in detail if isinstance(e, dict))
+        else:
+            ref = _num(d.get("at")) if near is None else near
+            evidence = tuple(Evidence.from_line(str(e), ref) for e in d.get("evidence") or ()
+                             if isinstance(e, (str, int, float)))
+        conf = d.get("confidence")
+        return Finding(code=str(d.get("code") or ""), category=_enum(Category, d.get("category"), Category.OTHER),
+                       severity=_enum(Severity, d.get("severity", "error"), Severity.ERROR),
+                       culprit=_str(d.get("culprit")) or None, summary=str(d.get("summary") or ""), evidence=evidence,
+                       remedy=str(d.get("remedy") or ""), at=_num(d.get("at")),
+                       candidates=tuple(c for c in d.get("candidates") or () if isinstance(c, str)),
+                       confidence=conf if isinstance(conf, str) else None,
+                       alternatives=tuple(Alternative.from_json(a) for a in d.get("alternatives") or ()
+                                          if isinstance(a, dict)))
 
     @property
-    def exit_code(self) -> int:
-        return {Status.SUCCEEDED: 0, Status.UNKNOWN: 0, Status.FAILED: 1, Status.HUNG: 3}.get(self.status, 1)
+    def culprits(self) -> tuple[str, ...]:
+        """The culprit, or the candidates when it could not be decided."""
+        return (self.culprit,) if self.culprit else self.candidates
 
 
 @dataclass(frozen=True)
