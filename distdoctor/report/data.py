@@ -155,7 +155,7 @@ def _lane_of(name: str, att: _Records, window: float, t1: float, joined: frozens
     outcome = _outcome(rep, stopped, last.state if last else None)
     marks = task_marks(evs, log, ss, rep, window, joined)
     if att.number is not None:
-        marks = [replace(m, attempt=att.number) for m in marks]
+        marks = [replace(m, attempt=att.number, outcome=outcome if m.kind == Mark.EXIT else None) for m in marks]
     end = att.end if att.end is not None else t1
     spans = task_spans(marks, ss, name in att.culprits, outcome != TaskOutcome.OK, rep.last_progress_at, end)
     return rep, ss, log, last, outcome, marks, spans

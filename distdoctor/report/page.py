@@ -93,6 +93,7 @@ class LaneMark:
     first: float | None = None
     last: float | None = None
     attempt: int | None = None  # the attempt of a restarted run it belongs to (None: the run was not restarted)
+    outcome: TaskOutcome | None = None   # an exit's: how the task ended in that attempt (None: the lane's outcome)
 
 
 @dataclass(frozen=True)

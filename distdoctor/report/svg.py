@@ -181,7 +181,7 @@ def _lane(lane: Lane, y: float, h: float, scale: _TimeScale, stripe: bool) -> st
             out.append(f'<path class="spread" d="M{scale.x(m.first):.1f} {cy + 9:.1f}H{scale.x(m.last):.1f}"/>')
         attempt = f' data-attempt="{m.attempt}"' if m.attempt is not None else ""
         out.append(f'<g class="mark mk-{m.kind.value}" data-kind="{m.kind.value}"{attempt} data-tip="{_a(_mark_tip(m, lane))}">'
-                   f'{mark_glyph(m.kind, x, cy, lane.outcome)}</g>')
+                   f'{mark_glyph(m.kind, x, cy, m.outcome or lane.outcome)}</g>')
     out.append("</g>")
     return "".join(out)
 
