@@ -33,8 +33,8 @@ def _int(v: Any) -> int | None:
 class Position:
     """Where training was: the 0-based epoch index and the steps done (in that epoch when known)."""
 
-    epoch: int | None = None
-    step: int | None = None
+    epoch: int | None = None  # 0-based epoch index
+    step: int | None = None  # steps done (in that epoch when known)
 
     def key(self) -> tuple[int, int]:
         return (-1 if self.epoch is None else self.epoch, self.step or 0)
@@ -69,9 +69,9 @@ class ResumePoint:
     """Where an attempt started: the 0-based index of its first epoch (Keras prints it as
     ``Epoch N+1/M``), the step, and the checkpoint it restored; None where unknown."""
 
-    epoch: int | None = None
-    step: int | None = None
-    checkpoint: str | None = None
+    epoch: int | None = None  # 0-based index of its first epoch (Keras prints it as ``Epoch N+1/M``)
+    step: int | None = None  # the step it resumed at
+    checkpoint: str | None = None  # the checkpoint it restored
 
     def to_json(self) -> dict[str, Any]:
         return {"epoch": self.epoch, "step": self.step, "checkpoint": self.checkpoint}
@@ -95,19 +95,19 @@ class Attempt:
     """One attempt of a run: when it ran, the finding that ended it, the restart decision and its reason, the
     backoff, where it resumed from and how far it trained."""
 
-    number: int
-    started_at: float
-    ended_at: float
-    status: Status
-    root_cause: Finding | None
-    decision: Action
-    reason: str
-    backoff_s: float = 0.0
-    resumed_from: ResumePoint = ResumePoint()
-    reached: Position = Position()
+    number: int  # 1, 2, ...
+    started_at: float  # when its tasks were launched (unix seconds)
+    ended_at: float  # when its last task ended
+    status: Status  # how it ended
+    root_cause: Finding | None  # the finding that ended it (null: it succeeded)
+    decision: Action  # restart, stop, or none (it succeeded)
+    reason: str  # why, in words
+    backoff_s: float = 0.0  # the wait before the next attempt
+    resumed_from: ResumePoint = ResumePoint()  # where it started: epoch, step, restored checkpoint
+    reached: Position = Position()  # the furthest point it trained to
     steps: int | None = None                 # steps this attempt ran
     exit_code: int | None = None             # the culprit's
-    first_step_at: float | None = None
+    first_step_at: float | None = None  # its first training step
     failed_at: float | None = None           # when the failure that ended it began
     checkpoints: tuple[str, ...] = ()        # directories the job checkpoints to
     epoch_starts: tuple[tuple[int, float, int], ...] = field(default=())  # (0-based epoch, ts, steps before)
@@ -166,13 +166,13 @@ class Attempt:
 class AttemptGoodput:
     """One attempt's share of the job's time (seconds)."""
 
-    number: int
+    number: int  # the attempt
     program_startup_s: float | None   # start -> first step
     productive_s: float               # trained and kept
     wasted_progress_s: float          # trained, then recomputed by the next attempt
-    recomputed_steps: int | None
+    recomputed_steps: int | None  # steps done again (null: unknown)
     disruption_s: float               # failure -> attempt ended
-    backoff_s: float
+    backoff_s: float  # the wait after it, before a restart
     failure_to_next_step_s: float | None  # this attempt's failure -> the next attempt's first step
 
     def to_json(self) -> dict[str, Any]:
@@ -190,10 +190,10 @@ class AttemptGoodput:
 class Badput:
     """The job's time that did not train the model, by cause (seconds)."""
 
-    program_startup_s: float = 0.0
-    wasted_progress_s: float = 0.0
-    disruption_s: float = 0.0
-    backoff_s: float = 0.0
+    program_startup_s: float = 0.0  # attempts' start to their first step
+    wasted_progress_s: float = 0.0  # training done again after a restart
+    disruption_s: float = 0.0  # failure to the end of its attempt: detection, grace, the stop
+    backoff_s: float = 0.0  # the waits between attempts
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -207,11 +207,11 @@ class Badput:
 class Goodput:
     """Productive training time over the job's wall-clock time (Google's ML Goodput vocabulary)."""
 
-    wall_s: float
-    productive_s: float
-    ratio: float | None
-    badput: Badput = Badput()
-    attempts: tuple[AttemptGoodput, ...] = ()
+    wall_s: float  # the job's wall-clock time, first start to last end
+    productive_s: float  # time that trained the model and was kept
+    ratio: float | None  # productive over wall time
+    badput: Badput = Badput()  # the rest, by cause
+    attempts: tuple[AttemptGoodput, ...] = ()  # each attempt's share
 
     def to_json(self) -> dict[str, Any]:
         return {"wall_s": self.wall_s, "productive_s": self.productive_s, "ratio": self.ratio,

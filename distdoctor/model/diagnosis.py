@@ -21,15 +21,15 @@ class SchemaError(ValueError):
 class TaskReport:
     """Per-task facts in a diagnosis."""
 
-    exit_code: int | None = None
-    signal: str | None = None
-    state: str = "unknown"
-    last_progress_at: float | None = None
-    stack: str = ""
-    steps: int | None = None
-    pid: int | None = None
-    log: str | None = None
-    peak_rss_bytes: int | None = None
+    exit_code: int | None = None  # the process's exit code; negative: killed by that signal
+    signal: str | None = None  # the fatal signal's name (SIGKILL), when a signal ended it
+    state: str = "unknown"  # its process state at the verdict (running, sleeping, stopped, disk-sleep, exited...)
+    last_progress_at: float | None = None  # when it last made a training step (unix seconds)
+    stack: str = ""  # its stack at the verdict (py-spy, and the in-process agent's view)
+    steps: int | None = None  # training steps it completed
+    pid: int | None = None  # its process id
+    log: str | None = None  # its log file
+    peak_rss_bytes: int | None = None  # its highest resident memory
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -72,16 +72,16 @@ class Diagnosis:
     per-task facts, and -- for ``run`` -- each attempt, the goodput and the ParameterServerStrategy workers
     restarted alone (``task_restarts``, the supervisor's records as written)."""
 
-    status: Status
-    root_cause: Finding | None
-    findings: tuple[Finding, ...]
-    detected_at: float
-    tasks: dict[str, TaskReport] = field(default_factory=dict)
-    command: str = "run"
-    notes: tuple[str, ...] = ()
-    attempts: tuple[Attempt, ...] = ()
-    goodput: Goodput | None = None
-    task_restarts: tuple[dict, ...] = ()
+    status: Status  # how the job ended
+    root_cause: Finding | None  # the finding the root-cause policy picked; null when nothing failed
+    findings: tuple[Finding, ...]  # every finding, the root cause included
+    detected_at: float  # when distdoctor reached its verdict (unix seconds)
+    tasks: dict[str, TaskReport] = field(default_factory=dict)  # per task (``worker:0``), its facts
+    command: str = "run"  # the command that wrote it: run or diagnose
+    notes: tuple[str, ...] = ()  # what a person should know about how it was reached
+    attempts: tuple[Attempt, ...] = ()  # ``run``: one record per attempt (written when there is one)
+    goodput: Goodput | None = None  # ``run``: the job's goodput (with ``attempts``)
+    task_restarts: tuple[dict, ...] = ()  # ``run --restarts`` under ParameterServerStrategy: workers restarted alone
 
     def to_json(self) -> dict[str, Any]:
         rc = None

@@ -120,10 +120,10 @@ class Evidence:
     for symptoms that healthy tasks reported because of it, ``context`` for the rest.
     """
 
-    task: str | None
-    ts: float | None
-    text: str
-    role: str = "cause"
+    task: str | None  # the task that wrote it; null: the job (or distdoctor)
+    ts: float | None  # when (unix seconds); null when the line has no time
+    text: str  # the line, or what distdoctor measured
+    role: str = "cause"  # cause, consequence (a healthy task's symptom of it) or context
     where: str | None = None       # file:line the text was read from, when it came from a log
 
     def to_json(self) -> dict[str, Any]:
@@ -180,9 +180,9 @@ def _time_of_day(clock: str, near: float | None) -> float | None:
 class Alternative:
     """Another reading of the same evidence, ranked below the root cause."""
 
-    category: Category
-    culprit: str | None
-    why: str
+    category: Category  # the other category
+    culprit: str | None  # the task it would blame
+    why: str  # why it is possible
     settle: str | None = None      # what would confirm or rule it out (a record to look at)
 
     def to_json(self) -> dict[str, Any]:
@@ -201,17 +201,17 @@ class Alternative:
 class Finding:
     """What one rule concluded. ``code`` is the rule's stable code (DDnnn)."""
 
-    code: str
-    category: Category
-    severity: Severity
-    culprit: str | None
-    summary: str
-    evidence: tuple[Evidence, ...] = ()
-    remedy: str = ""
+    code: str  # the rule's stable code in the catalogue (``distdoctor rules``)
+    category: Category  # one of the categories below
+    severity: Severity  # error, warning or info
+    culprit: str | None  # the task where the failure began (null: see candidates)
+    summary: str  # one sentence: what happened, where
+    evidence: tuple[Evidence, ...] = ()  # the lines that show it, the cause first
+    remedy: str = ""  # what to do
     at: float | None = None  # when the problem began, for the root-cause policy
     candidates: tuple[str, ...] = ()  # when the culprit can't be decided
     confidence: str | None = None     # high / medium / low (``diagnose`` over logs it did not write)
-    alternatives: tuple[Alternative, ...] = ()
+    alternatives: tuple[Alternative, ...] = ()  # other readings of the same evidence, ranked below it
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -268,10 +268,10 @@ class JobEvent:
     plain string read back (bundles of older runs hold kinds that are no longer written, e.g. ``first_step``).
     """
 
-    ts: float
-    task: str | None
-    kind: str
-    text: str = ""
+    ts: float  # when (unix seconds)
+    task: str | None  # the task; null: the whole job
+    kind: str  # start, agent, connected, fault, stall_suspected, stall_cleared, hang_declared, exit, signal_sent, ...
+    text: str = ""  # what happened, in words
 
     def to_json(self) -> dict[str, Any]:
         return {"ts": self.ts, "task": self.task, "kind": getattr(self.kind, "value", self.kind), "text": self.text}
