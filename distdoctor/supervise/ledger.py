@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import os
 
-from ..model import Attempt, Finding, ResumePoint
+from ..model import Attempt, ResumePoint
 
-__all__ = ["ResumePoint", "AttemptRecord", "load_ledger", "finding_from_json"]
+__all__ = ["ResumePoint", "AttemptRecord", "load_ledger"]
 
 
 AttemptRecord = Attempt            # the ledger's record is the model's Attempt (one class, carried by the Diagnosis)
-finding_from_json = Finding.from_json
 
 
 def load_ledger(out_dir: str) -> list[AttemptRecord]:
