@@ -242,3 +242,42 @@ def write_bundle(dir: str, rec: dict[str, Any], parts: tuple[str, ...] = ("diagn
 def make_bundle(dir: str, n_tasks: int, scenario: str) -> str:
     """Write a synthetic bundle into ``dir`` (created) and return its path."""
     return write_bundle(dir, bundle_records(n_tasks, scenario))
+
+
+RESTART_GAP = 100.0        # attempt 2 of a restarted bundle starts this long after attempt 1
+
+
+def _shift(rec: dict[str, Any], by: float) -> dict[str, Any]:
+    """The same records ``by`` seconds later (samples, events, log prefixes, the diagnosis' times)."""
+    def stamp(line: str) -> str:
+        ts = _dt.datetime.strptime(line[:31], "%Y-%m-%dT%H:%M:%S.%f+0000").replace(tzinfo=_dt.timezone.utc).timestamp()
+        return _stamp(ts + by) + line[31:]
+    diag = json.loads(json.dumps(rec["diagnosis"]))
+    diag["detected_at"] += by
+    for t in diag["tasks"].values():
+        if t.get("last_progress_at") is not None:
+            t["last_progress_at"] += by
+    return {"diagnosis": diag, "samples": [dict(s, ts=s["ts"] + by) for s in rec["samples"]],
+            "events": [dict(e, ts=e["ts"] + by) for e in rec["events"]],
+            "logs": {name: [stamp(line) for line in lines] for name, lines in rec["logs"].items()}}
+
+
+def make_restarted_bundle(dir: str, n_tasks: int) -> str:
+    """A run restarted once, as ``run --restarts 1`` leaves it: attempt 1 (worker:1 OOM-killed) in
+    ``attempts/1/``, attempt 2 (healthy, ``RESTART_GAP`` s later) at the top level, the ledger in diagnosis.json."""
+    first, second = bundle_records(n_tasks, "oom"), _shift(bundle_records(n_tasks, "healthy"), RESTART_GAP)
+    write_bundle(os.path.join(dir, "attempts", "1"), first)
+    second["events"].insert(0, {"ts": T0 + RESTART_GAP - 0.5, "task": None, "kind": "attempt", "text": "attempt 2 starts"})
+    end1 = max(e["ts"] for e in first["events"])
+    end2 = max(e["ts"] for e in second["events"])
+    second["diagnosis"]["attempts"] = [
+        {"number": 1, "started_at": T0, "ended_at": end1, "status": "failed", "root_cause": first["diagnosis"]["root_cause"],
+         "decision": "restart", "reason": "oom_host on worker:1: a first OOM gets one restart", "backoff_s": 10.0,
+         "resumed_from": {"epoch": 0, "step": None, "checkpoint": None}, "restart_class": "transient"},
+        {"number": 2, "started_at": T0 + RESTART_GAP - 0.5, "ended_at": end2, "status": "succeeded", "root_cause": None,
+         "decision": "none", "reason": "the job succeeded", "backoff_s": 0.0,
+         "resumed_from": {"epoch": 0, "step": None, "checkpoint": None}}]
+    second["diagnosis"]["goodput"] = {"wall_s": end2 - T0, "productive_s": 30.0, "ratio": round(30.0 / (end2 - T0), 4),
+                                      "badput": {"program_startup_s": 12.0, "wasted_progress_s": 14.0,
+                                                 "disruption_s": 1.0, "backoff_s": 10.0}}
+    return write_bundle(dir, second)

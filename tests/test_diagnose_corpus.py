@@ -68,12 +68,22 @@ def test_same_schema_and_every_evidence_line_names_task_and_time(case):
 
 
 def test_plain_report_leads_with_the_root_cause():
-    from distdoctor.diagnose.command import render_text
+    """The one text renderer, into a plain file (no terminal: no colours): the verdict, then the root cause."""
+    import io
+
+    from rich.console import Console
+
+    from distdoctor.report.terminal import render_diagnosis
     diag, _ = diagnose_paths([str(CORPUS / "sigkill-raw-logs")], jobs=1, detected_at=0.0)
-    text = render_text(diag.to_json())
-    first = text.splitlines()[0]
-    assert first.startswith("distdoctor diagnose: FAILED") and "worker:1" in first
-    assert "(consequence)" in text and "tasks:" in text
+    buf = io.StringIO()
+    render_diagnosis(diag, Console(file=buf, width=200))
+    text = buf.getvalue()
+    assert "\x1b[" not in text
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert "FAILED" in lines[1]
+    cause = next(i for i, line in enumerate(lines) if "Root cause" in line)
+    assert "worker:1" in lines[cause] and cause < next(i for i, line in enumerate(lines) if "(consequence)" in line)
+    assert any(line.split()[:2] == ["task", "ended"] for line in lines)
 
 
 FOREIGN = [c for c in CASES if c.endswith("-foreign")]

@@ -8,20 +8,22 @@ import pytest
 import yaml
 
 from distdoctor.cli import main
+from distdoctor.model import Diagnosis
 from distdoctor.supervise.exitcodes import (PERMANENT, RETRYABLE, TFJOB_PERMANENT, TFJOB_RETRYABLE, USAGE,
                                             policy_exit_status, task_exit_status)
 from distdoctor.supervise.schedpolicy import snippet
 
 
 def _diag(category: str | None, code: str = "DD101", culprit: str = "worker:1", status: str = "failed",
-          summary: str = "", exit_code: int | None = None, attempts: list | None = None) -> dict:
+          summary: str = "", exit_code: int | None = None, attempts: list | None = None) -> Diagnosis:
+    """The policy takes the model: a diagnosis.json document read back, as ``run`` hands it over."""
     d = {"status": status, "root_cause": None, "tasks": {culprit: {"exit_code": exit_code}}}
     if category:
         d["root_cause"] = {"code": code, "category": category, "culprit": culprit, "summary": summary,
                            "severity": "error"}
     if attempts is not None:
-        d["attempts"] = attempts
-    return d
+        d["attempts"] = [{"started_at": 0.0, "ended_at": 1.0, "decision": "restart", **a} for a in attempts]
+    return Diagnosis.from_json(d)
 
 
 def test_the_codes_are_tfjobs():

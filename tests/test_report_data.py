@@ -11,8 +11,9 @@ from bundles import T0, bundle_records, make_bundle, write_bundle
 from distdoctor.cli import main
 from distdoctor.errors import InputError
 from distdoctor.report.bundle import load_bundle
-from distdoctor.report.data import (GROUP_MIN_TASKS, Mark, Outcome, Phase, build_page, compress_tasks,
-                                    parse_evidence)
+from distdoctor.model import Diagnosis, Evidence
+from distdoctor.report.data import GROUP_MIN_TASKS, build_page, compress_tasks
+from distdoctor.report.page import LanePhase, Mark, TaskOutcome
 from distdoctor.report.series import aggregate, downsample, step_times, Series
 
 
@@ -22,15 +23,22 @@ def page_of(tmp_path, n: int, scenario: str, **kw):
 
 # -- small pure pieces ------------------------------------------------------------
 
-@pytest.mark.parametrize("raw, task, clock, text, consequence", [
-    ("[worker:1 12:03:04.120] OOM when allocating", "worker:1", "12:03:04.120", "OOM when allocating", False),
-    ("[worker:0 12:03:05.001] (consequence) Socket closed", "worker:0", "12:03:05.001", "Socket closed", True),
-    ("[job --:--:--.---] no timestamps", None, "--:--:--.---", "no timestamps", False),
-    ("free text without a prefix", None, "", "free text without a prefix", False),
+@pytest.mark.parametrize("raw, task, clock, text, role", [
+    ("[worker:1 12:03:04.120] OOM when allocating", "worker:1", "12:03:04.120", "OOM when allocating", "cause"),
+    ("[worker:0 12:03:05.001] (consequence) Socket closed", "worker:0", "12:03:05.001", "Socket closed", "consequence"),
+    ("[job --:--:--.---] no timestamps", None, "--:--:--.---", "no timestamps", "cause"),
+    ("free text without a prefix", None, "--:--:--.---", "free text without a prefix", "context"),
 ])
-def test_parse_evidence(raw, task, clock, text, consequence):
-    e = parse_evidence(raw)
-    assert (e.task, e.clock, e.text, e.consequence) == (task, clock, text, consequence)
+def test_rendered_evidence_of_older_files_is_read_back(raw, task, clock, text, role):
+    """A diagnosis.json written before evidence_detail: its rendered lines give typed evidence, the time of day put
+    back on the verdict's day (at or before it)."""
+    from distdoctor.model import format_clock
+    near = T0 + 13 * 3600.0
+    e = Evidence.from_line(raw, near)
+    assert (e.task, format_clock(e.ts), e.text, e.role) == (task, clock, text, role)
+    assert e.ts is None or near - 86400 < e.ts <= near + 60
+    if e.ts is not None:
+        assert Evidence.from_line(e.render(), near) == e      # and it renders back to the same line
 
 
 @pytest.mark.parametrize("tasks, expect", [
@@ -79,7 +87,7 @@ def test_stall_page(tmp_path):
     v = page.verdict
     assert (v.status, v.title, v.culprits) == ("hung", "Hung", ("worker:1",))
     assert "slow_input_fn" in v.headline and v.root.remedy.startswith("Look at slow_input_fn")
-    assert [e.consequence for e in v.root.evidence] == [False, False, True]
+    assert [e.role for e in v.root.evidence] == ["cause", "cause", "consequence"]
     # the culprit's lane comes first; every task has its own lane in a small job
     assert [lane.key for lane in page.lanes] == ["worker:1", "worker:0", "worker:2", "worker:3"]
     culprit, peer = page.lanes[0], page.lanes[1]
@@ -94,10 +102,10 @@ def test_stall_page(tmp_path):
     stall = next(m for m in culprit.marks if m.kind == Mark.STALL)
     assert "train.py:88 in slow_input_fn" in stall.detail and "loss" in stall.line
     # phases: the culprit stalls, its peers wait
-    assert [s.phase for s in culprit.spans][-1] == Phase.STALLED
-    assert [s.phase for s in peer.spans][-1] == Phase.WAITING
+    assert [s.phase for s in culprit.spans][-1] == LanePhase.STALLED
+    assert [s.phase for s in peer.spans][-1] == LanePhase.WAITING
     assert culprit.spans[-1].start == pytest.approx(T0 + 20.0, abs=0.01)
-    assert culprit.outcome == peer.outcome == Outcome.STOPPED
+    assert culprit.outcome == peer.outcome == TaskOutcome.STOPPED
     # the step-time series climbs during the stall; job markers for stall, hang and the root cause
     assert culprit.metrics.step_time.peak() > 15
     # CPU over time: during the stall the culprit spins one core in Python, its peers sleep in the collective
@@ -117,14 +125,14 @@ def test_oom_page(tmp_path):
     assert page.verdict.status == "failed" and page.verdict.root.category == "oom_host"
     assert [f.code for f in page.findings] == ["DD101"]        # the root cause is not repeated
     culprit = page.lanes[0]
-    assert culprit.key == "worker:1" and culprit.outcome == Outcome.FAILED
+    assert culprit.key == "worker:1" and culprit.outcome == TaskOutcome.FAILED
     assert culprit.metrics.rss.peak() > 6.5 * (1 << 30)
     assert any(m.kind == Mark.EXIT and m.label == "signal SIGKILL" and m.line == "Killed" for m in culprit.marks)
     for peer in page.lanes[1:]:
-        assert peer.outcome == Outcome.FAILED and peer.facts.exit_code == 1
+        assert peer.outcome == TaskOutcome.FAILED and peer.facts.exit_code == 1
         symptoms = [m for m in peer.marks if m.kind == Mark.SYMPTOM]
         assert symptoms and any("task:1" in m.line for m in symptoms)
-        assert peer.spans[-1].phase == Phase.WAITING       # no progress once the culprit died
+        assert peer.spans[-1].phase == LanePhase.WAITING       # no progress once the culprit died
 
 
 def test_healthy_page(tmp_path):
@@ -134,8 +142,8 @@ def test_healthy_page(tmp_path):
     assert v.headline == "All 3 tasks finished normally."
     assert page.markers == () and page.findings == ()
     for lane in page.lanes:
-        assert lane.outcome == Outcome.OK
-        assert {s.phase for s in lane.spans} == {Phase.STARTING, Phase.CONNECTED, Phase.TRAINING}
+        assert lane.outcome == TaskOutcome.OK
+        assert {s.phase for s in lane.spans} == {LanePhase.STARTING, LanePhase.CONNECTED, LanePhase.TRAINING}
         assert sum(1 for m in lane.marks if m.kind == Mark.EPOCH) == 3
         assert lane.metrics.step_time.peak() < 0.5           # no climb after a normal finish
 
@@ -298,7 +306,7 @@ def test_logs_without_timestamps_still_make_a_page(tmp_path):
                            "remedy": "Fix the code.", "at": None},
             "findings": [], "tasks": {"worker:0": {"exit_code": None, "state": "unknown", "log": str(log)}}, "notes": []}
     obs = JobObservation(tasks={"worker:0": TaskObservation(task="worker:0", log_path=str(log))}, source="logs")
-    out = write_logs_report(diag, obs, str(tmp_path / "r.html"))
+    out = write_logs_report(Diagnosis.from_json(diag), obs, str(tmp_path / "r.html"))
     html = open(out).read()
     assert 'data-status="failed"' in html and 'data-task="worker:0"' in html and "bad &lt;input&gt;" in html
 
@@ -329,7 +337,7 @@ def _logs_page(case: str, *parts: str):
     from distdoctor.report.bundle import bundle_from_observation
     path = os.path.join(CORPUS, case, *parts)
     diag, obs = diagnose_paths([path], jobs=1)
-    return build_page(bundle_from_observation(diag.to_json(), obs, path))
+    return build_page(bundle_from_observation(diag, obs, path))
 
 
 def test_recorded_healthy_run_has_one_connect_mark_per_task():
@@ -353,7 +361,7 @@ def test_recorded_healthy_run_has_one_connect_mark_per_task():
         for l in lane.values():
             kinds = [m.kind for m in l.marks]
             assert kinds.index(Mark.START) < kinds.index(Mark.CONNECTED) < kinds.index(Mark.FIRST_STEP)
-            assert Phase.CONNECTED in {s.phase for s in l.spans}
+            assert LanePhase.CONNECTED in {s.phase for s in l.spans}
             # the start-up "Waiting for 1/2 tasks to connect" was answered: no symptom on a healthy lane
             assert not [m for m in l.marks if m.kind == Mark.SYMPTOM]
 

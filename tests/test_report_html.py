@@ -66,3 +66,24 @@ def test_culprit_expanded_first_with_stack_and_log_tail(tmp_path):
     assert all(not d.endswith(" open>") for d in details[1:])
     culprit = html[html.index(details[0]):html.index(details[1])]
     assert "<h4>Stack</h4>" in culprit and "slow_input_fn" in culprit and "<h4>Log (" in culprit
+
+
+def test_the_timeline_shows_every_attempt_of_a_restarted_run(tmp_path):
+    """worker:1 was OOM-killed in attempt 1 and the restart succeeded: attempt 1's failure is on worker:1's lane
+    (not only in the attempts table), left of attempt 2, with the attempt's own ending."""
+    from bundles import RESTART_GAP, T0, make_restarted_bundle
+    page = build_page(load_bundle(make_restarted_bundle(str(tmp_path / "b"), 3)))
+    assert page.t0 <= T0 and page.t1 >= T0 + RESTART_GAP
+    html = render_html(page)
+    timeline = html[html.index('<section id="timeline"'):html.index("</section>", html.index('<section id="timeline"'))]
+    lane = re.search(r'<g class="lane[^"]*" data-task="worker:1".*?</g></g>(?=<g class="lane|<line|<g class="jm|</svg>)',
+                     timeline, re.S)
+    assert lane, timeline[:2000]
+    marks = re.findall(r'<g class="mark mk-(\w+)" data-kind="\w+" data-attempt="(\d)" data-tip="([^"]*)">(.*?)</g>',
+                       lane.group(0), re.S)
+    first = [(kind, tip, glyph) for kind, n, tip, glyph in marks if n == "1"]
+    assert any(kind == "fault" and "SIGKILL" in tip and tip.startswith("attempt 1: ") for kind, tip, _ in first), first
+    assert any(kind == "exit" and "g-exit-failed" in glyph for kind, _, glyph in first), first   # its own ending
+    assert {n for _, n, _, _ in marks} == {"1", "2"}
+    assert any(kind == "exit" and "g-exit-ok" in glyph for kind, n, _, glyph in marks if n == "2")
+    assert 'class="jm jm-attempt"' in timeline and "attempt 2 starts" in timeline

@@ -7,12 +7,14 @@ import pytest
 from rich.console import Console
 
 from bundles import bundle_records
+from distdoctor.model import Diagnosis
 from distdoctor.report.terminal import MAX_TASK_ROWS, render_diagnosis
 
 
 def render(diag: dict, width: int = 100) -> str:
+    """``diag``: a diagnosis.json document, read back into the model as every command hands it over."""
     console = Console(file=StringIO(), width=width, color_system=None, legacy_windows=False)
-    render_diagnosis(diag, console)
+    render_diagnosis(Diagnosis.from_json(diag), console)
     return console.file.getvalue()
 
 

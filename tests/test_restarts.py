@@ -106,6 +106,7 @@ def test_terminal_report_shows_one_row_per_attempt_and_the_goodput():
 
     from rich.console import Console
 
+    from distdoctor.model import Diagnosis
     from distdoctor.report.terminal import render_diagnosis
     d = {"status": "succeeded", "root_cause": None, "findings": [], "tasks": {}, "notes": [],
          "attempts": [
@@ -119,7 +120,7 @@ def test_terminal_report_shows_one_row_per_attempt_and_the_goodput():
          "goodput": {"wall_s": 100.0, "productive_s": 62.0, "ratio": 0.62,
                      "badput": {"program_startup_s": 20.0, "wasted_progress_s": 5.0, "disruption_s": 3.0, "backoff_s": 10.0}}}
     buf = io.StringIO()
-    render_diagnosis(d, Console(file=buf, width=120))
+    render_diagnosis(Diagnosis.from_json(d), Console(file=buf, width=120))
     out = buf.getvalue()
     assert "goodput 62%: 62.0 s of productive training in 100.0 s" in out
     assert "restart after 10.0 s" in out and "epoch 2 from /ckpt" in out

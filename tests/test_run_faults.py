@@ -277,7 +277,8 @@ def test_bundled_example_succeeds_and_every_task_joins_the_cluster():
     joined = sorted(e["task"] for e in events if e["kind"] == "connected")
     assert joined == ["worker:0", "worker:1"], events
     from distdoctor.report.bundle import load_bundle
-    from distdoctor.report.data import Mark, build_page
+    from distdoctor.report.data import build_page
+    from distdoctor.report.page import Mark
     page = build_page(load_bundle(str(r.bundle)))
     marks = {lane.key: [m.kind for m in lane.marks if m.kind == Mark.CONNECTED] for lane in page.lanes}
     assert marks == {"worker:0": [Mark.CONNECTED], "worker:1": [Mark.CONNECTED]}, marks

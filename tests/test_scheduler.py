@@ -9,6 +9,7 @@ import io
 import json
 import os
 import stat
+from dataclasses import replace
 
 import pytest
 
@@ -22,14 +23,16 @@ from distdoctor.cluster.tfjob import TERMINATION_LOG, TERMINATION_LOG_ENV, TFJOB
 from distdoctor.errors import ConfigError
 from distdoctor.preflight.rules import check_document
 from distdoctor.supervise.outcome import show_outcome, verdict_line
+from distdoctor.model import Attempt, Diagnosis
 
 OMPI = {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "1",
         "OMPI_COMM_WORLD_LOCAL_SIZE": "2", "PMIX_HOSTNAME": "gpu7"}
 SLURM_ENV = {"SLURM_PROCID": "1", "SLURM_STEP_NODELIST": "n[1-2]", "SLURM_STEP_NUM_TASKS": "2",
              "SLURM_STEP_TASKS_PER_NODE": "1(x2)", "SLURM_JOB_ID": "42", "SLURM_LOCALID": "0"}
-FAILED = {"status": "failed", "tasks": {"worker:0": {}, "worker:1": {}},
-          "root_cause": {"code": "DD101", "category": "peer_crashed", "culprit": "worker:1",
-                         "summary": "worker:1 was killed by SIGKILL (exit -9)\nat step 12; the others waited"}}
+FAILED = Diagnosis.from_json({"status": "failed", "tasks": {"worker:0": {}, "worker:1": {}},
+                              "root_cause": {"code": "DD101", "category": "peer_crashed", "culprit": "worker:1",
+                                             "summary": "worker:1 was killed by SIGKILL (exit -9)\nat step 12; "
+                                                        "the others waited"}})
 
 
 def test_every_registered_scheduler_implements_the_contract():
@@ -106,11 +109,12 @@ def test_verdict_line():
                     "worker:1 was killed by SIGKILL (exit -9) at step 12; the others waited")
     short = verdict_line(FAILED, limit=90)
     assert len(short) <= 90 and short.endswith("...") and "culprit=worker:1 code=DD101: worker:1" in short
-    assert verdict_line({"status": "succeeded", "tasks": {"worker:0": {}, "worker:1": {}}, "root_cause": None}) \
-        == "distdoctor: status=succeeded tasks=2"
-    two = dict(FAILED, attempts=[{"number": 1}, {"number": 2}])
+    assert verdict_line(Diagnosis.from_json({"status": "succeeded", "tasks": {"worker:0": {}, "worker:1": {}},
+                                             "root_cause": None})) == "distdoctor: status=succeeded tasks=2"
+    two = replace(FAILED, attempts=tuple(Attempt(n, 0.0, 1.0, "failed", None, "restart", "") for n in (1, 2)))
     assert "code=DD101 attempts=2:" in verdict_line(two)
-    assert "culprit=unknown" in verdict_line({"status": "failed", "root_cause": {"category": "hang", "code": "DD201"}})
+    assert "culprit=unknown" in verdict_line(Diagnosis.from_json({"status": "failed", "root_cause": {
+        "category": "other", "code": "DD201"}}))
     assert "\n" not in verdict_line(FAILED)
 
 

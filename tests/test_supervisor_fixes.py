@@ -49,7 +49,8 @@ def test_live_steps_per_second_does_not_read_zero_while_steps_advance():
 
 def test_timeline_does_not_paint_a_short_start_up_disk_sleep_as_frozen():
     from distdoctor.report.bundle import Sample
-    from distdoctor.report.data import LaneMark, Mark, Phase, _spans
+    from distdoctor.report.marks import task_spans as _spans
+    from distdoctor.report.page import LaneMark, LanePhase as Phase, Mark
 
     def samples(states):
         return [Sample(ts=100.0 + 0.5 * i, task="worker:0", state=st) for i, st in enumerate(states)]

@@ -1,7 +1,7 @@
 """``distdoctor diagnose PATH...``: the root cause of a finished (or stuck) job, from its logs alone.
 
-The pure entry point (:func:`diagnose_paths`) and a plain-text renderer; the command line and the terminal/HTML
-rendering live at the edge (:mod:`distdoctor.report.diagnose_cli`), so ``diagnose`` never imports ``report``.
+The pure entry point (:func:`diagnose_paths`); the command line and the rendering (terminal, JSON, HTML) live at
+the edge (:mod:`distdoctor.report.diagnose_cli`), so ``diagnose`` never imports ``report``.
 
 PATH is a ``distdoctor run`` bundle, a folder of per-task logs, log files, or
 ``-`` for one combined stream on standard input. Any readable text is
@@ -16,10 +16,10 @@ import time
 from dataclasses import replace
 
 from ..errors import DistDoctorError, InputError
-from ..model import Diagnosis, format_clock
+from ..model import Diagnosis
 from .observations import JobObservation
 
-__all__ = ["diagnose_paths", "render_text"]
+__all__ = ["diagnose_paths"]
 
 
 def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, jobs: int | None = None,
@@ -62,40 +62,3 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
     if missing:
         diag = replace(diag, notes=tuple(diag.notes) + missing)
     return diag, job
-
-
-def render_text(d: dict) -> str:
-    """A plain report: the root cause and its evidence first, then the rest (fallback renderer)."""
-    status = str(d.get("status", "?")).upper()
-    rc = d.get("root_cause")
-    lines = []
-    if rc:
-        who = rc.get("culprit") or "no single task"
-        lines.append(f"distdoctor diagnose: {status} -- {rc.get('category')} on {who} ({rc.get('code')})")
-        lines.append(f"  {rc.get('summary')}")
-        if rc.get("candidates"):
-            lines.append("  candidates: " + ", ".join(rc["candidates"]))
-        if rc.get("evidence"):
-            lines.append("  evidence:")
-            lines += [f"    {e}" for e in rc["evidence"]]
-        if rc.get("remedy"):
-            lines.append(f"  what to do: {rc['remedy']}")
-    else:
-        lines.append(f"distdoctor diagnose: {status}" + (" -- no fault found in the logs" if status == "SUCCEEDED" else ""))
-    others = [f for f in d.get("findings", []) if not rc or f.get("code") != rc.get("code") or f.get("culprit") != rc.get("culprit")]
-    if others:
-        lines.append("other findings:")
-        for f in others:
-            lines.append(f"  - [{f.get('severity')}] {f.get('code')} {f.get('category')}"
-                         + (f" on {f['culprit']}" if f.get("culprit") else "") + f": {f.get('summary')}")
-    tasks = d.get("tasks") or {}
-    if tasks:
-        lines.append("tasks:")
-        for name, t in tasks.items():
-            steps = f"{t['steps']} steps" if t.get("steps") is not None else "no progress lines"
-            lines.append(f"  {name:12} {steps:>18}  last progress {format_clock(t.get('last_progress_at'))}"
-                         + (f"  {t['log']}" if t.get("log") else ""))
-    if d.get("notes"):
-        lines.append("notes:")
-        lines += [f"  - {n}" for n in d["notes"]]
-    return "\n".join(lines)

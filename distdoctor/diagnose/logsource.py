@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Sequence
 
 from ..errors import InputError
+from ..model import Diagnosis
 from .logs import prescan
 from .logs.taskscan import TaskScan, TaskScanner
 from .logs.unwrap import ARCHIVE_EXTS, Unwrapper, archive_members, open_log, open_member, open_stream, unwrap_bytes
@@ -246,12 +247,11 @@ def _folder_files(folder: str, depth: int = 0) -> tuple[list[str], list[str]]:
 def _bundle_note(folder: str) -> str | None:
     try:
         with open(os.path.join(folder, "diagnosis.json"), "rb") as fh:
-            d = json.loads(fh.read(4 << 20))
-        rc = d.get("root_cause") or {}
-        return (f"this is a `distdoctor run` bundle; the run itself concluded: status {d.get('status')}"
-                + (f", {rc.get('category')} on {rc.get('culprit') or 'no single task'}" if rc else "")
+            d = Diagnosis.from_json(json.loads(fh.read(4 << 20)))
+        return (f"this is a `distdoctor run` bundle; the run itself concluded: status {d.status.value}"
+                + (f", {d.root_cause.category.value} on {d.root_cause.culprit or 'no single task'}" if d.root_cause else "")
                 + " (the verdict below comes from the logs alone)")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):
         return "this is a `distdoctor run` bundle; its diagnosis.json could not be read"
 
 

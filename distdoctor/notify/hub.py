@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ..model import Diagnosis
 from .events import EVENTS, AlertEvent
 from .gpu import GpuProbe
 from .metrics import JobRow, MetricsServer, TaskRow
@@ -182,11 +183,11 @@ class Notifier:
         return sorted(self.watch.first.values(), key=lambda c: c.at)
 
     # -- the end ----------------------------------------------------------
-    def finish(self, diag_json: dict, now: float) -> list[str]:
+    def finish(self, diag: Diagnosis, now: float) -> list[str]:
         """Send the verdict, resolve what is still firing, close every sink. Returns notes for the diagnosis."""
-        rc = diag_json.get("root_cause") or {}
-        status = diag_json.get("status", "failed")
-        first = (rc.get("evidence") or [None])[0]
+        rc = diag.root_cause
+        status = diag.status.value
+        first = rc.evidence[0].render() if rc is not None and rc.evidence else None
         for c in list(self.watch.active.values()):
             if (c.kind, c.task) in self._fired:
                 self.event("threshold", now, culprit=c.task, summary=c.summary, since=c.at, code="DD210",
@@ -194,17 +195,18 @@ class Notifier:
         if self.hang_state == "suspected":
             self.event("hang_suspected", now, culprit=self.suspect, since=self.suspect_since, resolved=True,
                        summary="the job ended")
+        category = rc.category.value if rc is not None else None
+        code, culprit = (rc.code, rc.culprit) if rc is not None else (None, None)
         self.event("verdict", now, status=status, severity="info" if status == "succeeded" else "critical",
-                   category=rc.get("category"), code=rc.get("code"), culprit=rc.get("culprit"),
-                   summary=rc.get("summary") or f"the job {status}", first_failure=first)
+                   category=category, code=code, culprit=culprit,
+                   summary=(rc.summary if rc is not None else "") or f"the job {status}", first_failure=first)
         if self.metrics is not None:
-            self.metrics.set_verdict(status, rc.get("category"), rc.get("code"), rc.get("culprit"))
+            self.metrics.set_verdict(status, category, code, culprit)
         if self.tensorboard is not None:
-            self.tensorboard.text("distdoctor/verdict", _verdict_markdown(diag_json), now)
-            findings = diag_json.get("findings") or []
-            if findings:
+            self.tensorboard.text("distdoctor/verdict", _verdict_markdown(diag), now)
+            if diag.findings:
                 self.tensorboard.text("distdoctor/findings", "\n".join(
-                    f"* **{f['code']}** `{f['category']}` {f.get('culprit') or ''}: {f['summary']}" for f in findings), now)
+                    f"* **{f.code}** `{f.category.value}` {f.culprit or ''}: {f.summary}" for f in diag.findings), now)
             self.tensorboard.close()
         notes: list[str] = []
         if self.sender is not None:
@@ -225,10 +227,11 @@ def _with_eta(r: TaskRow, eta: float | None) -> TaskRow:
     return replace(r, mem_limit_eta_seconds=eta)
 
 
-def _verdict_markdown(d: dict) -> str:
-    rc = d.get("root_cause") or {}
-    head = f"**{d.get('status', '?').upper()}**"
-    if rc:
-        head += f" {rc.get('code')} `{rc.get('category')}` culprit **{rc.get('culprit') or 'unknown'}**: {rc.get('summary')}"
-    ev = "\n".join(f"    {e}" for e in (rc.get("evidence") or [])[:8])
+def _verdict_markdown(d: Diagnosis) -> str:
+    rc = d.root_cause
+    head = f"**{d.status.value.upper()}**"
+    if rc is None:
+        return head
+    head += f" {rc.code} `{rc.category.value}` culprit **{rc.culprit or 'unknown'}**: {rc.summary}"
+    ev = "\n".join(f"    {e.render()}" for e in rc.evidence[:8])
     return head + ("\n\n" + ev if ev else "")

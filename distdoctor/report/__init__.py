@@ -1,8 +1,9 @@
 """Reports for people: the live terminal view, the end-of-run text report and the HTML incident report.
 
-One page model (:mod:`.data`, built from the records of a run bundle that
-:mod:`.bundle` reads) and several renderers: :mod:`.html` (with :mod:`.svg`
-for the drawings) and :mod:`.terminal`. :mod:`.live` draws the live status
+Every renderer takes the :class:`~distdoctor.model.Diagnosis`: :mod:`.terminal`
+prints it (the one text rendering); :mod:`.data` builds the HTML page model
+(:mod:`.page`, with :mod:`.marks`) from it and the records of a run bundle that
+:mod:`.bundle` reads, and :mod:`.html` (with :mod:`.svg`) draws the page. :mod:`.live` draws the live status
 during ``distdoctor run``; :mod:`.command` is the ``distdoctor report``
 subcommand and :func:`write_report`, which ``run`` calls at the end of every
 run.

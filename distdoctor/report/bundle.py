@@ -19,14 +19,16 @@ import math
 import os
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..diagnose.events import EventKind, LogEvent
 from ..diagnose.logparse import TaskLogParser, strip_ansi
 from ..errors import InputError
+from ..model import Diagnosis, JobEvent, SchemaError, TaskReport
 
-__all__ = ["Sample", "JobEvent", "TaskLog", "BundleData", "load_bundle", "read_log", "bundle_from_observation",
+__all__ = ["Sample", "JobEvent", "TaskLog", "AttemptFiles", "BundleData", "load_bundle", "read_log",
+           "bundle_from_observation",
            "is_bundle", "TAIL_MAX"]
 
 TAIL_MAX = 200           # lines kept from the end of each log (the culprit shows all of them)
@@ -37,7 +39,6 @@ MAX_EPOCHS = 200
 MAX_PEER_JOINS = 600     # "task:N has connected" lines kept per log (the coordination leader's: one per task)
 MAX_SAMPLES = 1500       # samples kept per task: an hour at 2 Hz is thinned to one every ~2.4 s
 _LOG_NAME = re.compile(r"^([A-Za-z_]+)-(\d+)\.log$")
-_STATUSES = ("succeeded", "failed", "hung", "running", "unknown")
 
 # Log events a report shows on a lane; everything else in a log is context.
 FAULT_KINDS = frozenset({EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.CHECK_FAILED, EventKind.OOM_TENSOR,
@@ -64,16 +65,6 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class JobEvent:
-    """One lifecycle event (a line of ``events.jsonl``); ``task`` None means the whole job."""
-
-    ts: float
-    task: str | None
-    kind: str
-    text: str = ""
-
-
-@dataclass(frozen=True)
 class TaskLog:
     """What a report keeps of one task's log."""
 
@@ -88,16 +79,29 @@ class TaskLog:
 
 
 @dataclass(frozen=True)
+class AttemptFiles:
+    """The records of one earlier attempt of a restarted run: the bundle's ``attempts/<number>/``."""
+
+    number: int
+    samples: tuple[Sample, ...] = ()
+    events: tuple[JobEvent, ...] = ()
+    logs: dict[str, TaskLog] = field(default_factory=dict)
+    tasks: dict[str, TaskReport] = field(default_factory=dict)   # its diagnosis.json's, where it was kept
+
+
+@dataclass(frozen=True)
 class BundleData:
-    """Everything a report is built from. ``diagnosis`` is the ``diagnosis.json`` object."""
+    """Everything a report is built from. ``diagnosis`` is ``diagnosis.json`` read back; the top-level records
+    are the latest attempt's, ``earlier`` the attempts before it (a restarted run), oldest first."""
 
     path: str
-    diagnosis: dict[str, Any]
+    diagnosis: Diagnosis
     samples: tuple[Sample, ...] = ()
     events: tuple[JobEvent, ...] = ()
     logs: dict[str, TaskLog] | None = None
     source: str = "bundle"            # "bundle" or "logs"
     caveats: tuple[str, ...] = ()
+    earlier: tuple[AttemptFiles, ...] = ()
 
 
 def is_bundle(path: str) -> bool:
@@ -122,7 +126,7 @@ def load_bundle(path: str) -> BundleData:
                          "the run may have been cut off while writing it") from None
     except OSError as exc:
         raise InputError(f"{diag_path}: cannot read it ({exc.strerror or exc})") from None
-    validate_diagnosis(diagnosis, diag_path)
+    diagnosis = _model(diagnosis, diag_path)
     caveats: list[str] = []
     samples, bad_s = _read_jsonl(os.path.join(path, "samples.jsonl"), _sample, per_task_cap=MAX_SAMPLES)
     events, bad_e = _read_jsonl(os.path.join(path, "events.jsonl"), _event)
@@ -136,22 +140,45 @@ def load_bundle(path: str) -> BundleData:
     if not logs:
         caveats.append("no task logs in the bundle: log tails are not available")
     return BundleData(path=os.path.abspath(path), diagnosis=diagnosis, samples=tuple(samples or ()),
-                      events=tuple(events or ()), logs=logs, source="bundle", caveats=tuple(caveats))
+                      events=tuple(events or ()), logs=logs, source="bundle", caveats=tuple(caveats),
+                      earlier=_earlier_attempts(path))
 
 
-def validate_diagnosis(diagnosis: Any, where: str) -> None:
-    """Check the few fields a report cannot do without; say what was wrong in one line."""
-    if not isinstance(diagnosis, dict):
-        raise InputError(f"{where}: expected a JSON object with a 'status', found {type(diagnosis).__name__}")
-    status = diagnosis.get("status")
-    if status not in _STATUSES:
-        raise InputError(f"{where}: 'status' is {status!r}, expected one of {', '.join(_STATUSES)}")
-    for key, kind in (("tasks", dict), ("findings", list)):
-        if key in diagnosis and not isinstance(diagnosis[key], kind):
-            raise InputError(f"{where}: '{key}' should be a JSON {'object' if kind is dict else 'array'}")
-    rc = diagnosis.get("root_cause")
-    if rc is not None and not isinstance(rc, dict):
-        raise InputError(f"{where}: 'root_cause' should be an object or null")
+def _earlier_attempts(path: str) -> tuple[AttemptFiles, ...]:
+    """``attempts/<n>/`` of a restarted run (``run`` moves each attempt's files there), oldest first."""
+    top = os.path.join(path, "attempts")
+    try:
+        numbers = sorted(int(n) for n in os.listdir(top) if n.isdigit() and os.path.isdir(os.path.join(top, n)))
+    except OSError:
+        return ()
+    out = []
+    for n in numbers:
+        d = os.path.join(top, str(n))
+        samples, _ = _read_jsonl(os.path.join(d, "samples.jsonl"), _sample, per_task_cap=MAX_SAMPLES)
+        events, _ = _read_jsonl(os.path.join(d, "events.jsonl"), _event)
+        tasks: dict[str, TaskReport] = {}
+        try:
+            with open(os.path.join(d, "diagnosis.json"), encoding="utf-8", errors="replace") as fh:
+                tasks = Diagnosis.from_json(json.load(fh)).tasks
+        except (OSError, ValueError):
+            pass
+        logs = {}
+        if os.path.isdir(os.path.join(d, "logs")):
+            for name in sorted(os.listdir(os.path.join(d, "logs"))):
+                m = _LOG_NAME.match(name)
+                if m:
+                    task = f"{m.group(1)}:{m.group(2)}"
+                    logs[task] = read_log(os.path.join(d, "logs", name), task)
+        out.append(AttemptFiles(n, tuple(samples or ()), tuple(events or ()), logs, tasks))
+    return tuple(out)
+
+
+def _model(doc: Any, where: str) -> Diagnosis:
+    """The diagnosis a ``diagnosis.json`` document holds; what was wrong with it in one line."""
+    try:
+        return Diagnosis.from_json(doc)
+    except SchemaError as exc:
+        raise InputError(f"{where}: {exc}") from None
 
 
 def _read_jsonl(path: str, convert, per_task_cap: int | None = None) -> tuple[list | None, int]:
@@ -227,7 +254,7 @@ def _event(obj: Any) -> JobEvent | None:
     return JobEvent(ts=_num(obj["ts"]), task=_str(obj.get("task")), kind=obj["kind"], text=str(obj.get("text") or ""))
 
 
-def _bundle_logs(path: str, diagnosis: dict) -> dict[str, TaskLog]:
+def _bundle_logs(path: str, diagnosis: Diagnosis) -> dict[str, TaskLog]:
     """Find each task's log: the path diagnosis.json names, else ``logs/<job>-<index>.log``."""
     found: dict[str, str] = {}
     logdir = os.path.join(path, "logs")
@@ -236,9 +263,9 @@ def _bundle_logs(path: str, diagnosis: dict) -> dict[str, TaskLog]:
             m = _LOG_NAME.match(name)
             if m:
                 found[f"{m.group(1)}:{m.group(2)}"] = os.path.join(logdir, name)
-    for task, rep in (diagnosis.get("tasks") or {}).items():
-        log = rep.get("log") if isinstance(rep, dict) else None
-        if isinstance(log, str) and log:
+    for task, rep in diagnosis.tasks.items():
+        log = rep.log
+        if log:
             cand = log if os.path.isabs(log) else os.path.join(path, log)
             if os.path.isfile(cand):
                 found[task] = cand
@@ -339,17 +366,16 @@ class _Keeper:
         return tuple(pts)
 
 
-def bundle_from_observation(diagnosis: dict, observation: Any, path: str) -> BundleData:
+def bundle_from_observation(diagnosis: Diagnosis, observation: Any, path: str) -> BundleData:
     """Records for a report on plain logs, from ``diagnose``'s diagnosis and observations.
 
     Logs carry no process samples; memory samples that the observation holds
     become RSS-only samples, and the rest of the page is rebuilt from the logs.
     """
-    validate_diagnosis(diagnosis, path)
     logs: dict[str, TaskLog] = {}
     samples: list[Sample] = []
     for task, obs in (getattr(observation, "tasks", None) or {}).items():
-        log_path = getattr(obs, "log_path", None) or (diagnosis.get("tasks", {}).get(task) or {}).get("log")
+        log_path = getattr(obs, "log_path", None) or (diagnosis.tasks[task].log if task in diagnosis.tasks else None)
         if isinstance(log_path, str) and os.path.isfile(log_path):
             logs[task] = read_log(log_path, task)
         for m in getattr(obs, "memory", ()) or ():

@@ -70,11 +70,10 @@ def write_report(bundle_dir: str, out: str | None = None) -> str:
 def write_logs_report(diagnosis, observation, out: str, source: str | None = None) -> str:
     """Write the HTML report for a diagnosis made from plain logs (``distdoctor diagnose --html``).
 
-    ``diagnosis`` is a :class:`~distdoctor.model.Diagnosis` (or its JSON
-    object), ``observation`` the :class:`JobObservation` it was made from.
+    ``diagnosis`` is a :class:`~distdoctor.model.Diagnosis`, ``observation`` the
+    :class:`JobObservation` it was made from.
     """
-    diag_json = diagnosis.to_json() if hasattr(diagnosis, "to_json") else diagnosis
-    data = bundle_from_observation(diag_json, observation, source or os.path.dirname(os.path.abspath(out)))
+    data = bundle_from_observation(diagnosis, observation, source or os.path.dirname(os.path.abspath(out)))
     _write(render_html(build_page(data)), out)
     return out
 
@@ -119,6 +118,5 @@ def _from_logs(paths: list[str]) -> BundleData:
         raise InputError("reporting on plain logs needs `distdoctor diagnose`, which this installation lacks; "
                          "pass a run bundle instead") from None
     diagnosis, observation = diagnose_paths(files)
-    diag_json = diagnosis.to_json() if hasattr(diagnosis, "to_json") else diagnosis
     where = files[0] if len(files) == 1 else os.path.commonpath([os.path.abspath(f) for f in files])
-    return bundle_from_observation(diag_json, observation, where)
+    return bundle_from_observation(diagnosis, observation, where)

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-from ..diagnose.command import diagnose_paths, render_text
+from rich.console import Console
+
+from ..diagnose.command import diagnose_paths
 from ..diagnose.logsource import parse_task_map
 from ..diagnose.observations import JobObservation
 from ..errors import InputError
 from ..model import Diagnosis
+from .command import write_logs_report
+from .terminal import render_diagnosis
 
 __all__ = ["register_cli"]
 
@@ -38,11 +41,10 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError("--jobs must be at least 1")
     task_map = parse_task_map(args.task_map)
     diag, job = diagnose_paths(args.paths, task_map, jobs=args.jobs)
-    data = diag.to_json()
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps(diag.to_json(), indent=2))
     else:
-        _render(data, html=None)
+        render_diagnosis(diag, Console(file=sys.stdout, highlight=False, soft_wrap=True))
     if args.html:
         sys.stdout.flush()
         _write_html(diag, job, args.html, args.paths)
@@ -50,12 +52,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _write_html(diag: Diagnosis, job: JobObservation, out: str, paths: list[str]) -> None:
-    """The HTML incident report of these logs; the terminal rendering as HTML where the report package is absent."""
-    try:
-        from .command import write_logs_report
-    except ImportError:
-        _render(diag.to_json(), html=out, quiet=True)
-        return
+    """The HTML incident report of these logs."""
     if paths == ["-"]:
         source = "standard input"
     elif len(paths) == 1:
@@ -63,31 +60,3 @@ def _write_html(diag: Diagnosis, job: JobObservation, out: str, paths: list[str]
     else:
         source = ", ".join(paths[:4]) + (f" and {len(paths) - 4} more" if len(paths) > 4 else "")
     write_logs_report(diag, job, out, source=source)
-
-
-def _render(data: dict, *, html: str | None, quiet: bool = False) -> None:
-    if quiet:
-        with open(os.devnull, "w") as sink:
-            _render_to(data, html, sink)
-    else:
-        _render_to(data, html, sys.stdout)
-
-
-def _render_to(data: dict, html: str | None, out) -> None:
-    from rich.console import Console
-    console = Console(record=bool(html), file=out, highlight=False, soft_wrap=True)
-    try:
-        from .terminal import render_diagnosis
-    except ImportError:
-        render_diagnosis = None
-    if render_diagnosis is not None:
-        render_diagnosis(data, console)
-    else:
-        console.print(render_text(data), markup=False)
-    if html:
-        try:
-            console.save_html(html)
-        except OSError as exc:
-            raise InputError(f"cannot write {html}: {exc.strerror or exc}") from None
-
-

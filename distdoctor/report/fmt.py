@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import re
 
-from ..diagnose.logs.formats import strip_ansi
+from typing import Iterable
 
-__all__ = ["fmt_bytes", "fmt_duration", "fmt_step_time", "fmt_rate", "fmt_percent", "clean_text"]
+from ..diagnose.logs.formats import strip_ansi
+from ..model import Evidence, format_clock
+
+__all__ = ["fmt_bytes", "fmt_duration", "fmt_step_time", "fmt_rate", "fmt_percent", "clean_text", "evidence_clock",
+           "task_sort_key", "compress_tasks"]
 
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -60,3 +64,38 @@ def fmt_rate(steps_per_s: float | None) -> str:
 
 def fmt_percent(p: float | None) -> str:
     return "–" if p is None else f"{p:.0f}%"
+
+
+def evidence_clock(e: Evidence) -> str:
+    """When an evidence line was written (time of day), else where it was read from; "" when neither is known."""
+    return format_clock(e.ts) if e.ts is not None else (e.where or "")
+
+
+_JOB_ORDER = {"chief": 0, "master": 0, "worker": 1, "ps": 2, "evaluator": 3}
+
+
+def task_sort_key(task: str) -> tuple:
+    job, _, idx = task.partition(":")
+    return (_JOB_ORDER.get(job, 9), job, int(idx) if idx.isdigit() else 0, idx)
+
+
+def compress_tasks(tasks: Iterable[str]) -> str:
+    """``worker:3..63`` as ``worker:3-63``; gaps as ``worker:3-5,7,9-63``; several jobs joined by ``; ``."""
+    by_job: dict[str, list] = {}
+    for t in sorted(tasks, key=task_sort_key):
+        job, _, idx = t.partition(":")
+        by_job.setdefault(job, []).append(int(idx) if idx.isdigit() else idx)
+    parts = []
+    for job, idxs in by_job.items():
+        nums = [i for i in idxs if isinstance(i, int)]
+        runs: list[str] = []
+        i = 0
+        while i < len(nums):
+            j = i
+            while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+                j += 1
+            runs.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+            i = j + 1
+        runs += [str(x) for x in idxs if not isinstance(x, int)]
+        parts.append(f"{job}:{','.join(runs)}")
+    return "; ".join(parts)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from html import escape
 
-from ..model import format_clock
-from .data import FindingView, Lane, Mark, Outcome, Phase, ReportPage
-from .fmt import clean_text, fmt_bytes, fmt_duration
+from ..model import Finding, format_clock
+from .fmt import clean_text, evidence_clock, fmt_bytes, fmt_duration
+from .page import Lane, LanePhase, Mark, ReportPage, TaskOutcome
 from .svg import PHASE_COLORS, chart_svg, lane_colors, mark_glyph, task_anchor, timeline_svg
 
 __all__ = ["render_html"]
@@ -70,16 +70,17 @@ def _header(page: ReportPage) -> str:
             + (f'<ul class="caveats" id="caveats">{caveats}</ul>' if caveats else ""))
 
 
-def _evidence(f: FindingView) -> str:
+def _evidence(f: Finding) -> str:
     if not f.evidence:
         return ""
-    culprits = {f.culprit, *f.candidates} - {None}
+    culprits = set(f.culprits)
     items = []
     for e in f.evidence:
-        cls = "ev consequence" if e.consequence else "ev"
-        tag = '<span class="ev-tag">consequence</span>' if e.consequence else ""
+        consequence = e.role == "consequence"
+        cls = "ev consequence" if consequence else "ev"
+        tag = '<span class="ev-tag">consequence</span>' if consequence else ""
         who = "ev-task culprit" if e.task in culprits else "ev-task"
-        clock = "" if e.clock.startswith("--") else e.clock     # no timestamp: say nothing rather than dashes
+        clock = evidence_clock(e)     # no timestamp: where it was read, else nothing rather than dashes
         items.append(f'<li class="{cls}"><span class="{who}">{_t(e.task or "job")}</span>'
                      f'<span class="ev-clock">{_t(clock)}</span>{tag}<span class="ev-text">{_t(e.text)}</span></li>')
     return f'<ol class="evidence">{"".join(items)}</ol>'
@@ -95,7 +96,7 @@ def _verdict(page: ReportPage) -> str:
         label = "Culprit" if len(v.culprits) == 1 else "Candidates"
         facts.append(f"<div><dt>{label}</dt><dd>{chips}</dd></div>")
     if r is not None:
-        facts.append(f'<div><dt>Category</dt><dd><code>{_t(r.category)}</code> <span class="code">{_t(r.code)}</span></dd></div>')
+        facts.append(f'<div><dt>Category</dt><dd><code>{_t(r.category.value)}</code> <span class="code">{_t(r.code)}</span></dd></div>')
         if r.at is not None:
             facts.append(f"<div><dt>Began</dt><dd>{format_clock(r.at)}</dd></div>")
     if v.detected_at is not None and page.source == "bundle":
@@ -113,7 +114,7 @@ def _verdict(page: ReportPage) -> str:
     if r is None and page.findings:   # finished, but something deserves a look: say so up here
         f = page.findings[0]
         more = f" (and {len(page.findings) - 1} more)" if len(page.findings) > 1 else ""
-        remedy = (f'<p class="vsub sev-{_a(f.severity)}"><span class="sev">{_t(f.severity)}</span> {_t(f.summary)}'
+        remedy = (f'<p class="vsub sev-{_a(f.severity.value)}"><span class="sev">{_t(f.severity.value)}</span> {_t(f.summary)}'
                   f'{more} — see <a href="#findings">findings</a></p>') + remedy
     return (f'<section id="verdict" class="card verdict st-{_a(v.status)}" data-status="{_a(v.status)}" '
             f'data-culprit="{_a(culprit)}">'
@@ -122,23 +123,24 @@ def _verdict(page: ReportPage) -> str:
 
 
 def _outcome_counts(page: ReportPage) -> str:
-    counts: dict[Outcome, int] = {}
+    counts: dict[TaskOutcome, int] = {}
     for lane in page.lanes:
         counts[lane.outcome] = counts.get(lane.outcome, 0) + len(lane.members)
-    words = {Outcome.OK: "finished", Outcome.FAILED: "failed", Outcome.STOPPED: "stopped by distdoctor",
-             Outcome.RUNNING: "running", Outcome.UNKNOWN: "unknown"}
+    words = {TaskOutcome.OK: "finished", TaskOutcome.FAILED: "failed", TaskOutcome.STOPPED: "stopped by distdoctor",
+             TaskOutcome.RUNNING: "running", TaskOutcome.UNKNOWN: "unknown"}
     return " · ".join(f'<span class="oc oc-{o.value}">{n} {words[o]}</span>' for o, n in counts.items())
 
 
-def _findings(findings: tuple[FindingView, ...]) -> str:
+def _findings(findings: tuple[Finding, ...]) -> str:
     if not findings:
         return ""
     items = []
     for f in findings:
         who = f' <span class="chip">{_t(f.culprit)}</span>' if f.culprit else ""
-        items.append(f'<li class="finding sev-{_a(f.severity)}" data-code="{_a(f.code)}">'
-                     f'<div class="f-head"><span class="sev">{_t(f.severity)}</span><span class="code">{_t(f.code)}</span>'
-                     f'<code>{_t(f.category)}</code>{who}</div><p>{_t(f.summary)}</p>'
+        sev = f.severity.value
+        items.append(f'<li class="finding sev-{_a(sev)}" data-code="{_a(f.code)}">'
+                     f'<div class="f-head"><span class="sev">{_t(sev)}</span><span class="code">{_t(f.code)}</span>'
+                     f'<code>{_t(f.category.value)}</code>{who}</div><p>{_t(f.summary)}</p>'
                      + (f'<p class="f-remedy">{_t(f.remedy)}</p>' if f.remedy else "")
                      + _evidence(f) + "</li>")
     return f'<section id="findings" class="card"><h2>Other findings</h2><ul class="findings">{"".join(items)}</ul></section>'
@@ -180,9 +182,9 @@ _MARK_WORDS = ((Mark.START, "start"), (Mark.CONNECTED, "joined cluster"), (Mark.
 
 def _legend() -> str:
     phases = "".join(f'<span class="lg"><i class="sw" style="background:{PHASE_COLORS[p]}"></i>{p.value}</span>'
-                     for p in Phase)
+                     for p in LanePhase)
     marks = "".join(f'<span class="lg"><svg viewBox="-8 -8 16 16" width="14" height="14" class="lgm">'
-                    f'{mark_glyph(k, 0, 0, Outcome.OK if k == Mark.EXIT else None)}</svg>{w}</span>'
+                    f'{mark_glyph(k, 0, 0, TaskOutcome.OK if k == Mark.EXIT else None)}</svg>{w}</span>'
                     for k, w in _MARK_WORDS)
     return f'<div class="legend">{phases}</div><div class="legend">{marks}</div>'
 
@@ -326,8 +328,8 @@ svg{display:block;overflow:visible}svg text{font-family:inherit}
 .g-signal{fill:#7c3aed;stroke:#fff}.g-exit{fill:#475569;stroke:#fff;stroke-width:1.5}
 .g-exit-ok{fill:#16a34a;stroke:#fff;stroke-width:1.5}.g-exit-failed{fill:#991b1b;stroke:#fff;stroke-width:1.5}
 .g-other{fill:#64748b}
-.jm{stroke-width:1.5;stroke-dasharray:5 4}.jm-stall{stroke:#d97706}.jm-hang{stroke:#b91c1c}.jm-cause{stroke:#dc2626;stroke-dasharray:2 3}
-.jm-label{font-size:11.5px;font-weight:600}text.jm-stall{fill:#b45309;stroke:none}text.jm-hang,text.jm-cause{fill:#b91c1c;stroke:none}
+.jm{stroke-width:1.5;stroke-dasharray:5 4}.jm-attempt{stroke:#475569;stroke-dasharray:none}.jm-stall{stroke:#d97706}.jm-hang{stroke:#b91c1c}.jm-cause{stroke:#dc2626;stroke-dasharray:2 3}
+.jm-label{font-size:11.5px;font-weight:600}text.jm-stall{fill:#b45309;stroke:none}text.jm-attempt{fill:#334155;stroke:none}text.jm-hang,text.jm-cause{fill:#b91c1c;stroke:none}
 .chart{margin-top:10px}.chart-title{font-size:13px;font-weight:650;fill:#0f172a}.chart-sub{font-size:11px;fill:#64748b}
 .line{fill:none;stroke-width:1.4;opacity:.85;stroke-linejoin:round}.culprit-line{stroke-width:2.6;opacity:1}
 .line:hover{stroke-width:3;opacity:1}.band{opacity:.13;stroke:none}.empty{font-size:13px;fill:#94a3b8}

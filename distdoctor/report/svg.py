@@ -12,7 +12,8 @@ from html import escape
 from typing import Callable, Iterable, Sequence
 
 from ..model import format_clock
-from .data import JobMarker, Lane, LaneMark, Mark, Outcome, Phase, ReportPage, Series
+from .page import JobMarker, Lane, LaneMark, LanePhase, Mark, ReportPage, TaskOutcome
+from .series import Series
 from .fmt import clean_text, fmt_bytes, fmt_duration, fmt_percent, fmt_step_time
 
 __all__ = ["timeline_svg", "chart_svg", "lane_colors", "mark_glyph", "PHASE_COLORS", "CULPRIT_COLOR"]
@@ -29,10 +30,10 @@ CULPRIT_COLOR = "#dc2626"
 _PALETTE = ("#2563eb", "#059669", "#9333ea", "#0891b2", "#ca8a04", "#db2777", "#4f46e5", "#65a30d",
             "#0f766e", "#c2410c")
 _OTHER = "#94a3b8"
-PHASE_COLORS = {Phase.STARTING: "#e2e8f0", Phase.CONNECTED: "#bfdbfe", Phase.TRAINING: "#86efac",
-                Phase.STALLED: "#fca5a5", Phase.WAITING: "#fde68a", Phase.FROZEN: "#c4b5fd"}
-_OUTCOME_COLORS = {Outcome.OK: "#15803d", Outcome.FAILED: "#b91c1c", Outcome.STOPPED: "#475569",
-                   Outcome.RUNNING: "#1d4ed8", Outcome.UNKNOWN: "#64748b"}
+PHASE_COLORS = {LanePhase.STARTING: "#e2e8f0", LanePhase.CONNECTED: "#bfdbfe", LanePhase.TRAINING: "#86efac",
+                LanePhase.STALLED: "#fca5a5", LanePhase.WAITING: "#fde68a", LanePhase.FROZEN: "#c4b5fd"}
+_OUTCOME_COLORS = {TaskOutcome.OK: "#15803d", TaskOutcome.FAILED: "#b91c1c", TaskOutcome.STOPPED: "#475569",
+                   TaskOutcome.RUNNING: "#1d4ed8", TaskOutcome.UNKNOWN: "#64748b"}
 
 
 def _a(text: object) -> str:
@@ -89,7 +90,7 @@ def _markers(markers: Iterable[JobMarker], scale: _TimeScale, y_top: float, y_bo
     rows: list[list[tuple[float, float]]] = [[], []]   # label extents placed in each of two rows
     for m in markers:
         x = scale.x(m.ts)
-        cls = "jm-hang" if m.kind == Mark.HANG else "jm-stall" if m.kind == Mark.STALL else "jm-cause"
+        cls = {Mark.HANG: "jm-hang", Mark.STALL: "jm-stall", Mark.START: "jm-attempt"}.get(m.kind, "jm-cause")
         tip = f"{m.label}\n{format_clock(m.ts)}"
         parts.append(f'<line class="jm {cls}" x1="{x:.1f}" x2="{x:.1f}" y1="{y_top:.1f}" y2="{y_bottom:.1f}" '
                      f'data-tip="{_a(tip)}"/>')
@@ -108,7 +109,7 @@ def _markers(markers: Iterable[JobMarker], scale: _TimeScale, y_top: float, y_bo
     return "".join(parts)
 
 
-def mark_glyph(kind: Mark, x: float, y: float, outcome: Outcome | None = None) -> str:
+def mark_glyph(kind: Mark, x: float, y: float, outcome: TaskOutcome | None = None) -> str:
     """The shape of one mark, centred on (x, y); its class sets the colour."""
     if kind == Mark.START:
         return f'<path d="M{x:.1f} {y - 7:.1f}v14" class="g-start"/>'
@@ -131,13 +132,14 @@ def mark_glyph(kind: Mark, x: float, y: float, outcome: Outcome | None = None) -
     if kind == Mark.SIGNAL:
         return f'<path d="M{x - 4:.1f} {y - 6:.1f}h8l-4 7z" class="g-signal"/>'
     if kind == Mark.EXIT:
-        cls = {Outcome.OK: "g-exit-ok", Outcome.FAILED: "g-exit-failed"}.get(outcome, "g-exit")
+        cls = {TaskOutcome.OK: "g-exit-ok", TaskOutcome.FAILED: "g-exit-failed"}.get(outcome, "g-exit")
         return f'<rect x="{x - 4.5:.1f}" y="{y - 4.5:.1f}" width="9" height="9" class="{cls}"/>'
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" class="g-other"/>'
 
 
 def _mark_tip(m: LaneMark, lane: Lane) -> str:
-    lines = [f"{m.label}{f' ×{m.count}' if m.count > 1 else ''} — {lane.key} at {format_clock(m.ts)}"]
+    which = f"attempt {m.attempt}: " if m.attempt is not None else ""
+    lines = [f"{which}{m.label}{f' ×{m.count}' if m.count > 1 else ''} — {lane.key} at {format_clock(m.ts)}"]
     if m.first is not None and m.last is not None and lane.group:
         lines.append(f"across the {len(lane.members)} tasks: {format_clock(m.first)} – {format_clock(m.last)}")
     if m.detail:
@@ -170,22 +172,23 @@ def _lane(lane: Lane, y: float, h: float, scale: _TimeScale, stripe: bool) -> st
     for s in lane.spans:
         x0, x1 = scale.x(s.start), scale.x(s.end)
         tip = f"{s.phase.value} — {format_clock(s.start)} → {format_clock(s.end)} ({fmt_duration(s.end - s.start)})"
-        fill = "url(#hatch)" if s.phase == Phase.STALLED else PHASE_COLORS[s.phase]
+        fill = "url(#hatch)" if s.phase == LanePhase.STALLED else PHASE_COLORS[s.phase]
         out.append(f'<rect class="span sp-{s.phase.value}" x="{x0:.1f}" y="{cy - 6:.1f}" width="{max(1.0, x1 - x0):.1f}" '
                    f'height="12" rx="2" fill="{fill}" data-tip="{_a(tip)}"/>')
     for m in lane.marks:
         x = scale.x(m.ts)
         if m.first is not None and m.last is not None and m.last - m.first > 0:
             out.append(f'<path class="spread" d="M{scale.x(m.first):.1f} {cy + 9:.1f}H{scale.x(m.last):.1f}"/>')
-        out.append(f'<g class="mark mk-{m.kind.value}" data-kind="{m.kind.value}" data-tip="{_a(_mark_tip(m, lane))}">'
-                   f'{mark_glyph(m.kind, x, cy, lane.outcome)}</g>')
+        attempt = f' data-attempt="{m.attempt}"' if m.attempt is not None else ""
+        out.append(f'<g class="mark mk-{m.kind.value}" data-kind="{m.kind.value}"{attempt} data-tip="{_a(_mark_tip(m, lane))}">'
+                   f'{mark_glyph(m.kind, x, cy, m.outcome or lane.outcome)}</g>')
     out.append("</g>")
     return "".join(out)
 
 
 def _short_ending(lane: Lane) -> str:
     f = lane.facts
-    if f.outcome == Outcome.STOPPED:
+    if f.outcome == TaskOutcome.STOPPED:
         return "stopped"
     if f.signal:
         return f.signal
@@ -207,7 +210,7 @@ def timeline_svg(page: ReportPage) -> str:
     out = [f'<svg class="timeline" viewBox="0 0 {W} {total}" width="100%" role="img" '
            f'aria-label="timeline, one lane per task" data-t0="{page.t0:.3f}" data-t1="{page.t1:.3f}">',
            '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
-           f'<rect width="6" height="6" fill="{PHASE_COLORS[Phase.STALLED]}"/>'
+           f'<rect width="6" height="6" fill="{PHASE_COLORS[LanePhase.STALLED]}"/>'
            '<line x1="0" y1="0" x2="0" y2="6" stroke="#ef4444" stroke-width="2.5"/></pattern></defs>']
     y_axis = TOP + sum(heights)
     out.append(_axis(scale, TOP, y_axis))

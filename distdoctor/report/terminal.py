@@ -3,9 +3,10 @@
 Root cause first: the verdict line, the root cause with its culprit, summary,
 evidence and remedy; then the other findings; then a short per-task table
 (the culprit and the tasks that ended badly first, the rest summarised, so
-256 tasks still fit on a screen). Input is the diagnosis JSON object, the one
-shape every command emits. Every text is a :class:`rich.text.Text`, never
-markup, so log lines with ``[brackets]`` print as they are.
+256 tasks still fit on a screen). Input is the :class:`~distdoctor.model.Diagnosis`
+every command makes (``diagnosis.json`` read back with ``Diagnosis.from_json``).
+Every text is a :class:`rich.text.Text`, never markup, so log lines with
+``[brackets]`` print as they are. This is the one text rendering of a diagnosis.
 """
 from __future__ import annotations
 
@@ -17,10 +18,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..model import format_clock
+from ..model import Diagnosis, Finding, Status, TaskReport, format_clock
 from .attempts import render_attempts
-from .data import evidence_lines, task_sort_key
-from .fmt import clean_text, fmt_bytes
+from .fmt import clean_text, evidence_clock, fmt_bytes, task_sort_key
 
 __all__ = ["render_diagnosis", "MAX_TASK_ROWS"]
 
@@ -35,18 +35,18 @@ def _s(value: Any, limit: int = 2000) -> str:
     return clean_text("" if value is None else value, limit)
 
 
-def render_diagnosis(diag_json: dict, console: Console) -> None:
-    """Print the diagnosis for a person onto ``console``."""
-    status = str(diag_json.get("status") or "unknown")
-    root = diag_json.get("root_cause") if isinstance(diag_json.get("root_cause"), dict) else None
-    tasks = diag_json.get("tasks") if isinstance(diag_json.get("tasks"), dict) else {}
-    culprits = _culprits(root)
+def render_diagnosis(diag: Diagnosis, console: Console) -> None:
+    """Print the diagnosis for a person onto ``console``: the one text rendering of a diagnosis (``run``,
+    ``run --node`` and ``diagnose`` all print it; ``console`` may be a plain file: no colours then)."""
+    status = diag.status.value
+    root = diag.root_cause
+    culprits = diag.culprits
 
     head = Table.grid(padding=(0, 2))
     head.add_column(no_wrap=True)
     head.add_column()
     head.add_row(Text(f" {status.upper()} ", style=_STATUS_STYLE.get(status, "bold reverse")),
-                 Text(_headline(status, root, len(tasks)), style="bold"))
+                 Text(_headline(diag), style="bold"))
     body: list = [head]
     if root is not None:
         body.append(Text(""))
@@ -54,98 +54,86 @@ def render_diagnosis(diag_json: dict, console: Console) -> None:
     console.print(Panel(Group(*body), border_style=_BORDER.get(status, "white"), title="distdoctor",
                         title_align="left", padding=(0, 1)))
 
-    others = [f for f in diag_json.get("findings") or () if isinstance(f, dict) and not _same(f, root)]
+    others = diag.others()
     if others:
         console.print(Text("Other findings", style="bold"))
         for f in others:
             line = Text("  ")
-            sev = _s(f.get("severity") or "info")
+            sev = f.severity.value
             line.append(f"{sev:<8}", style=_SEV_STYLE.get(sev, "bold"))
-            line.append(f"{_s(f.get('code'))} ", style="dim")
-            line.append(f"{_s(f.get('category'))}", style="cyan")
-            if f.get("culprit"):
-                line.append(f" {_s(f.get('culprit'))}", style="bold")
-            line.append("  " + _s(f.get("summary")))
+            line.append(f"{_s(f.code)} ", style="dim")
+            line.append(f.category.value, style="cyan")
+            if f.culprit:
+                line.append(f" {_s(f.culprit)}", style="bold")
+            line.append("  " + _s(f.summary))
             console.print(line)
         console.print()
-    render_attempts(diag_json, console)
-    if tasks:
-        console.print(_task_table(tasks, culprits))
-    for note in diag_json.get("notes") or ():
+    render_attempts(diag, console)
+    if diag.tasks:
+        console.print(_task_table(diag.tasks, culprits))
+    for note in diag.notes:
         console.print(Text("note: " + _s(note), style="dim"))
 
 
-def _culprits(root: dict | None) -> tuple[str, ...]:
-    if root is None:
-        return ()
-    if isinstance(root.get("culprit"), str) and root["culprit"]:
-        return (root["culprit"],)
-    return tuple(str(c) for c in root.get("candidates") or () if isinstance(c, str))
-
-
-def _same(f: dict, root: dict | None) -> bool:
-    return root is not None and all(f.get(k) == root.get(k) for k in ("code", "culprit", "summary"))
-
-
-def _headline(status: str, root: dict | None, n: int) -> str:
-    if root is not None and root.get("summary"):
-        return _s(root["summary"])
-    if status == "succeeded":
+def _headline(diag: Diagnosis) -> str:
+    if diag.root_cause is not None and diag.root_cause.summary:
+        return _s(diag.root_cause.summary)
+    n = len(diag.tasks)
+    if diag.status == Status.SUCCEEDED:
         return f"All {n} tasks finished normally." if n != 1 else "The task finished normally."
     return "No root cause was identified; see the findings and the task logs."
 
 
-def _root_cause(root: dict, culprits: tuple[str, ...]) -> Group:
+def _root_cause(root: Finding, culprits: tuple[str, ...]) -> Group:
     parts: list = []
     line = Text("Root cause  ", style="bold")
-    line.append(f"{_s(root.get('code'))} ", style="dim")
-    line.append(_s(root.get("category")), style="cyan")
+    line.append(f"{_s(root.code)} ", style="dim")
+    line.append(root.category.value, style="cyan")
     if culprits:
         line.append("  culprit ", style="dim")
         line.append(", ".join(culprits) if len(culprits) == 1 else "one of " + ", ".join(culprits), style="bold red")
-    if isinstance(root.get("at"), (int, float)):
-        line.append(f"  began {format_clock(root['at'])}", style="dim")
-    if isinstance(root.get("confidence"), str):
-        line.append(f"  confidence {root['confidence']}", style="dim")
+    if root.at is not None:
+        line.append(f"  began {format_clock(root.at)}", style="dim")
+    if root.confidence:
+        line.append(f"  confidence {root.confidence}", style="dim")
     parts.append(line)
-    evidence = evidence_lines(root)
-    if evidence:
+    if root.evidence:
         parts.append(Text("Evidence", style="bold"))
         grid = Table.grid(padding=(0, 1))
         grid.add_column(no_wrap=True)
         grid.add_column()
-        for e in evidence:
-            stamp = Text(f"[{e.task or 'job'} {e.clock}]" if e.clock else "", style="dim" if e.consequence else "bold")
+        for e in root.evidence:
+            consequence = e.role == "consequence"
+            clock = evidence_clock(e)
+            stamp = Text(f"[{e.task or 'job'} {clock}]" if clock else "", style="dim" if consequence else "bold")
             text = Text()
-            if e.consequence:
+            if consequence:
                 text.append("(consequence) ", style="dim italic")
-            text.append(_s(e.text, 500), style="dim" if e.consequence else "")
+            text.append(_s(e.text, 500), style="dim" if consequence else "")
             grid.add_row(stamp, text)
         parts.append(Padding(grid, (0, 0, 0, 2)))
-    alts = [a for a in root.get("alternatives") or () if isinstance(a, dict)]
-    if alts:
+    if root.alternatives:
         parts.append(Text("Also possible", style="bold"))
-        for a in alts[:3]:
-            parts.append(Padding(Text(f"{_s(a.get('category'))}" + (f" on {_s(a.get('culprit'))}" if a.get("culprit") else "")
-                                      + f": {_s(a.get('why'), 200)}", style="dim"), (0, 0, 0, 2)))
-    if root.get("remedy"):
+        for a in root.alternatives[:3]:
+            parts.append(Padding(Text(a.category.value + (f" on {_s(a.culprit)}" if a.culprit else "")
+                                      + f": {_s(a.why, 200)}", style="dim"), (0, 0, 0, 2)))
+    if root.remedy:
         parts.append(Text("What to do", style="bold green"))
-        parts.append(Padding(Text(_s(root["remedy"])), (0, 0, 0, 2)))
+        parts.append(Padding(Text(_s(root.remedy)), (0, 0, 0, 2)))
     return Group(*parts)
 
 
-def _ending(rep: dict) -> tuple[str, str]:
-    code, sig, state = rep.get("exit_code"), rep.get("signal"), rep.get("state") or "unknown"
-    if sig:
-        return f"killed by {_s(sig)}", "red"
-    if isinstance(code, int):
-        return f"exit {code}", "green" if code == 0 else "red"
-    return _s(state), "yellow"
+def _ending(rep: TaskReport) -> tuple[str, str]:
+    if rep.signal:
+        return f"killed by {_s(rep.signal)}", "red"
+    if rep.exit_code is not None:
+        return f"exit {rep.exit_code}", "green" if rep.exit_code == 0 else "red"
+    return _s(rep.state), "yellow"
 
 
-def _task_table(tasks: dict, culprits: tuple[str, ...]) -> Table:
+def _task_table(tasks: dict[str, TaskReport], culprits: tuple[str, ...]) -> Table:
     names = sorted(tasks, key=task_sort_key)
-    bad = [n for n in names if n not in culprits and _ending(tasks[n] if isinstance(tasks[n], dict) else {})[1] != "green"]
+    bad = [n for n in names if n not in culprits and _ending(tasks[n])[1] != "green"]
     ordered = [n for n in culprits if n in tasks] + bad + [n for n in names if n not in culprits and n not in bad]
     shown, rest = ordered[:MAX_TASK_ROWS], ordered[MAX_TASK_ROWS:]
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold dim", title_justify="left")
@@ -153,19 +141,17 @@ def _task_table(tasks: dict, culprits: tuple[str, ...]) -> Table:
                     ("last progress", {}), ("", {})):
         table.add_column(col, no_wrap=True, **kw)
     for n in shown:
-        rep = tasks[n] if isinstance(tasks[n], dict) else {}
+        rep = tasks[n]
         ending, style = _ending(rep)
-        steps = rep.get("steps")
-        last = rep.get("last_progress_at")
         table.add_row(Text(n, style="bold red" if n in culprits else "bold"), Text(ending, style=style),
-                      str(steps) if isinstance(steps, int) else "–",
-                      fmt_bytes(rep.get("peak_rss_bytes")) if isinstance(rep.get("peak_rss_bytes"), int) else "–",
-                      format_clock(last) if isinstance(last, (int, float)) else "–",
+                      str(rep.steps) if rep.steps is not None else "–",
+                      fmt_bytes(rep.peak_rss_bytes) if rep.peak_rss_bytes is not None else "–",
+                      format_clock(rep.last_progress_at) if rep.last_progress_at is not None else "–",
                       Text("culprit", style="bold red") if n in culprits else "")
     if rest:
         counts: dict[str, int] = {}
         for n in rest:
-            ending, _ = _ending(tasks[n] if isinstance(tasks[n], dict) else {})
+            ending, _ = _ending(tasks[n])
             counts[ending] = counts.get(ending, 0) + 1
         summary = ", ".join(f"{c} {e}" for e, c in sorted(counts.items(), key=lambda x: -x[1]))
         table.add_row(Text(f"… {len(rest)} more", style="dim"), Text(summary, style="dim"), "", "", "", "")

@@ -12,6 +12,7 @@ from ..cluster.scheduler import add_port_base_argument
 from ..cluster.schedulers import task_label
 from ..cluster.local import build_local_cluster
 from ..errors import UsageError
+from ..model import Diagnosis
 
 __all__ = ["register_cli", "run_command"]
 
@@ -153,7 +154,6 @@ def run_command(args: argparse.Namespace) -> int:
             diag, _job = sup.run()
     finally:
         pass
-    data = _bundle_diagnosis(out) or diag.to_json()
     if not args.no_report:
         try:
             from ..report.command import write_report
@@ -161,18 +161,18 @@ def run_command(args: argparse.Namespace) -> int:
         except Exception as exc:  # the report is a convenience; the diagnosis is written already
             print(f"[distdoctor] could not write report.html: {exc}", file=sys.stderr)
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps(diag.to_json(), indent=2))
     else:
-        _print_human(data, out, human)
+        _print_human(diag, out, human)
     if args.exit_code_policy == "on":
-        return policy_exit(data, None, human)
+        return policy_exit(diag, None, human)
     return diag.exit_code
 
 
-def policy_exit(data: dict, own_rc: int | None, human, prefix: str = "[distdoctor]") -> int:
+def policy_exit(diag: Diagnosis, own_rc: int | None, human, prefix: str = "[distdoctor]") -> int:
     """The exit code of ``--exit-code-policy``, said with its reason."""
     from .exitcodes import policy_exit_status
-    choice = policy_exit_status(data, own_rc)
+    choice = policy_exit_status(diag, own_rc)
     kind = {0: "success", 143: "retryable"}.get(choice.code, "permanent")
     print(f"{prefix} exit code {choice.code} ({kind}, --exit-code-policy): {choice.reason}", file=human, flush=True)
     return choice.code
@@ -191,15 +191,6 @@ def _check_restart_args(args: argparse.Namespace) -> None:
     if not args.restart_delay_max >= args.restart_delay:
         raise UsageError(f"--restart-delay-max ({args.restart_delay_max}) must be at least --restart-delay "
                          f"({args.restart_delay})")
-
-
-def _bundle_diagnosis(out: str) -> dict | None:
-    """diagnosis.json as written (with the attempt ledger and goodput), for printing."""
-    try:
-        with open(os.path.join(out, "diagnosis.json")) as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return None
 
 
 def _run_node(args: argparse.Namespace, argv: list[str]) -> int:
@@ -225,19 +216,8 @@ def _run_node(args: argparse.Namespace, argv: list[str]) -> int:
     return run_node(args, argv, out, human)
 
 
-def _print_human(data: dict, out: str, stream) -> None:
-    try:
-        from rich.console import Console
-        from ..report.terminal import render_diagnosis
-        console = Console(file=stream, force_terminal=None)
-        render_diagnosis(data, console)
-    except ImportError:
-        rc = data.get("root_cause")
-        print(f"\ndistdoctor: job {data['status'].upper()}", file=stream)
-        if rc:
-            print(f"  root cause: {rc['category']} — culprit {rc['culprit'] or 'unknown'}", file=stream)
-            print(f"  {rc['summary']}", file=stream)
-            for e in rc["evidence"][:8]:
-                print(f"    {e}", file=stream)
-            print(f"  remedy: {rc['remedy']}", file=stream)
+def _print_human(diag: Diagnosis, out: str, stream) -> None:
+    from rich.console import Console
+    from ..report.terminal import render_diagnosis
+    render_diagnosis(diag, Console(file=stream, force_terminal=None))
     print(f"diagnosis: {os.path.join(out, 'diagnosis.json')}", file=stream)

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..cluster.tfjob import TFJOB_PERMANENT, TFJOB_RETRYABLE
-from .policy import AttemptOutcome, Position, RestartClass, classify, RETRYABLE_EXIT_CODES
+from ..model import Diagnosis, Status
+from .policy import RestartClass, classify, RETRYABLE_EXIT_CODES
 
 __all__ = ["PERMANENT", "RETRYABLE", "USAGE", "ExitChoice", "policy_exit_status", "task_exit_status"]
 
@@ -46,38 +47,25 @@ def task_exit_status(rc: int | None) -> int:
     return rc
 
 
-def policy_exit_status(diagnosis: dict, own_rc: int | None = None) -> ExitChoice:
-    """The exit code for a job that stops for good with ``diagnosis`` (its ``diagnosis.json``).
+def policy_exit_status(diagnosis: Diagnosis, own_rc: int | None = None) -> ExitChoice:
+    """The exit code for a job that stops for good with ``diagnosis`` (the run's, attempts included).
 
     The last attempt's ``restart_class`` in the ledger wins (it is the decision the restart
     policy took, repeats included); otherwise the root cause is classified afresh.
     """
-    from .ledger import finding_from_json
-    status = diagnosis.get("status")
-    if status in ("succeeded", "unknown"):
+    if diagnosis.status in (Status.SUCCEEDED, Status.UNKNOWN):
         return ExitChoice(0, None, "the job succeeded")
-    attempts = diagnosis.get("attempts") or []
-    last_class = attempts[-1].get("restart_class") if attempts and isinstance(attempts[-1], dict) else None
-    root = diagnosis.get("root_cause")
+    attempts = diagnosis.attempts
+    last_class = attempts[-1].restart_class if attempts else None
+    root = diagnosis.root_cause
     if last_class in (RestartClass.TRANSIENT.value, RestartClass.DETERMINISTIC.value) and root:
         cls = RestartClass(last_class)
-        why = str(attempts[-1].get("reason") or "")
+        why = attempts[-1].reason
     elif root:
-        finding = finding_from_json(root)
-        reached = None
-        history = []
-        code = None
-        culprit = (diagnosis.get("tasks") or {}).get(finding.culprit or "") or {}
-        if isinstance(culprit, dict) and culprit.get("exit_code") is not None:
-            code = int(culprit["exit_code"])
-        for a in attempts[:-1]:
-            try:
-                history.append(AttemptOutcome(int(a["number"]), finding_from_json(a["root_cause"])
-                                              if a.get("root_cause") else None,
-                                              reached=Position(**(a.get("reached") or {}))))
-            except (KeyError, TypeError, ValueError):
-                continue
-        cls, why = classify(finding, history, reached=reached, exit_code=code)
+        culprit = diagnosis.tasks.get(root.culprit or "")
+        code = culprit.exit_code if culprit is not None else None
+        history = [a.outcome() for a in attempts[:-1]]
+        cls, why = classify(root, history, reached=None, exit_code=code)
     else:
         shell = task_exit_status(own_rc)
         if own_rc is not None and (own_rc in RETRYABLE_EXIT_CODES or shell in TFJOB_RETRYABLE):

@@ -11,27 +11,12 @@ Pure: the numbers come from :class:`~.ledger.AttemptRecord` values.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
+from ..model import AttemptGoodput, Badput, Goodput
 from .ledger import AttemptRecord
 
 __all__ = ["AttemptGoodput", "attempt_goodput", "job_goodput"]
-
-
-@dataclass(frozen=True)
-class AttemptGoodput:
-    number: int
-    program_startup_s: float | None   # start -> first step
-    productive_s: float               # trained and kept
-    wasted_progress_s: float          # trained, then recomputed by the next attempt
-    recomputed_steps: int | None
-    disruption_s: float               # failure -> attempt ended
-    backoff_s: float
-    failure_to_next_step_s: float | None  # this attempt's failure -> the next attempt's first step
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
 def _wasted(a: AttemptRecord, nxt: AttemptRecord | None, end: float) -> tuple[float, int | None]:
@@ -69,22 +54,18 @@ def attempt_goodput(records: Sequence[AttemptRecord]) -> list[AttemptGoodput]:
     return out
 
 
-def job_goodput(records: Sequence[AttemptRecord]) -> dict[str, Any] | None:
+def job_goodput(records: Sequence[AttemptRecord]) -> Goodput | None:
     """The whole job: wall time, productive time, the ratio and the badput by category."""
     if not records:
         return None
     per = attempt_goodput(records)
     wall = max(0.0, records[-1].ended_at - records[0].started_at)
     productive = sum(g.productive_s for g in per)
-    return {
-        "wall_s": round(wall, 3),
-        "productive_s": round(productive, 3),
-        "ratio": round(productive / wall, 4) if wall > 0 else None,
-        "badput": {
-            "program_startup_s": round(sum(g.program_startup_s or 0.0 for g in per), 3),
-            "wasted_progress_s": round(sum(g.wasted_progress_s for g in per), 3),
-            "disruption_s": round(sum(g.disruption_s for g in per), 3),
-            "backoff_s": round(sum(g.backoff_s for g in per[:-1]), 3),
-        },
-        "attempts": [g.to_json() for g in per],
-    }
+    return Goodput(
+        wall_s=round(wall, 3), productive_s=round(productive, 3),
+        ratio=round(productive / wall, 4) if wall > 0 else None,
+        badput=Badput(program_startup_s=round(sum(g.program_startup_s or 0.0 for g in per), 3),
+                      wasted_progress_s=round(sum(g.wasted_progress_s for g in per), 3),
+                      disruption_s=round(sum(g.disruption_s for g in per), 3),
+                      backoff_s=round(sum(g.backoff_s for g in per[:-1]), 3)),
+        attempts=tuple(per))

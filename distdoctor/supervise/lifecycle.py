@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+
+from ..model import JobEvent   # one line of events.jsonl: one class, shared with its reader (report/bundle.py)
 
 __all__ = ["Phase", "TRANSITIONS", "allowed", "LifecycleError", "JobEventKind", "JobEvent", "LoopState",
            "StopAll", "EndAttempt", "DeclareHang", "SuspectStall", "ClearStall", "Action", "decide"]
@@ -67,19 +68,6 @@ class JobEventKind(str, enum.Enum):
     MEMORY_WARNING = "memory_warning"
     ATTEMPT = "attempt"
     SUPERVISOR_LOST = "supervisor_lost"
-
-
-@dataclass(frozen=True)
-class JobEvent:
-    """One line of ``events.jsonl``; ``task`` None is the whole job."""
-
-    ts: float
-    task: str | None
-    kind: JobEventKind
-    text: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ts": self.ts, "task": self.task, "kind": self.kind.value, "text": self.text}
 
 
 @dataclass(frozen=True)

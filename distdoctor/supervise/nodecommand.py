@@ -73,7 +73,7 @@ def _preflight_diagnosis(report, task: str):
 
 
 def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
-    from ..model import Severity
+    from ..model import Diagnosis, Severity
     from ..preflight.check import CheckOptions, run_check
     from ..preflight.rules import infer_strategy
     from .node import NodeCluster, NodeSupervisor, collector_of
@@ -96,9 +96,9 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
     tf_config = None if "TF_CONFIG" in environ else json.dumps(spec.to_tf_config())
     say = (lambda text: print(f"[distdoctor {me}] {text}", file=human, flush=True))
 
-    def show(data: dict) -> None:
+    def show(diag) -> None:
         from .outcome import show_outcome
-        said = show_outcome(sink, data, collector=me == collector, stream=human)
+        said = show_outcome(sink, diag, collector=me == collector, stream=human)
         if said:
             say(said)
 
@@ -131,8 +131,8 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                 code = 1
                 if args.exit_code_policy == "on":
                     from .command import policy_exit
-                    code = policy_exit(diag.to_json(), None, human, prefix=f"[distdoctor {me}]")
-                show(diag.to_json())
+                    code = policy_exit(diag, None, human, prefix=f"[distdoctor {me}]")
+                show(diag)
                 return code
             say(f"the preflight found {report.errors} error(s); starting {me} anyway (--preflight warn)")
         client = None
@@ -160,11 +160,10 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                                 f"; side link to {collector}" if client else ""))
         diag, _job = sup.run()
         own = sup.tracks[me].proc.returncode
-        from .command import _bundle_diagnosis
-        data = _bundle_diagnosis(out) or diag.to_json()   # with the attempt ledger and goodput
+        data = diag   # the whole run: the attempt ledger and goodput included
         linger = False
         if hub is not None:
-            hub.broadcast({"t": "final", "diagnosis": data, "bundle": out, "host": socket.gethostname()})
+            hub.broadcast({"t": "final", "diagnosis": data.to_json(), "bundle": out, "host": socket.gethostname()})
             hub.flush(3.0)
             _await_goodbyes(hub, tasks, me, 5.0)
         elif client is not None:
@@ -176,14 +175,14 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                 client.close()
             if final is not None:
                 os.replace(os.path.join(out, "diagnosis.json"), os.path.join(out, "node-diagnosis.json"))
-                data = final["diagnosis"]
-                write_json(os.path.join(out, "diagnosis.json"), data)
+                data = Diagnosis.from_json(final["diagnosis"])
+                write_json(os.path.join(out, "diagnosis.json"), data.to_json())
                 say(f"the cluster diagnosis from {collector} ({final.get('host')}:{final.get('bundle')})")
             else:
                 say(f"no cluster diagnosis from the collector {collector}; this one covers {me} alone")
         _write_report(args, out)
         if args.json:
-            print(json.dumps(data, indent=2))
+            print(json.dumps(data.to_json(), indent=2))
         else:
             from .command import _print_human
             _print_human(data, out, human)

@@ -14,6 +14,7 @@ import re
 import subprocess
 
 from ..cluster.scheduler import OutcomeSink
+from ..model import Diagnosis
 
 __all__ = ["verdict_line", "show_outcome", "VERDICT_PREFIX"]
 
@@ -21,25 +22,21 @@ VERDICT_PREFIX = "distdoctor:"
 _SPACE = re.compile(r"\s+")
 
 
-def verdict_line(diagnosis: dict, limit: int = 0) -> str:
+def verdict_line(diagnosis: Diagnosis, limit: int = 0) -> str:
     """``distdoctor: status=failed category=peer_crashed culprit=worker:1 code=DD101: worker:1 was killed ...``
 
-    ``diagnosis`` is a ``diagnosis.json`` document. One line, whitespace collapsed; with ``limit``
-    the summary is cut (``...``) so that the line fits. Pure.
+    One line, whitespace collapsed; with ``limit`` the summary is cut (``...``) so that the line fits. Pure.
     """
-    status = str(diagnosis.get("status") or "unknown")
-    parts = [VERDICT_PREFIX, f"status={status}"]
-    root = diagnosis.get("root_cause") if isinstance(diagnosis.get("root_cause"), dict) else None
+    parts = [VERDICT_PREFIX, f"status={diagnosis.status.value}"]
+    root = diagnosis.root_cause
     summary = ""
-    if root:
-        parts += [f"category={root.get('category') or 'unknown'}", f"culprit={root.get('culprit') or 'unknown'}",
-                  f"code={root.get('code') or '-'}"]
-        summary = str(root.get("summary") or "")
-    elif isinstance(diagnosis.get("tasks"), dict) and diagnosis["tasks"]:
-        parts.append(f"tasks={len(diagnosis['tasks'])}")
-    attempts = diagnosis.get("attempts")
-    if isinstance(attempts, list) and len(attempts) > 1:
-        parts.append(f"attempts={len(attempts)}")
+    if root is not None:
+        parts += [f"category={root.category.value}", f"culprit={root.culprit or 'unknown'}", f"code={root.code or '-'}"]
+        summary = root.summary
+    elif diagnosis.tasks:
+        parts.append(f"tasks={len(diagnosis.tasks)}")
+    if len(diagnosis.attempts) > 1:
+        parts.append(f"attempts={len(diagnosis.attempts)}")
     head = _SPACE.sub(" ", " ".join(parts)).strip()
     summary = _SPACE.sub(" ", summary).strip()
     if not summary:
@@ -51,7 +48,7 @@ def verdict_line(diagnosis: dict, limit: int = 0) -> str:
     return line
 
 
-def show_outcome(sink: OutcomeSink | None, diagnosis: dict, *, collector: bool, stream) -> str | None:
+def show_outcome(sink: OutcomeSink | None, diagnosis: Diagnosis, *, collector: bool, stream) -> str | None:
     """Write the verdict to ``sink`` when this task is its writer. Returns what was done, or why not
     (a line for the node's own output), or None when there was nothing to do."""
     if sink is None or (sink.writer == "collector" and not collector):

@@ -34,7 +34,8 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
-from ..model import Category, Finding
+# the policy's vocabulary (Action, Position, AttemptOutcome) is the model's: the diagnosis carries it
+from ..model import Action, AttemptOutcome, Category, Finding, Position
 
 __all__ = ["RestartClass", "Action", "Position", "AttemptOutcome", "RestartPolicy", "RestartDecision",
            "classify", "decide_restart", "backoff_s", "same_place"]
@@ -45,39 +46,6 @@ class RestartClass(str, enum.Enum):
 
     TRANSIENT = "transient"
     DETERMINISTIC = "deterministic"
-
-
-class Action(str, enum.Enum):
-    RESTART = "restart"
-    STOP = "stop"
-    NONE = "none"      # the attempt succeeded: nothing to decide
-
-
-@dataclass(frozen=True)
-class Position:
-    """Where training was: the 0-based epoch index and the steps done (in that epoch when known)."""
-
-    epoch: int | None = None
-    step: int | None = None
-
-    def key(self) -> tuple[int, int]:
-        return (-1 if self.epoch is None else self.epoch, self.step or 0)
-
-    def describe(self) -> str:
-        if self.epoch is not None:
-            return f"epoch {self.epoch + 1}" + (f", step {self.step}" if self.step else "")
-        return f"step {self.step}" if self.step is not None else "an unknown step"
-
-
-@dataclass(frozen=True)
-class AttemptOutcome:
-    """How one attempt ended, as the policy needs it (the ledger keeps more)."""
-
-    number: int
-    root_cause: Finding | None
-    decision: Action = Action.NONE
-    reached: Position = Position()      # the furthest point the attempt trained to
-    exit_code: int | None = None        # the culprit's exit code (negative: the signal)
 
 
 @dataclass(frozen=True)

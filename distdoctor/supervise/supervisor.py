@@ -517,12 +517,12 @@ class Supervisor:
             self.channel.close()
             for s, h in old.items():
                 signal.signal(s, h)
+        diag = self._with_ledger(diag)   # the whole run: every attempt and the goodput
         if self.notifier is not None:
-            lost = self.notifier.finish(diag.to_json(), time.time())  # sends the verdict, waits for the queues
+            lost = self.notifier.finish(diag, time.time())  # sends the verdict, waits for the queues
             if lost:  # alerts that could not be delivered, the verdict's own included
                 from dataclasses import replace
-                diag = replace(diag, notes=diag.notes + tuple(lost))
-                self._write_json_with_ledger(diag)
+                diag = self._write_json_with_ledger(replace(diag, notes=diag.notes + tuple(lost)))
         if attempts_here == 1:
             self._check_startup_failure(job)
         return diag, job
@@ -645,7 +645,7 @@ class Supervisor:
             resumed_from=resumed, reached=reached, steps=steps, exit_code=exit_code,
             first_step_at=min(firsts) if firsts else None, failed_at=failed_at, checkpoints=dirs,
             epoch_starts=marks[-1000:], restart_class=decision.restart_class.value if decision.restart_class else None,
-            root_json=root.to_json() if root is not None else None, saved_step=self._saved_step())
+            saved_step=self._saved_step())
         self.ledger.append(record)
         if decision.action == Action.RESTART and not dirs and (steps or reached.epoch):
             self._warn_no_checkpoint(reached)
@@ -699,25 +699,26 @@ class Supervisor:
         self.cfg.cluster = build_local_cluster(len(jobs.get("worker", ())), len(jobs.get("ps", ())), "chief" in jobs)
         self._say(f"port(s) {', '.join(held)} are still held: the restart uses fresh ports")
 
-    def _write_json_with_ledger(self, diag: Diagnosis) -> None:
-        data = diag.to_json()
-        data["notes"] = list(data.get("notes") or []) + [n for n in self._notes if n not in data.get("notes", [])]
-        data["attempts"] = [r.to_json() for r in self.ledger]
-        data["goodput"] = job_goodput(self.ledger)
-        if self._task_restarts:
-            data["task_restarts"] = list(self._task_restarts)
-        write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), data)
+    def _with_ledger(self, diag: Diagnosis) -> Diagnosis:
+        """``diag`` with this run's notes, every attempt so far, the goodput and the PSS task restarts."""
+        notes = tuple(diag.notes) + tuple(n for n in self._notes if n not in diag.notes)
+        return dataclasses.replace(diag, notes=notes, attempts=tuple(self.ledger), goodput=job_goodput(self.ledger),
+                                   task_restarts=tuple(self._task_restarts))
+
+    def _write_json_with_ledger(self, diag: Diagnosis) -> Diagnosis:
+        full = self._with_ledger(diag)
+        write_json(os.path.join(self.cfg.out_dir, "diagnosis.json"), full.to_json())
+        return full
 
     def _rewrite_ledger(self) -> None:
         path = os.path.join(self.cfg.out_dir, "diagnosis.json")
         try:
             with open(path) as fh:
-                data = json.load(fh)
+                data = Diagnosis.from_json(json.load(fh))
         except (OSError, ValueError):
             return
-        data["attempts"] = [r.to_json() for r in self.ledger]
-        data["goodput"] = job_goodput(self.ledger)
-        write_json(path, data)
+        write_json(path, dataclasses.replace(data, attempts=tuple(self.ledger),
+                                             goodput=job_goodput(self.ledger)).to_json())
 
     def _on_agent(self, sample) -> None:
         track = self.tracks.get(sample.task)

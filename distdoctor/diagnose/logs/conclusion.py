@@ -6,20 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...model import Category, Status
+from ...model import Alternative, Category, Status
 from .scan import Hit
 
-__all__ = ["Alternative", "Verdict"]
-
-
-@dataclass(frozen=True)
-class Alternative:
-    """Another reading of the same lines, ranked below the verdict, with what would settle it."""
-
-    category: Category
-    culprit: str | None
-    why: str
-    settle: str | None = None
+__all__ = ["Alternative", "Verdict"]   # Alternative: the one in distdoctor.model, re-exported
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def finding_of(v: Verdict) -> Finding:
                    culprit=v.culprit, summary=summary, evidence=tuple(evidence), remedy=v.remedy,
                    at=v.root.ts if v.root is not None else None, candidates=v.candidates,
                    confidence=v.confidence,
-                   alternatives=tuple(Alternative(a.category, a.culprit, a.why, a.settle) for a in v.alternatives))
+                   alternatives=tuple(v.alternatives))
 
 
 def _ranked_alternatives(root: Finding | None, v: Verdict) -> Finding | None:
