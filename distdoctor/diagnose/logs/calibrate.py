@@ -76,7 +76,20 @@ _GPU_DISGUISED = (
               "the driver or the GPU", when=r"^(?!.*(?:ALLOC_FAILED|Dst tensor is not initialized))"),
 )
 
+# The NVIDIA driver's "GPU has fallen off the bus" (Xid 79) and NVML's lost GPU name a hardware fault, not what the job
+# did: the task that used the GPU most often hangs inside the driver (its peers wait for it), or dies with it
+_GPU_LOST = Ambiguous("medium", C.HANG_STALLED_WORKER, "a process whose GPU fell off the bus most often hangs inside "
+                      "the driver while its peers wait for it in a collective", more=(C.PEER_CRASHED,))
+# A process that exits on SIGABRT ended itself: a failed check, an uncaught C++ exception, or an allocation that
+# failed (memory, threads) ends the same way; the abort names none of them
+_ABORTED = Ambiguous("medium", C.RESOURCE_EXHAUSTION, "an allocation that failed (threads, memory, file handles) "
+                     "aborts the process the same way", when=r"(?i)signal 6\b|\(Aborted\)|SIGABRT",
+                     more=(C.OOM_HOST,))
+
 AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
+    "nvml-gpu-lost": _GPU_LOST,
+    "nvidia-xid": _GPU_LOST,
+    "native-segv": _ABORTED,
     "tf-checkpoint-corrupt": _DAMAGED_CHECKPOINT,
     "gpu-oom-disguised": _GPU_DISGUISED,
     # SIGILL is a native crash as much as a CPU-feature mismatch: the exit status alone cannot tell them apart
@@ -95,6 +108,8 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
                                            "with different types run different code or environments"),
     # NCCL picks its own ports: an address in use there is an exhausted or reserved ephemeral range more than a
     # second process on a port someone chose
+    # (a task's server that cannot bind because the cluster spec gives its twin the same host:port is
+    # :mod:`.hindsight`'s: the printed spec says so; without one, another process holding the port is the usual cause)
     "tf-server-bind-failed": Ambiguous("low", C.RESOURCE_EXHAUSTION, "NCCL binds ports it picks itself: a port "
                                        "already in use there means the ephemeral range is exhausted or reserved",
                                        when=r"NCCL WARN"),

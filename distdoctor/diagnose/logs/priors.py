@@ -29,6 +29,7 @@ from ...model import Category, Status
 from .conclusion import Alternative, Verdict
 from .scan import Hit
 from .settle import settle_for
+from . import hindsight
 
 __all__ = ["apply_priors", "SIGKILL"]
 
@@ -120,8 +121,12 @@ _RULES = (_stack_of_a_live_process, _step_memory_warning, _sigkill_with_no_sende
 
 
 def apply_priors(v: Verdict, hits: list[Hit]) -> Verdict:
-    for rule in _RULES:
-        out = rule(v, hits)
-        if out is not None:
-            return out
+    """The first prior that applies to the verdict's root line, then the first of :mod:`.hindsight`'s rules (what the
+    rest of the logs says about that line)."""
+    for rules in (_RULES, hindsight.RULES):
+        for rule in rules:
+            out = rule(v, hits)
+            if out is not None:
+                v = out
+                break
     return v

@@ -94,10 +94,12 @@ add("DD722", "horovod-missing-ranks", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT, ("m
 add("DD737", "horovod-missing-rank-entry", C.HANG_COLLECTIVE_MISMATCH, R.CONTEXT,
     (": [allreduce", ": [allgather", ": [broadcast", ": [alltoall", ": [Distributed", ": [Horovod",
      # Horovod's TensorFlow ops are named HorovodAllreduce_<tensor> (mpi_ops.py) under any name scope
-     "HorovodAllreduce_", "HorovodAllgather_", "HorovodBroadcast_", "HorovodAlltoall_", "HorovodReducescatter_"),
+     "HorovodAllreduce_", "HorovodAllgather_", "HorovodBroadcast_", "HorovodAlltoall_", "HorovodReducescatter_",
+     # a rank stalled past HOROVOD_STALL_SHUTDOWN_TIME_SECONDS is marked "N!: [...]", whatever its tensors are named
+     "!: ["),
     "Horovod's stall inspector: one missing rank and the tensor it never submitted (unnamed tensors are "
     "allreduce.noname.N; Horovod's TensorFlow wrappers name theirs DistributedXxx_Allreduce/... or HorovodAllreduce_...)",
-    regex=r"(?:^|[\s:>])(?P<rank>\d+): \[(?=\S)", rank=0,
+    regex=r"(?:^|[\s:>])(?P<rank>\d+)!?: \[(?=\S)", rank=0,
     remedy="That rank never submitted the listed collective.",
     component="horovod", versions=">=0.19", source="Horovod common/stall_inspector.cc",
     fixture="3: [allreduce.noname.222700]", expect="rank:3")

@@ -152,3 +152,14 @@ add("DD709", "gloo-no-address", C.NETWORK_UNREACHABLE, R.CAUSE, ("Unable to find
     source="facebookincubator/gloo gloo/transport/tcp/device.cc",
     fixture="RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
             "Unable to find address for: eth1")
+# NCCL looks for an external network plugin (libnccl-net.so) at every init and says at INFO level that there is none
+# before it uses its own IB/socket transports: the dlopen error it quotes is no failure
+add("DD1014", "nccl-net-plugin-absent", C.OTHER, R.BENIGN, ("NET/Plugin : Plugin load", "NET/Plugin : No plugin found"),
+    "NCCL found no external network plugin and uses its internal transports (harmless)",
+    regex=r"NCCL INFO NET/Plugin : (?:Plugin load|No plugin found)", rank=0,
+    remedy="Nothing to do: NCCL uses its built-in IB/socket transports. Install a plugin (aws-ofi-nccl, ...) only if "
+    "the fabric needs one.", component=NCCL, versions=">=2.12",
+    source="NVIDIA/nccl src/net.cc (v2.12 'NET/Plugin : Plugin load returned %d : %s.', v2.18 'NET/Plugin : Plugin "
+    "load (%s) returned %d : %s' / 'No plugin found, using internal implementation', INFO(NCCL_INIT|NCCL_NET))",
+    fixture="node1:2201:2260 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: "
+            "cannot open shared object file: No such file or directory")

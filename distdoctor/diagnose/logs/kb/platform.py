@@ -275,6 +275,9 @@ add("DD842", "k8s-job-succeeded", C.OTHER, R.CONTEXT, ("JobSucceeded", "successf
     fixture='{"message":"TFJob default/mnist successfully completed.","reason":"TFJobSucceeded","status":"True","type":"Succeeded"}')
 add("DD843", "k8s-pod-scheduled", C.OTHER, R.CONTEXT, ("Successfully assigned",),
     "The scheduler placed the pod on a node", rank=0,
+    # the pod it placed (NAMESPACE/POD, the training operator's <job>-<replica type>-<index>), so that the
+    # FailedScheduling wait of the same pod reads as over
+    names=r"Successfully assigned (?:[\w.-]+/)?[\w.-]*?-(?P<job>chief|master|worker|ps|evaluator|launcher)-(?P<index>\d+)\b",
     remedy="Nothing to do: a FailedScheduling before it was a wait for room that ended.",
     component="kubernetes", versions="all", source="kube-scheduler Scheduled event", fixture="Normal   Scheduled   12m   default-scheduler  Successfully assigned default/dist-worker-1 to gpu-node-2")
 add("DD844", "slurm-step-resources", C.RESOURCE_EXHAUSTION, R.CAUSE, ("Unable to create step for job",),

@@ -92,6 +92,19 @@ add("DD771", "exit-143-sigterm", C.PREEMPTION, R.CAUSE,
     rank=30, remedy="Something sent SIGTERM (a preemption, eviction, scale-down, a time limit or a person): restart from "
     "the last checkpoint; handle SIGTERM to save one (BackupAndRestore / PreemptionCheckpointHandler).",
     component="shell", versions="all", source="128 + SIGTERM / bash job control", fixture="Terminated")
+# a process that says it got SIGTERM was stopped from outside, like exit 143, but in its own log: the task that
+# printed it is the one that was stopped
+add("DD1015", "sigterm-received", C.PREEMPTION, R.CAUSE, ("SIGTERM", "signal 15", "Signal 15"),
+    "A task reports that it received SIGTERM (it was stopped from outside)",
+    regex=r"(?i)\b(?:received|receiving|got|caught|handling)\s+(?:a\s+)?(?:signal\s+)?(?:SIGTERM|signal\s+15)\b"
+          r"|\*\*\* SIGTERM received at time=",
+    rank=38, remedy="Something sent SIGTERM (a preemption, eviction, drain, scale-down, a time limit or a person): the "
+    "scheduler's record says who; restart from the last checkpoint and handle SIGTERM to save one "
+    "(BackupAndRestore / PreemptionCheckpointHandler).",
+    component="python", versions="all",
+    source="SIGTERM handlers as training scripts and runtimes word them (Python signal.signal(SIGTERM, ...) handlers; "
+           "absl failure_signal_handler.cc '*** %s received at time=%ld on cpu %d ***')",
+    fixture="I1029 05:25:30.990125 140311 train.py:231] received SIGTERM, exiting")
 add("DD772", "disk-full", C.RESOURCE_EXHAUSTION, R.CAUSE, ("No space left on device", "Disk quota exceeded", "ENOSPC"),
     "A disk (or /dev/shm) is full", rank=75,
     remedy="Free or enlarge the volume the task writes to (checkpoints, logs, /tmp, /dev/shm).",

@@ -52,6 +52,15 @@ add("DD790", "yarn-preempted", C.PREEMPTION, R.CAUSE, ("Container preempted by s
     "resume.", component="yarn", versions="all", source=_EXIT + " (PREEMPTED -102) / ResourceManager schedulers",
     fixture="Container container_1600000000000_0042_01_000004 on host: node3 was preempted. Diagnostics: Container "
             "preempted by scheduler")
+# Spark's YARN allocator names the preempted container itself (the executor it ran is then "lost")
+add("DD1013", "spark-container-preempted", C.PREEMPTION, R.CAUSE, ("was preempted.",),
+    "YARN preempted the container of a Spark executor", regex=r"Container \S+(?: on host: \S+)? was preempted\.",
+    rank=82, remedy="A higher-priority queue reclaimed the executor's resources: run in a queue with guaranteed "
+    "capacity (or disable preemption for it), and checkpoint so that a restart resumes.",
+    component="spark", versions=">=1.5",
+    source="apache/spark resource-managers/yarn YarnAllocator.scala (ContainerExitStatus.PREEMPTED, SPARK-8167)",
+    fixture="21/03/02 10:11:12 WARN YarnAllocator: Container container_1614600000000_0007_01_000003 on host: "
+            "worker7.example.org was preempted.")
 add("DD791", "yarn-killed-on-request", C.PREEMPTION, R.CAUSE, ("Container killed on request. Exit code is",),
     "YARN killed a container on request (the ApplicationMaster, ResourceManager or a user asked)",
     regex=r"Container killed on request\. Exit code is (?P<code>\d+)", rank=32,
