@@ -41,7 +41,8 @@ from .settle import settle_for
 from .signature import Role
 
 __all__ = ["RULES", "recovered_job", "bind_failure_on_a_shared_address", "abort_with_a_stated_reason",
-           "gpu_lost_while_running", "stall_report_of_different_collectives", "step_cancelled_by_srun"]
+           "gpu_lost_while_running", "stall_report_of_different_collectives", "step_cancelled_by_srun",
+           "broadcast_of_different_models", "missing_on_some_nodes"]
 
 
 def _alt(cat: C, culprit: str | None, why: str) -> Alternative:
@@ -236,5 +237,67 @@ def step_cancelled_by_srun(v: Verdict, hits: list[Hit]) -> Verdict | None:
                    remedy=root.sig.remedy, settle=settle_for(root.sig.category))
 
 
-RULES = (recovered_job, bind_failure_on_a_shared_address, abort_with_a_stated_reason, gpu_lost_while_running,
-         stall_report_of_different_collectives, step_cancelled_by_srun)
+# -- a broadcast of differently built models ------------------------------------------------------------------------
+
+_BROADCAST_SHAPES = re.compile(r"(?i)Mismatched BROADCAST tensor shapes")
+
+
+def broadcast_of_different_models(v: Verdict, hits: list[Hit]) -> Verdict | None:
+    """Horovod broadcasts the model's state from the root rank (``broadcast_variables``, the initial-state callback):
+    the same variables on every rank. A broadcast whose shapes differ between ranks says the ranks built different
+    models -- different arguments, or a size read from data that differs between nodes (a vocabulary, a label file)
+    -- not that they called different collectives."""
+    if v.root is None or v.category != C.HANG_COLLECTIVE_MISMATCH or not _BROADCAST_SHAPES.search(v.root.text):
+        return None
+    alts = (_alt(C.HANG_COLLECTIVE_MISMATCH, v.culprit, "a broadcast of a tensor whose shape the code computes "
+                 "per rank (not a model variable) mismatches the same way"),) + tuple(
+        a for a in v.alternatives if a.category not in (C.HANG_COLLECTIVE_MISMATCH, C.CONFIG_MISMATCH_ACROSS_WORKERS))
+    return replace(v, category=C.CONFIG_MISMATCH_ACROSS_WORKERS, confidence="medium", alternatives=alts[:3],
+                   summary="the ranks built models of different shapes (Horovod's broadcast of the model's variables "
+                           "found them different): they run with different arguments or read different data: "
+                           + v.root.text.strip()[:200],
+                   remedy="Build the same model on every rank: the same arguments, and any size read from data "
+                          "(vocabulary, label count) from the same files on every node.",
+                   settle=settle_for(C.CONFIG_MISMATCH_ACROSS_WORKERS))
+
+
+# -- a file or module that some tasks find and others do not ----------------------------------------------------------
+
+_NOT_FOUND = ("tf-not-found-path", "python-import")
+_TASK = re.compile(r"^(?:rank|worker|chief|ps|evaluator|master):\d+$")
+
+
+def _message(text: str) -> str:
+    m = re.search(r"(\w+(?:Error|Exception): .*)$", text)
+    return (m.group(1) if m else text).strip()
+
+
+def missing_on_some_nodes(v: Verdict, hits: list[Hit]) -> Verdict | None:
+    """The same "not found" error (a file, a module, a shared library) raised by several tasks of a job while other
+    tasks of the same job show no such error: the path exists where those others run and not where these do -- the
+    nodes are set up differently (a local disk instead of a shared one, a package installed on some nodes only)."""
+    if v.root is None or v.root.sig.name not in _NOT_FOUND:
+        return None
+    msg = _message(v.root.text)
+    same = [h for h in hits if h.sig.name == v.root.sig.name and _message(h.text) == msg]
+    failing = {h.writer for h in same if h.writer and _TASK.match(h.writer)}
+    if len(failing) < 2:
+        return None
+    others = {t for h in hits for t in (h.writer, h.named) if t and _TASK.match(t)} - failing
+    if not others:
+        return None
+    ordered = tuple(sorted(failing, key=lambda t: (t.split(":")[0], int(t.split(":")[1]))))
+    alts = (_alt(v.category, v.culprit, v.summary[:160]),) + tuple(
+        a for a in v.alternatives if a.category not in (v.category, C.CONFIG_MISMATCH_ACROSS_WORKERS))
+    return replace(v, category=C.CONFIG_MISMATCH_ACROSS_WORKERS, confidence="medium", culprit=ordered[0],
+                   candidates=ordered, alternatives=alts[:3],
+                   summary=f"{', '.join(ordered[:8])} cannot find what the other tasks of the job "
+                           f"({', '.join(sorted(others)[:4])}) do: those nodes are set up differently: {msg[:160]}",
+                   remedy="Make every node the same: the data on a file system every node mounts (or copied to each), "
+                          "the same environment and packages on every node (one image, one module set).",
+                   settle=settle_for(C.CONFIG_MISMATCH_ACROSS_WORKERS))
+
+
+# applied in order, each to what the one before made of the verdict; a job recorded as succeeded is judged last
+RULES = (step_cancelled_by_srun, bind_failure_on_a_shared_address, abort_with_a_stated_reason, gpu_lost_while_running,
+         stall_report_of_different_collectives, broadcast_of_different_models, missing_on_some_nodes, recovered_job)

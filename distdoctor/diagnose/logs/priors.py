@@ -121,12 +121,13 @@ _RULES = (_stack_of_a_live_process, _step_memory_warning, _sigkill_with_no_sende
 
 
 def apply_priors(v: Verdict, hits: list[Hit]) -> Verdict:
-    """The first prior that applies to the verdict's root line, then the first of :mod:`.hindsight`'s rules (what the
-    rest of the logs says about that line)."""
-    for rules in (_RULES, hindsight.RULES):
-        for rule in rules:
-            out = rule(v, hits)
-            if out is not None:
-                v = out
-                break
+    """The first prior that applies to the verdict's root line, then :mod:`.hindsight`'s rules in turn (what the rest
+    of the logs says about that line)."""
+    for rule in _RULES:
+        out = rule(v, hits)
+        if out is not None:
+            v = out
+            break
+    for rule in hindsight.RULES:
+        v = rule(v, hits) or v
     return v
