@@ -90,6 +90,11 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
     "nvml-gpu-lost": _GPU_LOST,
     "nvidia-xid": _GPU_LOST,
     "native-segv": _ABORTED,
+    # Hydra's proxy names a firewall as the usual reason it cannot connect back to mpiexec; a route missing between
+    # the nodes fails the same connect (its "unable to connect from ... (No route to host)" line just before is the
+    # same for both when a firewall answers with an ICMP reject)
+    "hydra-proxy-upstream-refused": Ambiguous("medium", C.NETWORK_UNREACHABLE, "a route missing between the nodes "
+                                              "fails the same connect"),
     "tf-checkpoint-corrupt": _DAMAGED_CHECKPOINT,
     "gpu-oom-disguised": _GPU_DISGUISED,
     # SIGILL is a native crash as much as a CPU-feature mismatch: the exit status alone cannot tell them apart

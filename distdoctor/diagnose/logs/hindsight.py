@@ -17,7 +17,8 @@ components that print them behave:
   resource is the cause and the abort only how the process ended.
 * **A GPU lost while its task's process stays alive**: the NVIDIA driver's "GPU has fallen off the bus" (Xid 79)
   leaves the process that used it hanging inside the driver more often than dead; when no line says any task
-  exited or crashed, the job is hung on that task, its peers waiting in a collective.
+  exited or crashed and the tasks are seen alive (a wait, their pods Running), the job is hung on that task, its
+  peers waiting in a collective.
 * **Horovod's stall report with ranks on both sides**: the stall inspector lists, per rank, the tensors that rank
   has not submitted while other ranks have. When two ranks each miss tensors the other submitted (disjoint lists),
   the ranks wait in different collectives: a collective mismatch ("different ranks are trying to submit different
@@ -42,7 +43,7 @@ from .signature import Role
 
 __all__ = ["RULES", "recovered_job", "bind_failure_on_a_shared_address", "abort_with_a_stated_reason",
            "gpu_lost_while_running", "stall_report_of_different_collectives", "step_cancelled_by_srun",
-           "broadcast_of_different_models", "missing_on_some_nodes"]
+           "broadcast_of_different_models", "missing_on_some_nodes", "invalid_json_in_tf_config"]
 
 
 def _alt(cat: C, culprit: str | None, why: str) -> Alternative:
@@ -138,7 +139,9 @@ def gpu_lost_while_running(v: Verdict, hits: list[Hit]) -> Verdict | None:
     if v.root is None or v.root.sig.name not in _GPU_LOST or v.category != C.OTHER:
         return None
     ended = [h for h in hits if h.sig.role in (Role.CAUSE, Role.SYMPTOM) and h.sig.category in _ENDED]
-    if ended:
+    # a hang needs positive evidence that the tasks are alive: a wait, or their pods listed Running
+    alive = [h for h in hits if h.sig.role == Role.WAIT or h.sig.name == "k8s-pod-running"]
+    if ended or not alive:
         return None
     alts = (_alt(C.PEER_CRASHED, v.culprit, "a process whose GPU fell off the bus may also die with it (its exit "
                  "status says)"),
@@ -298,6 +301,37 @@ def missing_on_some_nodes(v: Verdict, hits: list[Hit]) -> Verdict | None:
                    settle=settle_for(C.CONFIG_MISMATCH_ACROSS_WORKERS))
 
 
+# -- a JSON error raised while reading the cluster ----------------------------------------------------------------------
+
+_JSON_ERROR = re.compile(r"JSONDecodeError|Expecting (?:property name|value|',' delimiter|':' delimiter)|"
+                         r"Extra data: line \d+|Unterminated string starting at|Invalid control character at")
+_CLUSTER_FRAMES = ("python-cluster-config-frame", "python-tf-config-frame")
+
+
+def invalid_json_in_tf_config(v: Verdict, hits: list[Hit]) -> Verdict | None:
+    """A JSON decode error whose traceback passes through a frame that reads the cluster (TensorFlow's TF_CONFIG
+    resolver, a script's ``json.loads(os.environ['TF_CONFIG'])``): the JSON that failed to parse is TF_CONFIG --
+    single quotes (a Python dict's ``str``), a shell that ate the quotes, a value cut short."""
+    if v.root is None or v.category == C.CONFIG_TF_CONFIG or not _JSON_ERROR.search(v.root.text):
+        return None
+    heads = [h.line_no for h in hits if h.sig.name == "python-traceback" and h.stream == v.root.stream
+             and h.line_no < v.root.line_no]
+    start = max(heads, default=0)
+    frames = [h for h in hits if h.sig.name in _CLUSTER_FRAMES and h.stream == v.root.stream
+              and start < h.line_no < v.root.line_no]
+    if not frames:
+        return None
+    alts = (_alt(v.category, v.culprit, v.summary[:160]),) + tuple(
+        a for a in v.alternatives if a.category not in (v.category, C.CONFIG_TF_CONFIG))
+    return replace(v, category=C.CONFIG_TF_CONFIG, confidence="medium", context=(frames[-1],) + tuple(v.context),
+                   alternatives=alts[:3],
+                   summary="TF_CONFIG is not valid JSON (the error was raised while the task read its cluster): "
+                           + v.root.text.strip()[:200],
+                   remedy="Set TF_CONFIG to valid JSON (double quotes: json.dumps, not str() of a dict; quote it whole "
+                          "in the shell); `distdoctor check --static` validates it.",
+                   settle="the TF_CONFIG value the task was started with (`echo \"$TF_CONFIG\"` in its environment)")
+
+
 # applied in order, each to what the one before made of the verdict; a job recorded as succeeded is judged last
 RULES = (step_cancelled_by_srun, bind_failure_on_a_shared_address, abort_with_a_stated_reason, gpu_lost_while_running,
-         stall_report_of_different_collectives, broadcast_of_different_models, missing_on_some_nodes, recovered_job)
+         stall_report_of_different_collectives, broadcast_of_different_models, missing_on_some_nodes, invalid_json_in_tf_config, recovered_job)

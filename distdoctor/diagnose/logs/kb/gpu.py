@@ -33,6 +33,19 @@ add("DD976", "nvml-driver-not-loaded", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE
     "LIBRARY_NOT_FOUND) / nvidia-smi",
     fixture="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
             "NVIDIA driver is installed and running.")
+# nvidia-smi -q's clock reasons (NVML's nvmlClocksThrottleReasonHwSlowdown, ...HwThermalSlowdown,
+# ...HwPowerBrakeSlowdown, ...SwThermalSlowdown): the GPU runs its clocks down because it is too hot or its power is cut
+# -- one node like this makes every synchronous step wait for it
+add("DD1017", "nvml-clock-slowdown", C.STRAGGLER_SLOW_WORKER, R.CAUSE,
+    ("HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown", "SW Thermal Slowdown"),
+    "A GPU runs slowed down by the hardware (too hot, or its power brake engaged): its task is slower than the others",
+    regex=r"(?:HW (?:Thermal |Power Brake )?Slowdown|SW Thermal Slowdown)\s*:\s*Active\b", rank=55,
+    remedy="Cool the node (fans, airflow, inlet temperature) or fix its power supply, or run on other nodes: a "
+    "synchronous job goes at the speed of its slowest GPU.",
+    component="nvml", versions="driver >= 418 (the split HW reasons); 'Clocks Event Reasons' since 535",
+    source="nvidia-smi -q -d PERFORMANCE ('Clocks Throttle Reasons' / 'Clocks Event Reasons', NVML "
+           "nvmlDeviceGetCurrentClocksThrottleReasons)",
+    fixture="            HW Thermal Slowdown               : Active")
 add("DD977", "nvml-gpu-lost", C.OTHER, R.CAUSE, ("GPU is lost", "NVMLError_GpuIsLost", "GPU has fallen off the bus"),
     "A GPU stopped responding to the driver (lost / fallen off the bus)", rank=82, remedy=_NODE,
     component="nvml", versions="all", source="nvidia-ml-py pynvml.py (NVML_ERROR_GPU_IS_LOST) / NVIDIA driver NVRM",

@@ -168,6 +168,20 @@ add("DD955", "mpich-sock-connect", C.NETWORK_UNREACHABLE, R.CAUSE, ("unable to c
     "-iface / MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE / FI_TCP_IFACE and open the ports between nodes.",
     component=MPICH, versions="all (also Intel MPI)", source="pmodels/mpich src/mpi/errhan/errnames.txt (**sock_connect)",
     fixture="MPID_nem_tcp_connect(592)........: unable to connect to node2 on port 48731, No route to host (errno 113)")
+# Hydra's proxy was started on the remote node (over ssh, which therefore worked) and cannot connect back to the
+# port mpiexec listens on: the port is blocked between the nodes far more often than the route (Hydra says so itself)
+add("DD1016", "hydra-proxy-upstream-refused", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
+    ("(check for firewalls!)",),
+    "MPICH's Hydra proxy cannot connect back to mpiexec's port (a firewall between the nodes)",
+    # specific (never demoted below the "unable to connect from" line Hydra prints first); calibrate caps it at
+    # medium: a missing route fails the same connect
+    regex=r"unable to connect to server \S+ at port \d+ \(check for firewalls!\)", rank=70,
+    remedy="Open the ports between the nodes (mpiexec listens on an ephemeral port: allow the nodes' subnet, or fix "
+    "the range with MPIR_CVAR_CH3_PORT_RANGE / HYDRA_PORT_RANGE and open it), or run without the host firewall.",
+    component=MPICH, versions=">=1.3 (Hydra; also Intel MPI)",
+    source="pmodels/mpich src/pm/hydra/proxy/pmip.c ('unable to connect to server %s at port %d (check for firewalls!)')",
+    fixture="[proxy:0:1@node-b] main (proxy/pmip.c:101): unable to connect to server node-a at port 35123 (check for "
+            "firewalls!)")
 add("DD956", "hydra-proxy-closed", C.PEER_CRASHED, R.SYMPTOM,
     ("assert (!closed) failed", "HYDT_bscu_wait_for_completion", "HYD_pmcd_pmiserv_send_signal",
      "HYDU_sock_write"),
