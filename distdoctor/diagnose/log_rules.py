@@ -256,6 +256,10 @@ def _claimed_task(text: str) -> str | None:
              remedy="Give each process its own `task.index` in TF_CONFIG (0..N-1, unique per job type).")
 def _wrong_index(rule: Rule, job: JobObservation):
     for t in job.ordered():
+        if t.task.startswith("rank:"):
+            # a launcher's rank (srun's task N, mpirun's rank N) is not a TensorFlow task: the script maps it to one
+            # (rank 0 the chief, rank N worker N-1, ...), so the task its TF_CONFIG names is no contradiction
+            continue
         for e in _of(t, EventKind.CLUSTER_CONNECTED, EventKind.CLUSTER_SPEC):
             claimed = _claimed_task(e.text)
             if claimed and claimed != t.task:

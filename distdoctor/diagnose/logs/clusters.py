@@ -82,7 +82,7 @@ def defects(pc: PrintedCluster) -> list[Finding]:
     if "master" in jobs and "chief" not in jobs:
         jobs["chief"] = jobs.pop("master")
     value: dict = {"cluster": jobs}
-    if pc.own:
+    if pc.own and not pc.own.startswith("rank:"):   # a launcher's rank is no TF task type (srun's task N)
         t = TaskRef.parse(pc.own)
         value["task"] = {"type": "chief" if t.type == "master" else t.type, "index": t.index}
     doc = ConfigDocument(origin="the cluster printed in the log", kind="cluster_file", value=value)
