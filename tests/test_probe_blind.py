@@ -38,8 +38,6 @@ KNOWN: dict[str, str] = {
                  "label config_tf_config",
     "blind_034": "said hang_collective_mismatch / rank:0 (the reporting rank) for Horovod 'Mismatched data types'; "
                  "label config_mismatch_across_workers / rank:2,3 (env differs on node 2; debatable)",
-    "blind_035": "said version_mismatch for 'No module named tensorflow' on ranks 4-7 only; label "
-                 "config_mismatch_across_workers (second host's environment differs)",
     "blind_037": "version_mismatch right, culprit worker:0 (writer); the NodeDef's _device names /job:ps/task:0, "
                  "the outdated binary: label ps:0",
     "blind_050": "negative control read as a hang: the logs 'stop' at the last timestamped line though the "
