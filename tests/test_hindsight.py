@@ -230,3 +230,21 @@ def test_a_throttled_gpu_is_a_slow_worker(tmp_path):
             "            HW Thermal Slowdown           : Active\n")
     rc = diagnose({"output.log": text}, tmp_path)
     assert rc.category.value == "straggler_slow_worker", rc
+
+
+# -- a collective timeout is a wait, not a lost peer (log_rules DD156) -----------------------------------------------
+
+def test_a_collective_timeout_is_read_as_a_hang_not_as_a_lost_peer(tmp_path):
+    """TensorFlow's CommunicationOptions timeout fires when a peer never joins the collective: stalled, or waiting in
+    another collective -- the two first readings; no line says a peer was lost."""
+    text = ("step 300 loss 0.912\nstep 400 loss 0.877\n"
+            "2025-04-04 04:04:04.000001: E tensorflow/core/common_runtime/base_collective_executor.cc:249] "
+            "BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED: Collective has timed out during execution.\n"
+            "Traceback (most recent call last):\n"
+            "  File \"/job/loop.py\", line 77, in <module>\n"
+            "    total = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)\n"
+            "tensorflow.python.framework.errors_impl.DeadlineExceededError: Collective has timed out during execution. "
+            "[Op:CollectiveReduceV2]\n")
+    rc = diagnose({"worker-1.log": text}, tmp_path)
+    assert cats(rc)[:3] and rc.category.value != "peer_crashed", rc
+    assert {"hang_stalled_worker", "hang_collective_mismatch"} <= set(cats(rc)[:3]), cats(rc)

@@ -23,7 +23,8 @@ KNOWN: dict[str, str] = {
     "blind3_003": "said peer_crashed / None; label peer_crashed / ps:1",
     "blind3_006": "said peer_crashed / None; label oom_host / None (the log lacks the deciding line)",
     "blind3_013": "said hang_stalled_worker / None (one of rank:1, rank:2, rank:3); label hang_stalled_worker / rank:2",
-    "blind3_015": "said peer_crashed / None; label hang_collective_mismatch / None",
+    "blind3_015": "said hang_stalled_worker / None (low, the mismatch first among the alternatives); label "
+                  "hang_collective_mismatch / None",
     "blind3_017": "said network_unreachable / None; label peer_unresponsive / worker:0 (the log lacks the deciding line)",
     "blind3_019": "said straggler_slow_worker / None; label straggler_slow_worker / rank:1",
     "blind3_020": "said other / None; label straggler_slow_worker / None (the log lacks the deciding line)",

@@ -279,6 +279,11 @@ RULES.add(
     remedy="Use `distdoctor run`, which sees the process state, to tell a frozen task from a dead one.")
 
 
+# TensorFlow's collective timeout (CommunicationOptions.timeout_seconds) and barrier timeout: the op waited for a
+# peer that never joined it -- a stalled peer or one in another collective as often as a lost one
+_COLLECTIVE_TIMEOUT = re.compile(r"Collective has timed out during execution|Barrier timed out")
+
+
 @RULES.check(code="DD156", rank=27, name="unattributed-log-failure", category=Category.PEER_CRASHED, title="Tasks failed on a peer the logs do not show",
              detects="Task logs that end in errors about a lost peer, where no log shows a cause: the peer they name has no log here, or none is named.",
              why="The culprit's log is usually the one that is missing or silent; the errors at hand are its consequences.",
@@ -291,6 +296,8 @@ def _unattributed(rule: Rule, job: JobObservation):
     failed = [t for t in tasks if ended_with_error(t)]
     if not failed:
         return
+    if all(_COLLECTIVE_TIMEOUT.search(e.text or "") for t in failed for e in _of(t, EventKind.PEER_SYMPTOM)):
+        return  # a collective that timed out waited for a peer that never joined it: no peer was seen lost
     named = {e.peer for t in tasks for e in _of(t, EventKind.PEER_SYMPTOM) if e.peer and e.peer != t.task}
     if named & set(job.tasks):
         return  # DD107 / DD155 attribute it to a task whose log is here
