@@ -174,3 +174,24 @@ def test_a_cuda_library_that_says_its_allocation_failed_is_not_capped_as_a_disgu
                                    "handle: CUBLAS_STATUS_ALLOC_FAILED\n"}, tmp_path)
     assert rc.category.value == "oom_gpu" and rc.confidence in ("medium", "high"), rc
     assert alts(rc)[:1] != ["version_mismatch"], alts(rc)
+
+
+# -- what a refused connection and an illegal instruction usually mean (blind set 3's kinds) -------------------------
+
+def test_a_refused_connection_lists_a_peer_not_serving_before_the_network(tmp_path):
+    """ECONNREFUSED: the peer's host answered and nothing listens on the port -- a peer not serving yet or dead, or
+    another port in the cluster spec; the network delivered the packet."""
+    text = ("2025-06-06 06:06:06.000001: W tensorflow/core/distributed_runtime/coordination/coordination_service_agent.cc"
+            ":420] Failed to connect to the coordination service at trainer-0.jobs.svc:9000: UNAVAILABLE: "
+            "ipv4:10.8.1.4:9000: Failed to connect to remote host: Connection refused\n")
+    rc = diagnose({"trainer-1.log": text}, tmp_path)
+    assert rc.confidence == "low", rc
+    assert alts(rc)[:2] == ["peer_unresponsive", "peer_crashed"], alts(rc)
+    assert_well_formed(rc)
+
+
+def test_an_illegal_instruction_lists_a_node_that_differs(tmp_path):
+    rc = diagnose({"output.log": "srun: error: cn-b12: task 5: Illegal instruction (core dumped)\n"}, tmp_path)
+    assert rc.confidence != "high", rc
+    assert "config_mismatch_across_workers" in alts(rc)[:2], alts(rc)    # among the first two: top-3 with the verdict
+    assert_well_formed(rc)

@@ -25,15 +25,16 @@ KNOWN: dict[str, str] = {
     "blind3_013": "said hang_stalled_worker / None (one of rank:1, rank:2, rank:3); label hang_stalled_worker / rank:2",
     "blind3_015": "said hang_stalled_worker / None (low, the mismatch first among the alternatives); label "
                   "hang_collective_mismatch / None",
-    "blind3_017": "said network_unreachable / None; label peer_unresponsive / worker:0 (the log lacks the deciding line)",
+    "blind3_017": "said network_unreachable / None (low; peer_unresponsive among the alternatives); label "
+                  "peer_unresponsive / worker:0 (the log lacks the deciding line)",
     "blind3_019": "said straggler_slow_worker / None; label straggler_slow_worker / rank:1",
     "blind3_020": "said other / None; label straggler_slow_worker / None (the log lacks the deciding line)",
     "blind3_024": "said hang_stalled_worker / None; label firewall_or_port_blocked / None (the log lacks the deciding "
                   "line)",
     "blind3_029": "said config_mismatch_across_workers / rank:0; label config_mismatch_across_workers / "
                   "['rank:2', 'rank:3']",
-    "blind3_030": "said version_mismatch / None; label config_mismatch_across_workers / rank:3 (the log lacks the "
-                  "deciding line)",
+    "blind3_030": "said version_mismatch / None (medium; config_mismatch_across_workers second among the "
+                  "alternatives); label config_mismatch_across_workers / rank:3 (the log lacks the deciding line)",
     "blind3_038": "said preemption / None; label preemption / worker:2",
     "blind3_044": "said network_unreachable / None; label other / None",
 }

@@ -97,9 +97,10 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
                                               "fails the same connect"),
     "tf-checkpoint-corrupt": _DAMAGED_CHECKPOINT,
     "gpu-oom-disguised": _GPU_DISGUISED,
-    # SIGILL is a native crash as much as a CPU-feature mismatch: the exit status alone cannot tell them apart
+    # SIGILL is a native crash as much as a CPU-feature mismatch: the exit status alone cannot tell them apart; on one
+    # node of several it is that node's older CPU (the nodes differ)
     "sigill-exit-132": Ambiguous("medium", C.SEGFAULT_CORE_DUMP, "an illegal instruction is also how a corrupted "
-                                 "jump or a bad native extension crashes"),
+                                 "jump or a bad native extension crashes", more=(C.CONFIG_MISMATCH_ACROSS_WORKERS,)),
     # a job still running at its time limit, or cancelled by a person, was most often one that stopped progressing
     "slurm-time-limit": Ambiguous("medium", C.HANG_STALLED_WORKER, "a job that runs into its time limit has often "
                                   "stopped making progress long before"),

@@ -15,6 +15,8 @@ healthy lines happen to resemble:
   - a remote eager runtime that does not know the client's context or handles: it restarted, or it is a runtime of
     another TensorFlow version (a Cloud TPU's or a remote worker's started from another release), which does not
     share the client's protocol;
+  - a peer that refused the connection ("Connection refused"): its host answered, so the network is not the
+    usual cause; the peer's process was not serving (still starting, or died) or the address names another port;
   - any other lost peer: the usual reasons a process dies without a line of its own (the host's OOM killer, the
     scheduler's preemption) or the network between the tasks; where the logs show no task of the job at all besides
     the one that reports it, the remote may be a service outside the job (a managed accelerator runtime, a storage or
@@ -72,6 +74,11 @@ _FORGOT = _Family(frozenset({"tf-eager-context-lost", "tf-remote-handle-lost"}),
                   (C.VERSION_MISMATCH, C.OOM_HOST, C.PREEMPTION),
                   "a remote runtime that does not know the client's context restarted, or runs another TensorFlow "
                   "version than the client")
+# "Connection refused" (ECONNREFUSED): the peer's host answered, and no process listens on that port -- the network
+# delivered the packet. The peer's process is not up (not started yet, still starting, crashed and not restarted) or
+# the address names another port than the one it serves
+_REFUSED = re.compile(r"Connection refused|ECONNREFUSED|connection refused", re.I)
+_REFUSED_CAUSES = (C.PEER_UNRESPONSIVE, C.PEER_CRASHED, C.CONFIG_TF_CONFIG)
 _LOST_PEER = (C.OOM_HOST, C.PREEMPTION, C.NETWORK_UNREACHABLE)
 _WHY_LOST = "a usual reason a peer goes away without a line of its own"
 _WHY_CAUSE = {
@@ -86,6 +93,13 @@ _WHY_CAUSE = {
     C.NETWORK_UNREACHABLE: "the network between the tasks failed, not a task",
     C.OTHER: "no task of the job besides this one is in the logs: the remote may be a service outside the job "
              "(a managed accelerator runtime, a storage or metadata server)",
+}
+_WHY_REFUSED = {
+    C.PEER_UNRESPONSIVE: "'Connection refused' means the peer's host answered but nothing listens on the port yet: "
+                         "its process has not started serving (still starting, waiting on something of its own)",
+    C.PEER_CRASHED: "'Connection refused' also follows a peer process that died and was not restarted",
+    C.CONFIG_TF_CONFIG: "'Connection refused' also comes from an address whose port is not the one the peer serves "
+                        "(the cluster spec)",
 }
 
 
@@ -107,6 +121,8 @@ def of_symptom(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> list[Al
         return [_alt(c, v.culprit, _WHY_CAUSE[c]) for c in _EXITED.causes]
     if name in _FORGOT.names:
         return [_alt(c, v.culprit, _FORGOT.why if c == C.VERSION_MISMATCH else _WHY_CAUSE[c]) for c in _FORGOT.causes]
+    if v.category == C.NETWORK_UNREACHABLE and _REFUSED.search(v.root.text):
+        return [_alt(c, v.culprit, _WHY_REFUSED[c]) for c in _REFUSED_CAUSES]
     if v.category != C.PEER_CRASHED:
         return []
     causes = list(_LOST_PEER)
