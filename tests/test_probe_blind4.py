@@ -26,8 +26,6 @@ KNOWN: dict[str, str] = {
     "blind4_024": "said hang_stalled_worker / rank:3; label data_sharding_imbalance / None",
     "blind4_026": "said peer_crashed / None; label hang_collective_mismatch / None",
     "blind4_027": "said preemption / None; label hang_stalled_worker / rank:1",
-    "blind4_032": "said network_unreachable / rank:0; label other / None",
-    "blind4_034": "said resource_exhaustion / worker:1; label other / None",
     "blind4_036": "said hang_stalled_worker / rank:0; label other / None",
     "blind4_038": "said hang_collective_mismatch / rank:0; label config_mismatch_across_workers / ['rank:4', 'rank:5', 'rank:6', 'rank:7']",
 }
