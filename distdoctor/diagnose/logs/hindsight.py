@@ -26,6 +26,15 @@ components that print them behave:
 * **A step that srun cancelled after a task failed**: slurmstepd's ``*** STEP ... CANCELLED AT ... ***`` with no
   ``DUE TO`` reason, printed after srun reported a task's non-zero exit and terminated the step, is srun's own
   teardown of the other tasks, not a preemption; the failed task's own line is the cause.
+* **A broadcast of different shapes** (Horovod's "Mismatched BROADCAST tensor shapes"): the model's variables are
+  broadcast from the root rank, so the ranks built different models (arguments, sizes read from data that differs
+  between nodes), rather than calling different collectives.
+* **A file or module that some tasks find and others do not**: the same "not found" error on several tasks while
+  other tasks of the job run is nodes set up differently (a local disk, a package on some nodes only).
+* **A JSON error raised while reading the cluster**: a JSON decode error under a frame that reads TF_CONFIG is
+  TF_CONFIG that is not valid JSON.
+
+The rules run in order, each on what the one before made of the verdict; the job recorded as succeeded last.
 
 Pure: a verdict and the hits in, a verdict (or None: the rule does not apply) out.
 """
