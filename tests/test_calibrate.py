@@ -11,18 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from distdoctor.diagnose.command import diagnose_paths
+from logtext import diagnose_texts
 from distdoctor.diagnose.logs.usual_causes import MIN_RESEMBLANCE
 
 
 def diagnose(files: dict[str, str], tmp: Path):
-    paths = []
-    for name, text in files.items():
-        p = tmp / name
-        p.write_text(text)
-        paths.append(str(p))
-    diag, _ = diagnose_paths(paths, detected_at=0.0)
-    return diag.root_cause
+    return diagnose_texts(files, tmp).root_cause
 
 
 def alts(rc) -> list[str]:

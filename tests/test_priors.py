@@ -6,14 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from distdoctor.diagnose.command import diagnose_paths
+from logtext import diagnose_texts
 
 
 def diagnose(text: str, tmp: Path):
-    p = tmp / "output.log"
-    p.write_text(text)
-    diag, _ = diagnose_paths([str(p)], detected_at=0.0)
-    return diag
+    return diagnose_texts({"output.log": text}, tmp)
 
 
 @pytest.mark.parametrize("text", [

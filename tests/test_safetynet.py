@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from distdoctor.diagnose.command import diagnose_paths
+from logtext import diagnose_texts
 from distdoctor.diagnose.logs import wordmodel
 from distdoctor.model import Category
 
@@ -16,10 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def diagnose(text: str, tmp: Path, name: str = "output.log"):
-    p = tmp / name
-    p.write_text(text)
-    diag, _ = diagnose_paths([str(p)], detected_at=0.0)
-    return diag
+    return diagnose_texts({name: text}, tmp)
 
 
 @pytest.mark.parametrize("text", [
