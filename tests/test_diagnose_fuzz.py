@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from distdoctor.diagnose.command import diagnose_paths
-from distdoctor.diagnose.logparse import TaskLogParser, TaskScanner, classify, split_timestamp
-from distdoctor.diagnose.logsource import detect_prefix_style, split_combined
+from distdoctor.diagnose.logparse import TaskLogParser, classify, split_timestamp
+from distdoctor.diagnose.logs.taskscan import TaskScanner
+from distdoctor.diagnose.logs.prefixes import detect_prefix_style, split_combined
 from distdoctor.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent

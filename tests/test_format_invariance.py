@@ -22,7 +22,8 @@ from typing import Callable
 import pytest
 
 from distdoctor.diagnose.command import diagnose_paths
-from distdoctor.diagnose.logs.demux import split_prefix, task_from_filename
+from distdoctor.diagnose.logs.demux import task_from_filename
+from distdoctor.diagnose.logs.prefixes import split_prefix
 from distdoctor.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from distdoctor.diagnose.events import EventKind, unresolved_waits
-from distdoctor.diagnose.logparse import (MAX_LINE, TaskLogParser, TaskScanner, classify, clean_line, split_timestamp,
+from distdoctor.diagnose.logparse import (MAX_LINE, TaskLogParser, classify, clean_line, split_timestamp,
                                           step_time_of)
+from distdoctor.diagnose.logs.taskscan import TaskScanner
 
 CORPUS = Path(__file__).parent / "corpus"
 SIGKILL_W0 = CORPUS / "sigkill-raw-logs" / "worker-0.log"   # real: TF 2.21, its peer SIGKILLed

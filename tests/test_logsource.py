@@ -10,7 +10,7 @@ import pytest
 from distdoctor.diagnose import logsource
 from distdoctor.diagnose.events import EventKind
 from distdoctor.diagnose.from_logs import observation_from_scans, observe_logs
-from distdoctor.diagnose.logparse import TaskScan
+from distdoctor.diagnose.logs.taskscan import TaskScan
 from distdoctor.diagnose.logsource import (detect_prefix_style, discover, parse_task_map, scan_sources, split_combined,
                                            task_from_name)
 from distdoctor.errors import InputError

@@ -161,7 +161,7 @@ def test_declared_log_prefixes_are_the_ones_diagnose_reads():
     """Each scheduler's prefix, as it declares it, is split off by diagnose's demultiplexer, naming the writer."""
     import re
 
-    from distdoctor.diagnose.logs.demux import split_prefix
+    from distdoctor.diagnose.logs.prefixes import split_prefix
     seen = 0
     for s in schedulers.SCHEDULERS:
         for p in s.log_prefixes:

@@ -39,13 +39,6 @@ from .logs.formats import strip_ansi, MAX_LINE  # noqa: E402,F401
 from .logs.progress import step_time_of  # noqa: E402,F401
 
 
-def __getattr__(name: str):   # TaskScanner/TaskScan import TaskLogParser from here: resolved lazily (no cycle)
-    if name in ("TaskScanner", "TaskScan"):
-        from .logs import taskscan
-        return getattr(taskscan, name)
-    raise AttributeError(name)
-
-
 _NOISE = (
     "failed call to cuInit",
     "oneDNN custom operations are on",

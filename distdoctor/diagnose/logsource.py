@@ -35,6 +35,7 @@ from typing import BinaryIO, Iterable, Sequence
 from ..errors import InputError
 from ..model import Diagnosis
 from .logs import prescan
+from .logs.prefixes import detect_prefix_style, split_combined
 from .logs.taskscan import TaskScan, TaskScanner
 from .logs.unwrap import ARCHIVE_EXTS, Unwrapper, archive_members, open_log, open_member, open_stream, unwrap_bytes
 
@@ -119,93 +120,6 @@ def _mapped(name: str, task_map: dict[str, str]) -> str | None:
             if task is not None:
                 break
     return task
-
-
-# -- combined streams ---------------------------------------------------------
-
-_ISO_LEAD = rb"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) )?"
-_STYLES: dict[str, re.Pattern[bytes]] = {
-    "bracket": re.compile(_ISO_LEAD + rb"\[(?P<label>[^\]\s]{1,200})\] ?"),
-    "pipe": re.compile(_ISO_LEAD + rb"(?P<label>[A-Za-z][\w.:-]{0,120}?)\s*\| ?"),
-    "slurm": re.compile(_ISO_LEAD + rb" *(?P<label>\d{1,6}): "),
-}
-
-
-_JOB_LEVEL_LABELS = {"distdoctor"}
-_INNER_RANK = re.compile(rb"\[(?:\d+,)?(?P<rank>\d+)\]<(?:stdout|stderr)>:")   # the launcher's own lines in `distdoctor run`'s terminal output
-
-
-def _label_task(style: str, label: str, task_map: dict[str, str]) -> str | None:
-    if label in task_map:
-        return task_map[label]
-    if style == "slurm":
-        return f"rank:{int(label)}"   # a Slurm task id (SLURM_PROCID), as srun names it
-    task = task_from_name(label)
-    if task is None and "/" in label:   # kubectl --prefix: [pod/NAME/CONTAINER]
-        for part in label.split("/"):
-            task = task_from_name(part)
-            if task:
-                break
-    return task
-
-
-def detect_prefix_style(sample: bytes, task_map: dict[str, str] | None = None) -> str | None:
-    """Which task-prefix style most lines of ``sample`` carry, or None when they carry none."""
-    task_map = task_map or {}
-    lines = [ln for ln in sample.split(b"\n")[:400] if ln.strip()]
-    if len(sample) >= CHUNK and lines:
-        lines = lines[:-1]  # the last one may be cut
-    if not lines:
-        return None
-    best, best_n = None, 0
-    for style, rx in _STYLES.items():
-        n = 0
-        for ln in lines:
-            m = rx.match(ln)
-            if m and _label_task(style, m.group("label").decode("utf-8", "replace"), task_map):
-                n += 1
-        if n > best_n:
-            best, best_n = style, n
-    if best is None or best_n < max(2, 0.5 * len(lines)):
-        return None
-    return best
-
-
-def split_combined(body: bytes, style: str, task_map: dict[str, str], state: dict) -> dict[str, list[bytes]]:
-    """Split complete lines of a combined stream by task (pure; ``state`` carries the last task and unknown labels).
-
-    A line without a prefix belongs to the task of the line before it
-    (tracebacks and wrapped lines are printed that way).
-    """
-    rx = _STYLES[style]
-    out: dict[str, list[bytes]] = {}
-    last = state.get("last")
-    unknown: set[str] = state.setdefault("unknown", set())
-    for line in body.split(b"\n"):
-        m = rx.match(line)
-        task = None
-        if m:
-            label = m.group("label").decode("utf-8", "replace")
-            task = _label_task(style, label, task_map)
-            if task is None and label in _JOB_LEVEL_LABELS:
-                continue
-            if task is None:
-                if len(unknown) < 50:
-                    unknown.add(label)
-            else:
-                ts = m.group("ts") or b""
-                line = ts + line[m.end():]
-                inner = _INNER_RANK.match(line, len(ts))
-                if inner:   # a launcher relays its ranks' lines: [pod/job-launcher/mpi] [1,3]<stderr>:...
-                    task = f"rank:{int(inner.group('rank'))}"
-                last = task
-        if task is None:
-            task = last
-        if task is None:
-            continue
-        out.setdefault(task, []).append(line)
-    state["last"] = last
-    return out
 
 
 # -- discovery ----------------------------------------------------------------
@@ -459,7 +373,7 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
             if not legacy:
                 continue
             if style is None:
-                style = detect_prefix_style(data, task_map)
+                style = detect_prefix_style(data, task_map, cut=len(data) >= CHUNK)
                 if style is None:   # no task prefixes: the signature scanner reads it alone
                     legacy = False
                     continue

@@ -2,10 +2,7 @@
 
 Pure functions over text. A line's writer comes, in order, from
 
-1. its prefix in a combined stream: Open MPI ``[1,0]<stderr>:`` (rank 0),
-   horovodrun ``[0]<stderr>:``, ``srun --label`` ``0: ``, ``kubectl logs
-   --prefix`` ``[pod/job-worker-1/tensorflow]``, docker compose ``worker-1  |``,
-   ``distdoctor run``'s ``[worker:1]``;
+1. its prefix in a combined stream (the one grammar of those: :mod:`.prefixes`);
 2. the file's name (``worker-1.log``, ``rank3.out``, ``slurm-12_1.out``);
 3. the file's content: ``Starting TensorFlow worker:1`` (TensorFlowOnSpark),
    ``task_type 'worker', task_id 1``, a TF_CONFIG's ``task``, a device the
@@ -23,18 +20,8 @@ import json
 import os
 import re
 
-__all__ = ["split_prefix", "file_stem", "task_from_filename", "WriterGuess", "normalise_task"]
+__all__ = ["file_stem", "task_from_filename", "WriterGuess", "normalise_task", "parse_cluster"]
 
-_MPI = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:")
-_HVDRUN = re.compile(r"^\[(?P<rank>\d+)\]<(?:stdout|stderr)>:")
-_SRUN = re.compile(r"^ {0,5}(?P<rank>\d{1,5}): ")
-_DD = re.compile(r"^\[(?P<job>chief|worker|ps|evaluator|master):(?P<index>\d+)\] ?")
-_KPREFIX = re.compile(r"^\[pod/(?P<pod>[^/\]\s]+)(?:/[^\]\s]*)?\] ?")
-_COMPOSE = re.compile(r"^(?P<name>[A-Za-z][\w.-]{0,80}?)\s+\| ")
-_ISO_LEAD = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s+")
-# horovodrun --prefix-output-with-timestamp: time.asctime() glued before its ``[0]<stderr>:`` prefix
-_ASCTIME_LEAD = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
-                           r"[ \d]\d \d\d:\d\d:\d\d \d{4}(?=\[\d)")
 _TASK_TOKEN = re.compile(r"(?:^|[^a-z])(chief|worker|ps|evaluator|master|launcher|rank)(?:[-_.:]?(\d+))?(?![a-z])", re.I)
 _SLURM_FILE = re.compile(r"^slurm-\d+[_.](\d+)(?:[_.](\d+))?$", re.I)
 _TASK_SPEC = re.compile(r"^([a-z_][a-z0-9_]*):(\d+)$", re.I)
@@ -43,58 +30,6 @@ _LOG_EXTS = {".log", ".txt", ".out", ".err", ".stdout", ".stderr", ".gz", ".logs
 
 def normalise_task(job: str, index: str | int) -> str:
     return f"{job.lower()}:{int(index)}"
-
-
-def split_prefix(line: str) -> tuple[str | None, str, str | None]:
-    """(writer or None, the line without its prefix, the prefix style or None).
-
-    Prefixes nest when one launcher's output is relayed by another: ``kubectl logs --prefix`` of an MPIJob
-    launcher pod prints ``[pod/job-launcher/mpi] [1,3]<stderr>:...``. The innermost prefix names the process that
-    wrote the line (rank 3), so it wins.
-    """
-    writer, rest, style = _split_prefix(line)
-    if style in ("kubectl", "compose", "distdoctor", "srun") and rest[:1] == "[":
-        inner, rest2, style2 = _split_prefix(rest)
-        if style2 == "mpi":
-            return inner, rest2, style2
-    return writer, rest, style
-
-
-def _split_prefix(line: str) -> tuple[str | None, str, str | None]:
-    m = _ISO_LEAD.match(line)
-    lead = ""
-    body = line
-    if m:   # kubectl --timestamps / our own collector stamp before a prefix
-        lead, body = line[:m.end()], line[m.end():]
-    elif line[:1] in "MTWFS" and (m := _ASCTIME_LEAD.match(line)):
-        body = line[m.end():]   # horovodrun's asctime: dropped with the prefix (no line format starts with it)
-    c = body[:1]
-    if c == "[":
-        m = _MPI.match(body)
-        if m:
-            return f"rank:{int(m.group('rank'))}", lead + body[m.end():], "mpi"
-        m = _HVDRUN.match(body)
-        if m:
-            return f"rank:{int(m.group('rank'))}", lead + body[m.end():], "mpi"
-        m = _DD.match(body)
-        if m:
-            return normalise_task(m.group("job"), m.group("index")), lead + body[m.end():], "distdoctor"
-        m = _KPREFIX.match(body)
-        if m:
-            return task_from_filename(m.group("pod")), lead + body[m.end():], "kubectl"
-        return None, line, None
-    if c == " " or c.isdigit():
-        m = _SRUN.match(body)
-        if m and not body[m.end():m.end() + 1].isdigit():
-            return f"rank:{int(m.group('rank'))}", lead + body[m.end():], "srun"
-        return None, line, None
-    if c.isalpha() and " | " in body[:90]:
-        m = _COMPOSE.match(body)
-        if m:
-            task = task_from_filename(m.group("name"))
-            if task:
-                return task, lead + body[m.end():], "compose"
-    return None, line, None
 
 
 def file_stem(name: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...catalogue import RuleList
 from ...model import Category, Status
 from .conclusion import Alternative, Verdict
-from .demux import split_prefix
+from .prefixes import split_prefix
 from .progress import EPOCH_LINE, progress_of
 from .scan import Hit, StreamFacts
 from .settle import settle_for

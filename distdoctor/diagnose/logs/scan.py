@@ -20,7 +20,8 @@ from typing import Iterable
 
 from .formats import clean_line, split_timestamp
 from . import kb  # noqa: F401  (registers the knowledge base)
-from .demux import WriterGuess, split_prefix, task_from_filename
+from .demux import WriterGuess, task_from_filename
+from .prefixes import split_prefix
 from .signature import SIGNATURES, Role, Signature
 
 __all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine", "scan_bytes", "Prefilter"]
