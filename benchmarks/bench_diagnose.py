@@ -184,7 +184,7 @@ json.dump({"wall": dt, "rss": ru.ru_maxrss * 1024, "cpu": ru.ru_utime + ru.ru_st
 """
 
 
-def _timed(cmd: list[str]) -> tuple[float, int | None, int, str, float | None]:
+def _timed(cmd: list[str], tree: str | None = None) -> tuple[float, int | None, int, str, float | None]:
     """(wall seconds, peak RSS bytes, exit code, stdout, CPU seconds user+sys) of one run of ``cmd``.
 
     A fresh wrapper process runs the command and reads ``resource.getrusage(RUSAGE_CHILDREN)``: the peak RSS is
@@ -194,6 +194,8 @@ def _timed(cmd: list[str]) -> tuple[float, int | None, int, str, float | None]:
     the package's sources again: ~0.1 s of start-up that no installed copy pays).
     """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if tree is not None:   # --baseline: the same CLI importing another checkout's package
+        env["PYTHONPATH"] = tree
     p = subprocess.run([sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True, env=env)
     d = json.loads(p.stdout)
     return d["wall"], d["rss"], d["rc"], d["out"], d["cpu"]
@@ -214,26 +216,34 @@ def _verdict(out: str) -> tuple:
     return (d.get("status"), rc_.get("category"), rc_.get("culprit"))
 
 
-def measure(folder: str, runs: int) -> dict:
-    """grep -c and distdoctor diagnose over ``folder``, interleaved run by run (so drifting load hits both)."""
+def measure(folder: str, runs: int, baseline: str | None = None) -> dict:
+    """grep -c and distdoctor diagnose over ``folder`` (and the ``baseline`` checkout's), interleaved run by run (so
+    drifting load hits all of them)."""
     files = sorted(os.path.join(folder, f) for f in os.listdir(folder))
     total = sum(os.path.getsize(f) for f in files)
     dd_cmd = _dd_cmd(folder)
     grep_cmd = ["grep", "-c", "Connection reset by peer"] + files
     subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL)  # warm the page cache for both
     res = {"grep": {"t": [], "rss": [], "cpu": []}, "dd": {"t": [], "rss": [], "cpu": []}}
+    cmds = [("grep", grep_cmd, None), ("dd", dd_cmd, None)]
+    if baseline:
+        res["base"] = {"t": [], "rss": [], "cpu": []}
+        cmds.append(("base", dd_cmd, baseline))
     verdict, bad_rc = None, None
+    out = {}
     for _ in range(runs):
-        for key, cmd in (("grep", grep_cmd), ("dd", dd_cmd)):
-            dt, rss, rc, out, cpu = _timed(cmd)
+        for key, cmd, tree in cmds:
+            dt, rss, rc, text, cpu = _timed(cmd, tree)
+            if key == "base":
+                out["base_verdict"] = _verdict(text)
             res[key]["t"].append(dt)
             res[key]["rss"].append(rss or 0)
             res[key]["cpu"].append(cpu or 0.0)
             if key == "dd":
-                verdict = _verdict(out)
+                verdict = _verdict(text)
                 if rc not in (0, 1, 3):
                     bad_rc = rc
-    out = {"bytes": total, "files": len(files), "verdict": verdict, "bad_rc": bad_rc}
+    out.update({"bytes": total, "files": len(files), "verdict": verdict, "bad_rc": bad_rc})
     for key, r in res.items():
         out[key] = {"median": statistics.median(r["t"]), "runs": r["t"], "rss": max(r["rss"]),
                     "cpu": statistics.median(r["cpu"])}
@@ -252,6 +262,8 @@ def main() -> int:
                          "progress, TF start-up/coordination/NCCL INFO lines, error/warning lines that match "
                          "signatures), or mixes for the last three")
     ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/RESULTS-diagnose*.md")
+    ap.add_argument("--baseline", metavar="TREE", help="also time the same CLI importing the package from TREE (another "
+                    "checkout, e.g. main), interleaved run by run with this one")
     args = ap.parse_args()
     contents = []
     for c in args.content.split(","):
@@ -271,14 +283,16 @@ def main() -> int:
                 generate(folder, args.tasks, mb, content=content)
                 print(f"generated {args.tasks} x {mb:g} MB of {content} in {time.perf_counter() - t:.1f} s into {folder}",
                       file=sys.stderr)
-            m = measure(folder, args.runs)
+            m = measure(folder, args.runs, args.baseline)
             m["content"], m["mb"] = content, mb
             if m["bad_rc"] is not None:
                 print(f"distdoctor exited {m['bad_rc']} on {content}", file=sys.stderr)
             rows.append(m)
             print(f"{content}: {m['bytes'] / 1e6 / m['dd']['median']:.0f} MB/s "
                   f"(grep {m['bytes'] / 1e6 / m['grep']['median']:.0f} MB/s), peak RSS {m['dd']['rss'] / 1e6:.0f} MB, "
-                  f"verdict {m['verdict']}", file=sys.stderr)
+                  f"verdict {m['verdict']}"
+                  + (f"; baseline {m['bytes'] / 1e6 / m['base']['median']:.0f} MB/s, peak RSS {m['base']['rss'] / 1e6:.0f} MB, "
+                     f"verdict {m['base_verdict']}" if "base" in m else ""), file=sys.stderr)
         table = _table(rows, args, load)
         print(table)
         if not args.no_write:
@@ -308,12 +322,17 @@ def _table(rows: list[dict], args, load: float) -> str:
                      f"{dd['median']:.2f} ({', '.join(f'{t:.2f}' for t in dd['runs'])}) | "
                      f"**{m['bytes'] / 1e6 / dd['median']:.0f}** | {dd['median'] / gr['median']:.1f} | {dd['cpu']:.2f} | "
                      f"{dd['rss'] / 1e6:.0f} | {v[0]}, {v[1]}, {v[2]} |")
+        if "base" in m:
+            b, bv = m["base"], m["base_verdict"]
+            lines.append(f"| {m['content']}, baseline `{args.baseline}` | | | {b['median']:.2f} "
+                         f"({', '.join(f'{t:.2f}' for t in b['runs'])}) | **{m['bytes'] / 1e6 / b['median']:.0f}** | "
+                         f"{b['median'] / gr['median']:.1f} | {b['cpu']:.2f} | {b['rss'] / 1e6:.0f} | {bv[0]}, {bv[1]}, {bv[2]} |")
     if len(rows) > 1:
         slow = min(rows, key=lambda m: m["bytes"] / m["dd"]["median"])
         lines += ["", f"Slowest: {slow['content']}, {slow['bytes'] / 1e6 / slow['dd']['median']:.0f} MB/s."]
     lines += ["", "Command:", "", "```",
               f"nice -n 10 python benchmarks/bench_diagnose.py --tasks {args.tasks}"
-              + (f" --mb {args.mb:g}" if args.mb is not None else "") + f" --runs {args.runs} --content {args.content}",
+              + (f" --mb {args.mb:g}" if args.mb is not None else "") + f" --runs {args.runs} --content {args.content}" + (f" --baseline {args.baseline}" if args.baseline else ""),
               "```", ""]
     return "\n".join(lines)
 
