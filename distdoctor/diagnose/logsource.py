@@ -30,7 +30,7 @@ import time
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Sequence
+from typing import BinaryIO, Iterable, Iterator, Sequence
 
 from ..errors import InputError
 from ..model import Diagnosis
@@ -40,7 +40,7 @@ from .logs.taskscan import TaskScan, TaskScanner
 from .logs.unwrap import ARCHIVE_EXTS, Unwrapper, archive_members, open_log, open_member, open_stream, unwrap_bytes
 
 __all__ = ["LogSource", "Discovery", "discover", "parse_task_map", "task_from_name", "scan_sources",
-           "CHUNK", "detect_prefix_style", "split_combined", "scan_all"]
+           "CHUNK", "detect_prefix_style", "split_combined", "scan_all", "source_chunks"]
 
 CHUNK = 4 << 20                 # bytes read at a time
 SEGMENT = 512 << 10             # bytes scanned at a time: the prefilter drops the patterns a log has spent between
@@ -283,6 +283,16 @@ def _year_of(path: str) -> int:
         return time.gmtime(os.stat(path).st_mtime).tm_year
     except OSError:
         return time.gmtime().tm_year
+
+
+def source_chunks(src: LogSource) -> Iterator[bytes]:
+    """The text of one source (a file, an archive member), unwrapped, in pieces that end at a line end. Raises
+    OSError (and the archive and gzip errors) when it cannot be read."""
+    fh = open_member(src.path, src.member) if src.member else _open(src.path)
+    try:
+        yield from _unwrapped(_read_chunks(fh), Unwrapper(_year_of(src.path)))
+    finally:
+        fh.close()
 
 
 @dataclass(frozen=True)

@@ -7,36 +7,53 @@ NCCL, MPI, Slurm, Kubernetes, ...). When the run's reading is only generic -- a 
 specific cause on the same task, the signature's reading is the root cause, with the run's as an alternative.
 A task that dies on a message only the knowledge base knows is then named by that message in a live run too.
 Process evidence is never overruled: any other root cause of the run stands.
+
+The reading is incremental (:class:`~.logs.live.LiveReader`): a supervisor that feeds each task's output to a
+reader as the task prints it passes that reader here, and the verdict is the one reasoning step over what it read
+(nothing is read twice); without one, the bundle's ``logs/`` folder is fed through a fresh reader, file by file.
 """
 from __future__ import annotations
 
 import os
+import tarfile
+import zipfile
 from dataclasses import replace
 
 from ..errors import DistDoctorError
 from ..model import Alternative, Diagnosis, Status
+from .logs.live import LiveReader
 
-__all__ = ["refine_with_signatures", "GENERIC_RUN_CODES"]
+__all__ = ["refine_with_signatures", "read_logs", "GENERIC_RUN_CODES"]
 
 GENERIC_RUN_CODES = ("DD104", "DD100")
 EXCEPTION_MEANING_RANK = 45
 
 
-def _verdict_of(log_dir: str):
-    from .logs.reason import reason
-    from .logsource import discover, scan_all
-    disc = discover([log_dir])
-    _, _, hits, facts = scan_all(disc, jobs=1)
-    return reason(hits, [f for f in facts if not f.binary])
+def read_logs(log_dir: str) -> LiveReader:
+    """A reader fed every task log under ``log_dir`` (a log that cannot be read is left out)."""
+    from .logsource import discover, source_chunks
+    reader = LiveReader()
+    for src in discover([log_dir]).sources:
+        if src.path == "-":
+            continue
+        try:
+            reader.feed_all(src.task, source_chunks(src), stream=src.name)
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile, tarfile.TarError):
+            continue
+    return reader
 
 
-def refine_with_signatures(diag: Diagnosis, log_dir: str) -> Diagnosis:
-    """``diag`` (the run's own), or the knowledge base's reading of ``log_dir`` where it names the cause better."""
+def refine_with_signatures(diag: Diagnosis, log_dir: str | None = None, *, reader: LiveReader | None = None
+                           ) -> Diagnosis:
+    """``diag`` (the run's own), or the knowledge base's reading of the tasks' output where it names the cause
+    better: the output ``reader`` read as the tasks printed it, else the logs under ``log_dir``."""
     root = diag.root_cause
-    if root is None or root.code not in GENERIC_RUN_CODES or not os.path.isdir(log_dir):
+    if root is None or root.code not in GENERIC_RUN_CODES:
+        return diag
+    if reader is None and (log_dir is None or not os.path.isdir(log_dir)):
         return diag
     try:
-        v = _verdict_of(log_dir)
+        v = (reader if reader is not None else read_logs(log_dir)).verdict()
     except (DistDoctorError, OSError, ValueError):
         return diag
     from .logs.signature import Role
