@@ -30,7 +30,7 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
         from .engine import diagnose
         from .from_logs import observation_from_scans
         from .logs.reason import reason
-        from .logs.verdict import combine
+        from .logs.verdict import decide
         from .logsource import discover, scan_all
         disc = discover(list(paths), task_map)
         scans, notes, hits, facts = scan_all(disc, jobs=jobs)
@@ -48,7 +48,7 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
             structural = diagnose(job, detected_at=now, command="diagnose")
         except InputError:   # no task could be named, or no TF lines: the signature reading stands alone
             job = JobObservation(tasks={}, source="logs", notes=tuple(list(disc.notes) + notes))
-        diag = combine(verdict, structural, detected_at=now, notes=tuple(job.notes))
+        diag = decide(verdict, structural, source="diagnose", detected_at=now, notes=tuple(job.notes))
     except DistDoctorError:
         raise
     except RecursionError as exc:  # pathological input nesting: still one line, never a traceback

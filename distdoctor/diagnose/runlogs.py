@@ -17,16 +17,13 @@ from __future__ import annotations
 import os
 import tarfile
 import zipfile
-from dataclasses import replace
 
 from ..errors import DistDoctorError
-from ..model import Alternative, Diagnosis, Status
+from ..model import Diagnosis
 from .logs.live import LiveReader
+from .logs.verdict import GENERIC_RUN_CODES, decide
 
 __all__ = ["refine_with_signatures", "read_logs", "GENERIC_RUN_CODES"]
-
-GENERIC_RUN_CODES = ("DD104", "DD100")
-EXCEPTION_MEANING_RANK = 45
 
 
 def read_logs(log_dir: str) -> LiveReader:
@@ -56,22 +53,4 @@ def refine_with_signatures(diag: Diagnosis, log_dir: str | None = None, *, reade
         v = (reader if reader is not None else read_logs(log_dir)).verdict()
     except (DistDoctorError, OSError, ValueError):
         return diag
-    from .logs.signature import Role
-    from .logs.verdict import SPECIFIC_RANK, finding_of
-    # an exception's own meaning (a GPU out of memory in disguise, a library of another version) reads from rank 45,
-    # as `diagnose` reads it; a failure nobody named needs a specific cause
-    need = EXCEPTION_MEANING_RANK if root.code == "DD104" else SPECIFIC_RANK
-    if v.root is None or v.status not in (Status.FAILED, Status.HUNG) or v.root.sig.role != Role.CAUSE \
-            or v.root.sig.rank < need or v.category == root.category:
-        return diag
-    culprit = v.culprit or v.root.writer
-    if root.culprit is not None and culprit != root.culprit:
-        return diag
-    f = finding_of(v)
-    alt = Alternative(root.category, root.culprit, f"the run's own reading: {root.summary[:160]}",
-                      "the task's traceback and exit status in the bundle")
-    f = replace(f, culprit=culprit or root.culprit, at=root.at if root.at is not None else f.at,
-                evidence=tuple(f.evidence) + tuple(e for e in root.evidence if e not in f.evidence)[:4],
-                alternatives=(alt,) + tuple(a for a in f.alternatives if a.category != root.category)[:2],
-                summary=f"{f.summary} (knowledge base: {v.code})")
-    return replace(diag, root_cause=f, findings=(f,) + tuple(diag.findings))
+    return decide(v, diag, source="run", detected_at=diag.detected_at)

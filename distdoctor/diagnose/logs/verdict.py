@@ -20,6 +20,8 @@ from . import safetynet  # noqa: F401  (registers DD160, the safety net's rule, 
 from .scan import Hit
 from .signature import Role
 
+__all__ = ["decide", "combine", "finding_of", "NO_EVIDENCE", "GENERIC_RUN_CODES", "SPECIFIC_RANK"]
+
 __all__ = ["finding_of", "combine", "NO_EVIDENCE"]
 
 RULES = RuleList()
@@ -214,3 +216,54 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
                          notes=tuple(structural.notes) + tuple(n for n in notes if n not in structural.notes))
     return Diagnosis(status=v.status, root_cause=sig_finding, findings=(sig_finding,), detected_at=detected_at,
                      tasks={}, command="diagnose", notes=tuple(notes))
+
+
+# -- run: its own reading (exits, signals, cgroup, stacks) refined by what its tasks printed -----------------------
+
+GENERIC_RUN_CODES = ("DD104", "DD100")   # a task raised *some* exception; tasks failed and nothing named a cause
+EXCEPTION_MEANING_RANK = 45
+
+
+def _refine_run(diag: Diagnosis, v: Verdict) -> Diagnosis:
+    """``run`` knows what no log says; when its reading is only generic and the signature reading of the same tasks'
+    output names a specific cause on the same task, the signature's reading is the root cause, the run's its
+    alternative. Process evidence is never overruled: any other root cause of the run stands."""
+    root = diag.root_cause
+    if root is None or root.code not in GENERIC_RUN_CODES:
+        return diag
+    # an exception's own meaning (a GPU out of memory in disguise, a library of another version) reads from rank 45,
+    # as `diagnose` reads it; a failure nobody named needs a specific cause
+    need = EXCEPTION_MEANING_RANK if root.code == _GENERIC_EXCEPTION else SPECIFIC_RANK
+    if v.root is None or v.status not in (Status.FAILED, Status.HUNG) or v.root.sig.role != Role.CAUSE \
+            or v.root.sig.rank < need or v.category == root.category:
+        return diag
+    culprit = v.culprit or v.root.writer
+    if root.culprit is not None and culprit != root.culprit:
+        return diag
+    f = finding_of(v)
+    alt = Alternative(root.category, root.culprit, f"the run's own reading: {root.summary[:160]}",
+                      "the task's traceback and exit status in the bundle")
+    f = replace(f, culprit=culprit or root.culprit, at=root.at if root.at is not None else f.at,
+                evidence=tuple(f.evidence) + tuple(e for e in root.evidence if e not in f.evidence)[:4],
+                alternatives=(alt,) + tuple(a for a in f.alternatives if a.category != root.category)[:2],
+                summary=f"{f.summary} (knowledge base: {v.code})")
+    return replace(diag, root_cause=f, findings=(f,) + tuple(diag.findings))
+
+
+def decide(v: Verdict, structural: Diagnosis | None, *, source: str, detected_at: float,
+           notes: tuple[str, ...] = ()) -> Diagnosis:
+    """The one step that chooses a job's root cause between its two readings: ``v``, the signature reading of what
+    its tasks printed (:func:`.reason.reason`), and ``structural``, the rule engine's reading of exits, steps and
+    silences (:func:`distdoctor.diagnose.engine.diagnose`, None when it could not run).
+
+    ``source`` says where the structural reading came from, and so how much it knows: ``"diagnose"`` -- the same
+    logs, read for steps and exits (:func:`combine`: the richer reading wins where both name the task, a specific
+    cause line overrules a generic one); ``"run"`` -- the processes themselves, which no line can contradict
+    (:func:`_refine_run`: only a generic reading is replaced)."""
+    if source == "run":
+        if structural is None:
+            raise ValueError("run's reading is the processes' own: it is never missing")
+        return _refine_run(structural, v)
+    if source != "diagnose":
+        raise ValueError(f"unknown source {source!r}")
+    return combine(v, structural, detected_at=detected_at, notes=notes)
