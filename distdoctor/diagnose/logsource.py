@@ -366,11 +366,12 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
     unwrap = Unwrapper(year)
     try:
         joint = prescan.get() if single is not None else None
+        shapes = prescan.Shapes()
         for data in _unwrapped(_read_chunks(fh), unwrap):
             if legacy and single is not None:
                 for seg in _segments(data):
                     if joint is not None and not single.binary:
-                        starts, cands, markers = joint.scan(seg, sig.spent(), frozenset(single.spent))
+                        starts, cands, markers = joint.scan(seg, sig.spent(), frozenset(single.spent), shapes)
                         sig.feed(seg, starts)
                         single.feed(seg, cands, markers)
                     else:
@@ -415,6 +416,7 @@ def _scan_file(src: LogSource, task_map: dict[str, str]) -> _FileResult:
         notes.append(f"{src.name}: lines from {_names(labels)} could not be tied to a task; "
                      f"name them with --task-map {labels[0]}=worker:N")
     if single is not None:
+        single.count_withheld(shapes.withheld)
         return _FileResult((single.close(),), tuple(notes), tuple(hits), facts)
     return _FileResult(tuple(sc.close() for sc in scanners.values()), tuple(notes), tuple(hits), facts)
 

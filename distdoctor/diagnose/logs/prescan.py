@@ -8,6 +8,16 @@ message a flood of times -- are left out of the database for the stream's next b
 costs nothing per line once it is known. The databases for each set of spent patterns are compiled once per
 process and kept (a job's logs spend the same patterns: the first log pays, the others reuse).
 
+**Each line shape is scanned once.** A log repeats a few hundred messages with other numbers in them: the body's
+lines, digits read as 0, are deduplicated (``bytes.translate``, ``split``, a dict: C speed) and the patterns that
+cannot tell one digit from another run over the distinct shapes only; the few that can (a literal ``137``) run
+over the raw body. A stream hands the readers at most :data:`SHAPE_BUDGET` lines of one shape when all that
+shape's patterns ignore digit values: a signature keeps 32 hits (``scan.MAX_HITS_PER_SIG``) and the structural
+parser reads 20 lines of a template (``TaskScanner.MAX_REPEATS``, a coarser template), so the lines withheld are
+lines both readers skip anyway -- a flood costs no Python per line at all. Lines that may say more than their
+patterns (an ``Epoch`` line, a prefix naming a writer, a ``\r`` progress bar, a kubectl session) are never
+withheld. Bodies whose lines are mostly distinct skip the deduplication (:class:`Shapes` decides per stream).
+
 Without Hyperscan (no x86-64), :func:`get` returns None and each scanner runs its own prefilter.
 """
 from __future__ import annotations
@@ -15,9 +25,46 @@ from __future__ import annotations
 import collections
 import re
 
-__all__ = ["Prescan", "get"]
+__all__ = ["Prescan", "Shapes", "get", "SHAPE_BUDGET"]
 
 _KEEP = 32     # compiled databases kept per process
+SHAPE_BUDGET = 32          # lines of one shape handed to the readers per stream (>= MAX_HITS_PER_SIG, MAX_REPEATS)
+MAX_SHAPES = 20000         # shapes counted per stream; lines of shapes past it are always handed over
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+_ZERO_CLASS = re.compile(r"\[\^?[^\]]*0[^\]]*\]")   # a class that accepts 0 matches a zeroed digit wherever it did one
+# never withheld: lines that can tell more than their patterns' matches (see scan.Scanner._process)
+_TELLING = re.compile(rb"Epoch|\r|Name:|logs|describe|^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?"
+                      rb"(?:Z|[+-]\d\d:?\d\d)\s+)?(?:\[| {0,5}\d{1,5}: |[A-Za-z][\w.-]{0,80}?\s+\| |[ \t]*[>*]|\xef\xbb\xbf)")
+
+
+class Shapes:
+    """Per stream: how many lines of each shape were handed to the readers, and whether its bodies repeat enough
+    for the shape pass to pay."""
+
+    DENSE = 0.15               # candidate lines per line of a plain pass above which shapes are tried
+
+    def __init__(self) -> None:
+        self.handed: dict[bytes, int] = {}
+        self.withheld = 0          # lines withheld (of shapes whose budget was spent)
+        self._on = True            # read by shape (the first body tells whether that pays)
+        self._cool = 0             # bodies to read the plain way before trying shapes again
+
+    def worth_it(self) -> bool:
+        if self._cool:
+            self._cool -= 1
+            return False
+        return self._on
+
+    def plain(self, body: bytes, candidates: int) -> None:
+        """A plain pass over ``body`` found ``candidates`` lines: is the next body worth reading by shape?"""
+        self.dense(candidates, body.count(b"\n"))
+
+    def dense(self, candidates: int, lines: int) -> None:
+        """``candidates`` of ``lines`` hold a pattern not spent: a flood the plain pass cannot leave out?"""
+        self._on = candidates > self.DENSE * lines
+
+    def distinct(self) -> None:
+        self._on, self._cool = False, 8
 
 
 class Prescan:
@@ -39,33 +86,46 @@ class Prescan:
         self._flags = ([hyperscan.HS_FLAG_CASELESS if c else 0 for c in pf.caseless]
                        + [hyperscan.HS_FLAG_MULTILINE] * len(EXPRESSIONS)
                        + [hyperscan.HS_FLAG_SINGLEMATCH] * len(PROGRESS_MARKERS))
-        self._dbs: collections.OrderedDict[frozenset[int], object] = collections.OrderedDict()
+        from .scan import _has_digit
+        # patterns whose matches on a line's shape (digits read as 0) include their matches on the line itself
+        self._on_shape = [not _has_digit(_ZERO_CLASS.sub("", e.decode("latin-1"))) for e in self._exprs]
+        # signature literals whose lines a shape decides (see scan._Prefilter.blind), and every structural pattern:
+        # the parser's flood gate is a template without digits
+        self._sig_blind = frozenset(pf.blind)
+        self._dbs: collections.OrderedDict[tuple, object] = collections.OrderedDict()
         self.compiled = 0
-        self._db(frozenset())
+        for part in ("all", "shape", "raw"):   # compiled before a pool forks: its workers share them
+            self._db(frozenset(), part)
 
-    def _db(self, left_out: frozenset[int]):
-        db = self._dbs.get(left_out)
-        if db is not None:
-            self._dbs.move_to_end(left_out)
-            return db
-        ids = [i for i in range(len(self._exprs)) if i not in left_out]
+    def _db(self, left_out: frozenset[int], part: str = "all"):
+        key = (left_out, part)
+        if key in self._dbs:
+            self._dbs.move_to_end(key)
+            return self._dbs[key]
+        ids = [i for i in range(len(self._exprs)) if i not in left_out
+               and (part == "all" or self._on_shape[i] == (part == "shape"))]
         db = self._hs.Database(mode=self._hs.HS_MODE_BLOCK)
         if ids:
             db.compile(expressions=[self._exprs[i] for i in ids], ids=ids, flags=[self._flags[i] for i in ids])
         else:
             db = None
         self.compiled += 1
-        self._dbs[left_out] = db
+        self._dbs[key] = db
         if len(self._dbs) > _KEEP:
             self._dbs.popitem(last=False)
         return db
 
-    def scan(self, body: bytes, sig_spent: frozenset[int] = frozenset(), task_spent: frozenset[int] = frozenset()
-             ) -> tuple[dict[int, set[int]], list[tuple[int, int, list[int]]], frozenset[bytes]]:
+    def scan(self, body: bytes, sig_spent: frozenset[int] = frozenset(), task_spent: frozenset[int] = frozenset(),
+             shapes: Shapes | None = None) -> tuple[dict[int, set[int]], list[tuple[int, int, list[int]]], frozenset[bytes]]:
         """The candidate lines of ``body``: ({line start: signature literal ids}, [(line start, line end, task pattern
-        ids)] in order), and the progress markers it holds."""
+        ids)] in order), and the progress markers it holds. With ``shapes`` (the stream's), lines are scanned by
+        shape and a shape's lines past its budget are withheld."""
         n, m = self.n_sig, self.n_task
         left_out = sig_spent | frozenset(n + i for i in task_spent) if task_spent else sig_spent
+        if shapes is not None and shapes.worth_it():
+            got = self._scan_shapes(body, left_out, shapes)
+            if got is not None:
+                return got
         db = self._db(left_out)
         found: list[tuple[int, int]] = []
         marks: list[int] = []
@@ -82,7 +142,115 @@ class Prescan:
         if got is None:           # Hyperscan reported out of end order: put them in order first
             found.sort()
             got = _group(body, found, n)
+        if shapes is not None:
+            shapes.plain(body, len(got[0]) + len(got[1]))
         return got[0], got[1], frozenset(self.markers[i] for i in marks)
+
+
+    def _scan_shapes(self, body: bytes, left_out: frozenset[int], shapes: Shapes):
+        zeroed = body.translate(_ZEROS)
+        lines = zeroed.split(b"\n")
+        distinct = dict.fromkeys(lines)
+        if len(distinct) > 0.5 * len(lines):
+            shapes.distinct()     # mostly distinct lines: the plain pass is cheaper
+            return None
+        n, m = self.n_sig, self.n_task
+        # 1. the patterns a shape decides, over the distinct shapes
+        joined = b"\n".join(distinct)
+        found: list[tuple[int, int]] = []
+        marks: list[int] = []
+        add, mark = found.append, marks.append
+
+        def on_match(i, _start, end, _flags, _ctx):
+            if i < m:
+                add((end, i))
+            else:
+                mark(i - m)
+        db = self._db(frozenset(), "shape")   # all patterns: the distinct shapes are few, a spent one costs little
+        if db is not None:
+            db.scan(joined, match_event_handler=on_match)
+        per_shape: dict[bytes, list[int]] = {}
+        found.sort()
+        le, ids = -1, None
+        for end, i in found:
+            if end > le:
+                ls = joined.rfind(b"\n", 0, end) + 1
+                le = joined.find(b"\n", end)
+                if le < 0:
+                    le = len(joined)
+                ids = per_shape.setdefault(joined[ls:le], [])
+            ids.append(i)
+        # 2. the patterns that tell digits apart, over the raw body (few lines hold a literal digit)
+        raw: list[tuple[int, int]] = []
+        db = self._db(frozenset(), "raw")     # few lines hold a literal digit: spent ones are dropped below
+        if db is not None:
+            add = raw.append
+
+            def on_raw(i, _start, end, _flags, _ctx):
+                if i < m:
+                    add((end, i))
+                else:
+                    mark(i - m)
+            db.scan(body, match_event_handler=on_raw)
+            raw = sorted(x for x in raw if x[1] not in left_out)
+        starts, out = _group(body, raw, n) if raw else ({}, [])
+        by_start = {ls: (le, ids) for ls, le, ids in out}
+        # 3. the lines of each candidate shape; each reader's patterns on the first SHAPE_BUDGET lines of a shape
+        # only, where the shape decides what they find (the signatures': patterns blind to digit values, a line that
+        # tells nothing more; the structural parser's: any but an Epoch line, its gate is a template without digits)
+        handed, telling = shapes.handed, _TELLING.search
+        framed = b"\n" + zeroed + b"\n"          # every line between two line ends: at framed[p] starts body[p:]
+        find = framed.find
+        counts = collections.Counter(lines)
+        room = len(handed) < MAX_SHAPES
+        live = 0                                   # lines a plain pass (spent patterns left out) would find
+        for shape, pids in per_shape.items():
+            sig_ids = {i for i in pids if i < n and i not in left_out}
+            task_ids = [i - n for i in pids if i >= n and i not in left_out]
+            if sig_ids or task_ids:
+                live += counts[shape]
+            k = handed.get(shape, -1)
+            if k < 0:
+                k = 0 if room else -1          # -1: not counted, every line handed
+            sig_cap = task_cap = -1
+            if k >= 0:
+                if task_ids and b"Epoch" not in shape:
+                    task_cap = SHAPE_BUDGET
+                if sig_ids and self._sig_blind.issuperset(sig_ids) and not telling(shape):
+                    sig_cap = SHAPE_BUDGET
+            if sig_cap >= 0 and k >= sig_cap:
+                sig_ids = set()
+            if task_cap >= 0 and k >= task_cap:
+                task_ids = []
+                shapes.withheld += counts[shape]
+            if not sig_ids and not task_ids:
+                continue
+            last = SHAPE_BUDGET - k if (sig_cap >= 0 or not sig_ids) and (task_cap >= 0 or not task_ids) else -1
+            pat, width = b"\n" + shape + b"\n", len(shape) + 1
+            got, p = 0, find(pat)
+            while p >= 0:
+                if sig_ids:
+                    starts.setdefault(p, set()).update(sig_ids)
+                if task_ids:
+                    old = by_start.get(p)
+                    by_start[p] = (p + len(shape), (old[1] + task_ids) if old else list(task_ids))
+                got += 1
+                if got == last:
+                    break
+                if k + got == SHAPE_BUDGET:   # one reader's budget is spent: the other reads on alone
+                    if sig_cap >= 0:
+                        sig_ids = set()
+                    if task_cap >= 0:
+                        task_ids = []
+                        shapes.withheld += counts[shape] - got
+                    if not sig_ids and not task_ids:
+                        break
+                p = find(pat, p + width)
+            if k >= 0:
+                handed[shape] = k + got
+        shapes.dense(live, len(lines))
+        cands = [(ls, le, ids) for ls, (le, ids) in sorted(by_start.items())]
+        return starts, cands, frozenset(self.markers[i] for i in marks)
 
 
 def _group(body: bytes, found: list[tuple[int, int]], n: int):

@@ -146,6 +146,11 @@ class TaskScanner:
         else:
             self._process(body)
 
+    def count_withheld(self, n: int) -> None:
+        """``n`` lines of templates read enough times were withheld by the prefilter (:mod:`.prescan`): counted as
+        skipped repetitions."""
+        self._skipped += n
+
     def _cap_carry(self, buf: bytes) -> bytes:
         # A line longer than MAX_LINE: keep its head and its tail (a \r progress
         # bar's latest drawing is at the tail), joined by a \r so that the tail
