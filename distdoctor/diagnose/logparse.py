@@ -100,6 +100,7 @@ _CONFIG_ERRORS = (
     "connects to a wrong cluster",
 )
 _WAITING = re.compile(r"Waiting for (\d+)/(\d+) tasks to connect")
+_PLAIN_EPOCH = re.compile(r"Epoch (\d+)/(\d+)[ \t]*$")
 _SHELL_CRASH = re.compile(r"^(?:.*?: line \d+: +\d+ )?(Segmentation fault|Aborted|Bus error|Illegal instruction|"
                           r"Floating point exception|Trace/breakpoint trap)(?: +\(core dumped\))?(?:\s.*)?$")
 _EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|Abort\w*)|[A-Za-z_][\w.]*\.[A-Z]\w*)(?::\s?(.*))?$")
@@ -255,6 +256,11 @@ class TaskLogParser:
 
     def feed(self, line_no: int, raw: str) -> list[LogEvent]:
         self.lines += 1
+        if raw[:6] == "Epoch " and self._tb is None and self._fault is None:
+            m = _PLAIN_EPOCH.match(raw)   # "Epoch 3/60" as printed: nothing to clean, no time stamp, names no task
+            if m:
+                return [LogEvent(task=self.task, ts=self.last_ts, kind=EventKind.EPOCH, text=raw.strip()[:MAX_TEXT],
+                                 line_no=line_no, epoch=int(m.group(1)), total=int(m.group(2)))]
         line = clean_line(raw)
         ts, text = split_timestamp(line, self.year)
         if ts is not None:

@@ -23,6 +23,7 @@ Without Hyperscan (no x86-64), :func:`get` returns None and each scanner runs it
 from __future__ import annotations
 
 import collections
+import itertools
 import re
 
 __all__ = ["Prescan", "Shapes", "get", "SHAPE_BUDGET"]
@@ -199,55 +200,54 @@ class Prescan:
         # only, where the shape decides what they find (the signatures': patterns blind to digit values, a line that
         # tells nothing more; the structural parser's: any but an Epoch line, its gate is a template without digits)
         handed, telling = shapes.handed, _TELLING.search
-        framed = b"\n" + zeroed + b"\n"          # every line between two line ends: at framed[p] starts body[p:]
-        find = framed.find
         counts = collections.Counter(lines)
         room = len(handed) < MAX_SHAPES
         live = 0                                   # lines a plain pass (spent patterns left out) would find
+        plan: dict[bytes, list] = {}               # shape -> [signature ids, task ids, capped?, capped?, lines handed]
         for shape, pids in per_shape.items():
             sig_ids = {i for i in pids if i < n and i not in left_out}
             task_ids = [i - n for i in pids if i >= n and i not in left_out]
-            if sig_ids or task_ids:
-                live += counts[shape]
-            k = handed.get(shape, -1)
-            if k < 0:
-                k = 0 if room else -1          # -1: not counted, every line handed
-            sig_cap = task_cap = -1
-            if k >= 0:
-                if task_ids and b"Epoch" not in shape:
-                    task_cap = SHAPE_BUDGET
-                if sig_ids and self._sig_blind.issuperset(sig_ids) and not telling(shape):
-                    sig_cap = SHAPE_BUDGET
-            if sig_cap >= 0 and k >= sig_cap:
-                sig_ids = set()
-            if task_cap >= 0 and k >= task_cap:
-                task_ids = []
-                shapes.withheld += counts[shape]
             if not sig_ids and not task_ids:
                 continue
-            last = SHAPE_BUDGET - k if (sig_cap >= 0 or not sig_ids) and (task_cap >= 0 or not task_ids) else -1
-            pat, width = b"\n" + shape + b"\n", len(shape) + 1
-            got, p = 0, find(pat)
-            while p >= 0:
+            live += counts[shape]
+            k = handed.get(shape, -1)
+            if k < 0 and room:
+                k = 0
+            sig_cap = k >= 0 and bool(sig_ids) and self._sig_blind.issuperset(sig_ids) and not telling(shape)
+            task_cap = k >= 0 and bool(task_ids) and b"Epoch" not in shape
+            if k >= SHAPE_BUDGET:
+                if sig_cap:
+                    sig_ids = set()
+                if task_cap:
+                    task_ids = []
+                    shapes.withheld += counts[shape]
+                if not sig_ids and not task_ids:
+                    continue
+            plan[shape] = [sig_ids, task_ids, sig_cap, task_cap, k]
+        if plan:
+            ends = list(itertools.accumulate(map(len, lines)))   # line i starts at ends[i - 1] + i
+            get = plan.get
+            for i in [i for i, shape in enumerate(lines) if shape in plan]:
+                e = get(lines[i])
+                sig_ids, task_ids = e[0], e[1]
+                ls = ends[i - 1] + i if i else 0
                 if sig_ids:
-                    starts.setdefault(p, set()).update(sig_ids)
+                    starts.setdefault(ls, set()).update(sig_ids)
                 if task_ids:
-                    old = by_start.get(p)
-                    by_start[p] = (p + len(shape), (old[1] + task_ids) if old else list(task_ids))
-                got += 1
-                if got == last:
-                    break
-                if k + got == SHAPE_BUDGET:   # one reader's budget is spent: the other reads on alone
-                    if sig_cap >= 0:
-                        sig_ids = set()
-                    if task_cap >= 0:
-                        task_ids = []
-                        shapes.withheld += counts[shape] - got
-                    if not sig_ids and not task_ids:
-                        break
-                p = find(pat, p + width)
-            if k >= 0:
-                handed[shape] = k + got
+                    old = by_start.get(ls)
+                    by_start[ls] = (ends[i] + i, (old[1] + task_ids) if old else list(task_ids))
+                if e[4] >= 0:
+                    e[4] += 1
+                    if e[4] == SHAPE_BUDGET:   # a reader's budget for this shape is spent: the rest is withheld
+                        if e[2]:
+                            e[0] = set()
+                        if e[3]:
+                            e[1] = []
+            for shape, e in plan.items():
+                if e[4] >= 0:
+                    if e[3] and e[4] >= SHAPE_BUDGET:
+                        shapes.withheld += counts[shape] - (SHAPE_BUDGET - handed.get(shape, 0))
+                    handed[shape] = min(e[4], SHAPE_BUDGET) if e[2] or e[3] else e[4]
         shapes.dense(live, len(lines))
         cands = [(ls, le, ids) for ls, (le, ids) in sorted(by_start.items())]
         return starts, cands, frozenset(self.markers[i] for i in marks)

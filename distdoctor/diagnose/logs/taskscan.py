@@ -104,7 +104,6 @@ class TaskScanner:
         self._templates: dict[bytes, int] = {}
         self._skipped = 0
         self._present: frozenset[bytes] | None = None    # progress markers in the body being read, when known
-        self._ts_memo: tuple | None = None    # (body, line start, lines back to its time stamp, that time): _ts_before
         # Prefilter patterns that found only one message (one template) on MAX_REPEATS lines: a flood. They are spent:
         # left out of the scan from the next body on, so the flood's further lines are neither read nor counted.
         self.spent: set[int] = set()
@@ -193,29 +192,14 @@ class TaskScanner:
         return end, line
 
     def _ts_before(self, body: bytes, pos: int, limit: int = 64) -> float | None:
-        """Timestamp of the nearest line at or before ``pos`` that has one (within ``limit`` lines).
-
-        The reading goes forward, so each walk back stops where the last one started: a line it reads whole was the
-        start of a walk already made (``_ts_memo``: that line, the time stamped line it led to, how many lines back)."""
-        memo = self._ts_memo
+        """Timestamp of the nearest line at or before ``pos`` that has one."""
         end = pos
-        first_full, first_i = -1, 0
-        for i in range(limit):
+        for _ in range(limit):
             start = body.rfind(b"\n", 0, end) + 1 if end > 0 else 0
-            full = i > 0 or end - start >= 80 or end >= len(body) or body[end:end + 1] == b"\n"
-            if full:
-                if first_full < 0:
-                    first_full, first_i = start, i
-                if memo is not None and memo[0] is body and memo[1] == start and i + memo[2] < limit:
-                    if first_i < i:
-                        self._ts_memo = (body, first_full, i - first_i + memo[2], memo[3])
-                    return memo[3]
             head = body[start:min(end, start + 80)]
             if head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"["):
                 ts, _ = split_timestamp(head.decode("ascii", "replace"), self.year)
                 if ts is not None:
-                    if first_full >= 0:
-                        self._ts_memo = (body, first_full, i - first_i, ts)
                     return ts
             if start == 0:
                 return None
@@ -345,8 +329,8 @@ class TaskScanner:
             end, line = self._line_at(body, pos)
             if first and not self.parser.busy:
                 head = line[:80]
-                if not (head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"[")) or \
-                        split_timestamp(head.decode("ascii", "replace"), self.year)[0] is None:
+                if not (head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"[")) or head[:6] == b"Epoch " \
+                        or split_timestamp(head.decode("ascii", "replace"), self.year)[0] is None:
                     ts = self._ts_before(body, pos - 1) if pos > 0 else None
                     if ts is None:
                         ts = self._known_ts
