@@ -30,6 +30,7 @@ __all__ = ["Prescan", "Shapes", "get", "SHAPE_BUDGET"]
 
 _KEEP = 32     # compiled databases kept per process
 SHAPE_BUDGET = 32          # lines of one shape handed to the readers per stream (>= MAX_HITS_PER_SIG, MAX_REPEATS)
+SMALL_BODY = 128 << 10     # a body shorter than this reuses a compiled database rather than compile its own
 MAX_SHAPES = 20000         # shapes counted per stream; lines of shapes past it are always handed over
 _ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _ZERO_CLASS = re.compile(r"\[\^?[^\]]*0[^\]]*\]")   # a class that accepts 0 matches a zeroed digit wherever it did one
@@ -116,6 +117,14 @@ class Prescan:
             self._dbs.popitem(last=False)
         return db
 
+    def _near(self, left_out: frozenset[int]) -> tuple[object, frozenset[int]]:
+        """A plain database already compiled that leaves out part of ``left_out``: (it, what it still reports)."""
+        best, have = None, frozenset()
+        for (out, part), db in self._dbs.items():
+            if part == "all" and out <= left_out and (best is None or len(out) > len(have)):
+                best, have = db, out
+        return best, left_out - have
+
     def scan(self, body: bytes, sig_spent: frozenset[int] = frozenset(), task_spent: frozenset[int] = frozenset(),
              shapes: Shapes | None = None) -> tuple[dict[int, set[int]], list[tuple[int, int, list[int]]], frozenset[bytes]]:
         """The candidate lines of ``body``: ({line start: signature literal ids}, [(line start, line end, task pattern
@@ -127,12 +136,18 @@ class Prescan:
             got = self._scan_shapes(body, left_out, shapes)
             if got is not None:
                 return got
-        db = self._db(left_out)
+        extra: frozenset[int] = frozenset()
+        if len(body) >= SMALL_BODY or (left_out, "all") in self._dbs:
+            db = self._db(left_out)
+        else:   # a short body (a log's last piece) is not worth a compilation: the nearest database, filtered
+            db, extra = self._near(left_out)
         found: list[tuple[int, int]] = []
         marks: list[int] = []
         add, mark = found.append, marks.append
 
         def on_match(i, _start, end, _flags, _ctx):
+            if i in extra:
+                return
             if i < m:
                 add((end, i))
             else:
