@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 from ...model import Category as C
 from .conclusion import Alternative, Verdict
-from .demux import split_prefix
+from .prefixes import split_prefix
 from .progress import EPOCH_LINE, progress_of
 from .scan import Hit, StreamFacts
 from .settle import settle_for

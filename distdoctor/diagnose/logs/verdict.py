@@ -22,8 +22,6 @@ from .signature import Role
 
 __all__ = ["decide", "combine", "finding_of", "NO_EVIDENCE", "GENERIC_RUN_CODES", "SPECIFIC_RANK"]
 
-__all__ = ["finding_of", "combine", "NO_EVIDENCE"]
-
 RULES = RuleList()
 NO_EVIDENCE = RULES.add(
     code="DD890", name="no-failure-evidence", category=Category.OTHER,
