@@ -158,19 +158,44 @@ def test_openmpi_rank_0_prints_the_verdict():
 
 
 def test_declared_log_prefixes_are_the_ones_diagnose_reads():
-    """Each scheduler's prefix, as it declares it, is split off by diagnose's demultiplexer, naming the writer."""
+    """Each scheduler's prefix, as it declares it, is split off by diagnose's demultiplexer, naming the writer: a
+    strict one on a single line, a loose one in a stream of such lines."""
     import re
 
-    from distdoctor.diagnose.logs.prefixes import split_prefix
+    from distdoctor.diagnose.logs.prefixes import split_combined, split_prefix
     seen = 0
     for s in schedulers.SCHEDULERS:
         for p in s.log_prefixes:
             line = p.example + "Epoch 1/2"
             assert re.match(p.pattern, line), (s.name, p)
-            writer, rest, style = split_prefix(line)
-            assert writer is not None and rest == "Epoch 1/2", (s.name, writer, rest, style)
+            if p.strict:
+                writer, rest, style = split_prefix(line)
+                assert writer is not None and rest == "Epoch 1/2", (s.name, writer, rest, style)
+                assert style == p.style, (s.name, style)
+            if p.splits:
+                out = split_combined((line + "\n") .encode() * 3, p.family, {}, {})
+                assert len(out) == 1 and list(out.values())[0][0].endswith(b"Epoch 1/2"), (s.name, out)
             seen += 1
-    assert seen >= 3
+    assert seen >= 5
+
+
+def test_diagnose_reads_its_prefix_table_from_the_schedulers(monkeypatch):
+    """A scheduler's prefix is declared once, by the scheduler: diagnose's table is built from the declarations, so
+    a new scheduler's prefix is read with no line in diagnose."""
+    from distdoctor.cluster.scheduler import LogPrefix
+    from distdoctor.diagnose.logs import prefixes
+    declared = [(p.pattern, p.example) for s in schedulers.SCHEDULERS for p in s.log_prefixes]
+    table = [(p.pattern, p.example) for p in prefixes.PREFIXES]
+    assert all(d in table for d in declared)
+    assert len(table) - len(declared) == 3   # only the prefixes no scheduler prints: [name], name |, compose's
+
+    class Fake:
+        name, title = "fake", "a fake launcher"
+        log_prefixes = (LogPrefix(r"<(?P<label>\d+)> ", "<3> ", "fakerun --label", style="fake", names="rank"),)
+
+    monkeypatch.setattr(prefixes, "SCHEDULERS", schedulers.SCHEDULERS + (Fake(),))
+    got = [p for p in prefixes._table() if p.style == "fake"]
+    assert len(got) == 1 and got[0].task(got[0].rx.match("<3> x").group("label")) == "rank:3"
 
 
 def test_local_launcher_tells_each_task_its_cluster_and_name():

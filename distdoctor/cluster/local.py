@@ -96,8 +96,9 @@ class LocalScheduler:
     name = "local"
     title = "distdoctor run (every task on this machine)"
     #: ``distdoctor run`` prints each task's lines behind its name: ``[worker:1] Epoch 1/3``.
-    log_prefixes = (LogPrefix(r"^\[(?:chief|worker|ps|evaluator):\d{1,4}\] ", "[worker:0] ",
-                              "distdoctor run's terminal output"),)
+    #: (``master:N``, the TF 1 name of the chief, is read the same way.)
+    log_prefixes = (LogPrefix(r"\[(?P<label>(?:chief|worker|ps|evaluator|master):\d+)\] ?", "[worker:0] ",
+                              "distdoctor run's terminal output", style="distdoctor"),)
     exit_codes = ExitSemantics(ends_job_on_failure=True,
                                note="distdoctor run stops the other tasks once its verdict is final; "
                                     "--restart reads the verdict's category, not the exit status")

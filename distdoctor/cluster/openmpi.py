@@ -77,7 +77,11 @@ class OpenMPI:
 
     name = "openmpi"
     title = "Open MPI"
-    log_prefixes = (LogPrefix(r"^\[\d+,\d+\]<(?:stdout|stderr)>:", "[1,0]<stdout>:", "mpirun --tag-output"),)
+    #: ``horovodrun`` prints the same with the rank alone (``[0]<stderr>:``). A stream of them stays whole (the ranks'
+    #: lines are read one by one beside the launcher's own): split per rank, the structural reader would take a rank's
+    #: segfault for the cause of a cascade mpirun reports.
+    log_prefixes = (LogPrefix(r"\[(?:\d+,)?(?P<label>\d+)\]<(?:stdout|stderr)>:", "[1,0]<stdout>:",
+                              "mpirun --tag-output (Open MPI), horovodrun", style="mpi", names="rank", splits=False),)
     exit_codes = ExitSemantics(
         ends_job_on_failure=True,
         note="mpirun aborts the whole job as soon as one process exits non-zero, and exits with that status; it "

@@ -63,9 +63,16 @@ class Layout:
 class LogPrefix:
     """A prefix the scheduler (or its launcher, with an option) puts before its tasks' lines."""
 
-    pattern: str                   # a regular expression matching the prefix at the start of a line
+    pattern: str                   # a regular expression matching the prefix at a line's start (``re.match``); its
+    #                                group ``label`` is the part that names the task
     example: str                   # "[1,0]<stdout>:" -- rank 0's line
     option: str = ""               # the launcher option that adds it ("--tag-output"), if not always there
+    # How ``diagnose`` reads it (``diagnose/logs/prefixes.py`` builds its table from these declarations):
+    style: str = ""                # the name the line splitter reports ("mpi", "srun", ...)
+    family: str = "bracket"        # what a stream of such lines looks like: bracket ``[..]``, slurm ``N: ``, pipe ``.. |``
+    names: str = "task"            # what the label is: "rank" (a number), "task" (``worker:1``), "pod" (a pod's name)
+    strict: bool = True            # unambiguous on a single line; else read only where most of a stream's lines carry it
+    splits: bool = True            # a stream of such lines is split into one log per task for the structural reader
 
 
 @dataclass(frozen=True)

@@ -213,7 +213,11 @@ class Slurm:
 
     name = "slurm"
     title = "Slurm"
-    log_prefixes = (LogPrefix(r"^ {0,5}\d{1,5}: ", "0: ", "srun --label"),)
+    #: The second is the same label read loosely: in a stream of them a task may print a number first.
+    log_prefixes = (LogPrefix(r" {0,5}(?P<label>\d{1,5}): (?!\d)", "0: ", "srun --label", style="srun",
+                              family="slurm", names="rank"),
+                    LogPrefix(r" *(?P<label>\d{1,6}): ", "0: 2021-03-04 12:00:00.000: E ", "srun --label",
+                              style="slurm", family="slurm", names="rank", strict=False))
     exit_codes = ExitSemantics(
         note="srun without --kill-on-bad-exit lets the other tasks run on; Slurm requeues a job only when the batch "
              "script does (scontrol requeue) or the administrator's RequeueExit lists the status "

@@ -78,8 +78,8 @@ class TFJob:
 
     name = "tfjob"
     title = "Kubernetes (TFJob)"
-    log_prefixes = (LogPrefix(r"^\[pod/[^/\]\s]+(?:/[^\]\s]*)?\] ?", "[pod/mnist-worker-1/tensorflow] ",
-                              "kubectl logs --prefix"),)
+    log_prefixes = (LogPrefix(r"\[pod/(?P<label>[^/\]\s]+)(?:/[^\]\s]*)?\] ?", "[pod/mnist-worker-1/tensorflow] ",
+                              "kubectl logs --prefix", style="kubectl", names="pod"),)
     exit_codes = ExitSemantics(retryable=TFJOB_RETRYABLE, permanent=TFJOB_PERMANENT,
                                note="restartPolicy: ExitCode restarts a pod on a retryable status and fails the "
                                     "job on a permanent one")

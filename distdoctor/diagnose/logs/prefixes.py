@@ -1,9 +1,13 @@
 """Task prefixes: the one grammar of "which task wrote this line" in a combined stream.
 
 Launchers and schedulers that gather several tasks' output into one stream put a prefix before each line.
-:data:`PREFIXES` declares every prefix read here, once: who prints it, a line that shows it, the pattern (after an
+:data:`PREFIXES` holds every prefix read here, once: who prints it, a line that shows it, the pattern (after an
 optional ISO time stamp, which ``kubectl logs --timestamps`` and ``distdoctor run``'s collector put first) and how
-its label names a task. Two readers use that one table:
+its label names a task. A scheduler's prefixes are declared by the scheduler itself (``cluster/*.py``'s
+``log_prefixes``: Open MPI's ``[1,0]<stderr>:``, Slurm's ``0: ``, a TFJob pod's ``[pod/NAME/CONTAINER] ``,
+``distdoctor run``'s ``[worker:1] ``) and read from :data:`~distdoctor.cluster.schedulers.SCHEDULERS`; only the
+prefixes no scheduler of ours prints (any launcher's ``[name]`` or ``name |``, docker compose's) are declared here.
+Two readers use that one table:
 
 * :func:`split_prefix` -- one line at a time (the signature scan, the reasoning over tails): only the prefixes that
   are unambiguous on a single line (``strict``);
@@ -13,8 +17,7 @@ its label names a task. Two readers use that one table:
 
 Prefixes nest when one launcher's output is relayed by another (``kubectl logs --prefix`` of an MPIJob launcher
 pod prints ``[pod/job-launcher/mpi] [1,3]<stderr>:...``): the innermost one names the process that wrote the line
-(rank 3), so it wins. The schedulers' own declarations (``cluster/*.py``'s ``log_prefixes``) are checked against
-this table by ``tests/test_scheduler.py``. Pure.
+(rank 3), so it wins. Pure.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ...cluster.schedulers import SCHEDULERS
 from .demux import normalise_task, task_from_filename
 
 __all__ = ["Prefix", "PREFIXES", "split_prefix", "detect_prefix_style", "split_combined", "label_task"]
@@ -71,25 +75,40 @@ class Prefix:
         object.__setattr__(self, "brx", re.compile((_LEAD + self.pattern).encode()))   # a stream's lines: stamp kept
 
 
-PREFIXES: tuple[Prefix, ...] = (
-    Prefix("mpi", "bracket", r"\[(?:\d+,)?(?P<label>\d+)\]<(?:stdout|stderr)>:", _rank,
-           "mpirun --tag-output (Open MPI), horovodrun", "[1,0]<stderr>:", splits=False),
-    Prefix("distdoctor", "bracket", r"\[(?P<label>(?:chief|worker|ps|evaluator|master):\d+)\] ?", _spec,
-           "distdoctor run", "[worker:1] "),
-    Prefix("kubectl", "bracket", r"\[pod/(?P<label>[^/\]\s]+)(?:/[^\]\s]*)?\] ?", task_from_filename,
-           "kubectl logs --prefix", "[pod/job-worker-1/tensorflow] "),
+# The prefixes no scheduler of ours prints: any launcher's bracketed name or name and bar, docker compose's.
+_OTHERS: tuple[Prefix, ...] = (
     Prefix("bracket", "bracket", r"\[(?P<label>[^\]\s]{1,200})\] ?", _named,
            "any launcher that brackets a task's name", "[host-a] ", strict=False),
-    Prefix("srun", "slurm", r" {0,5}(?P<label>\d{1,5}): (?!\d)", _rank, "srun --label", "0: "),
-    Prefix("slurm", "slurm", r" *(?P<label>\d{1,6}): ", _rank,   # in a stream of them a task may print a number first
-           "srun --label", "0: 2021-03-04 12:00:00.000: E ...", strict=False),
     Prefix("compose", "pipe", r"(?P<label>[A-Za-z][\w.-]{0,80}?)\s+\| ", task_from_filename,
            "docker compose", "worker-1  | "),
     Prefix("pipe", "pipe", r"(?P<label>[A-Za-z][\w.:-]{0,120}?)\s*\| ?", _named,
            "any launcher that writes a task's name and a bar", "host-a | ", strict=False),
 )
+_NAMES: dict[str, Callable[[str], str | None]] = {"rank": _rank, "task": _spec, "pod": task_from_filename}
+_FAMILY_ORDER = ("bracket", "slurm", "pipe")
+
+
+def _from_schedulers() -> tuple[Prefix, ...]:
+    """Each scheduler's own declaration (``cluster/*.py``'s ``log_prefixes``) read as a :class:`Prefix`."""
+    out = []
+    for s in SCHEDULERS:
+        for lp in s.log_prefixes:
+            printed_by = lp.option if lp.option else s.title
+            out.append(Prefix(lp.style or s.name, lp.family, lp.pattern, _NAMES[lp.names], printed_by, lp.example,
+                              strict=lp.strict, splits=lp.splits))
+    return tuple(out)
+
+
+def _table() -> tuple[Prefix, ...]:
+    """The schedulers' prefixes, then the others; per family (the first family that reads as many of a stream's
+    lines names it), each scheduler's before any looser reading of the same family."""
+    ours, others = _from_schedulers(), _OTHERS
+    return tuple(sorted(ours + others, key=lambda p: (_FAMILY_ORDER.index(p.family), p in others)))
+
+
+PREFIXES: tuple[Prefix, ...] = _table()
 _STRICT = tuple(p for p in PREFIXES if p.strict)
-_INNER = PREFIXES[0]    # a relayed rank's prefix
+_INNER = next(p for p in PREFIXES if p.style == "mpi")    # a relayed rank's prefix
 _FAMILIES: dict[str, tuple[Prefix, ...]] = {}
 for _p in PREFIXES:   # an mpirun stream stays whole (its ranks' lines are read one by one, the launcher's own
     if _p.splits:    # lines beside them): split per rank, the structural reader takes a rank's segfault for the cause
