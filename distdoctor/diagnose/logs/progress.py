@@ -20,9 +20,30 @@ _STEP_TIME = re.compile(r"(\d+(?:\.\d+)?)(s|ms|us|µs)/step")
 _GLOBAL_STEP_SEC = re.compile(r"global_step/sec: ([\d.]+)")
 
 
+def _step_time_match(text: str) -> re.Match[str] | None:
+    """``_STEP_TIME.search(text)``, tried only where a ``/step`` is (a search from every digit is slow): the number
+    before the first ``/step`` that has one, read back to where its digits begin, then matched from there."""
+    i = text.find("/step")
+    while i >= 0:
+        j = i - 2 if text.startswith(("ms", "us", "µs"), i - 2) and i >= 3 else i - 1
+        k = j
+        while k > 0 and text[k - 1].isdecimal():
+            k -= 1
+        if k > 1 and k < j and text[k - 1] == "." and text[k - 2].isdecimal():
+            k -= 1
+            while k > 0 and text[k - 1].isdecimal():
+                k -= 1
+        if k < j:
+            m = _STEP_TIME.match(text, k, i + 5)
+            if m and m.end() == i + 5:
+                return m
+        i = text.find("/step", i + 5)
+    return None
+
+
 def step_time_of(text: str) -> float | None:
     """Seconds per step a Keras progress line reports (``9ms/step``), if any."""
-    m = _STEP_TIME.search(text)
+    m = _step_time_match(text)
     if not m:
         m2 = _GLOBAL_STEP_SEC.search(text) if "global_step/sec" in text else None
         if m2:
@@ -37,7 +58,13 @@ def step_time_of(text: str) -> float | None:
 
 
 def _loss(text: str) -> float | None:
-    lm = _LOSS.search(text)
+    if text.isascii():   # the case-blind search tries every position: start it where "loss" first is
+        i = text.lower().find("loss")
+        if i < 0:
+            return None
+        lm = _LOSS.search(text, i)
+    else:
+        lm = _LOSS.search(text)
     if not lm:
         return None
     try:

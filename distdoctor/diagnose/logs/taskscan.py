@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from ..events import EventKind, LogEvent
 from .formats import MAX_LINE, MAX_TEXT, clean_line, split_timestamp
 from ..logparse import TaskLogParser
-from .progress import _progress_styled, step_time_of
+from .lookback import KERAS_MARKERS, OTHER_MARKERS, TimeWalk, last_progress
+from .progress import step_time_of
 from .taskfilter import _DIGITS, _NEVER_SPENT, EXPRESSIONS, candidate_lines
 
 __all__ = ["TaskScanner", "TaskScan", "EXPRESSIONS", "PROGRESS_MARKERS"]
 
-_KERAS_MARKERS = (b"/step", b"ETA:", b"/Unknown", "━".encode())
-_OTHER_MARKERS = (b"step", b"Step")
-PROGRESS_MARKERS = _KERAS_MARKERS + _OTHER_MARKERS   # the prefilter says which of them a body holds (.prescan)
+_PLAIN_EPOCH = re.compile(rb"Epoch ([0-9]+)/([0-9]+)[ \t]*$")   # as logparse reads it (ASCII digits: its fast path)
+PROGRESS_MARKERS = KERAS_MARKERS + OTHER_MARKERS   # the prefilter says which of them a body holds (.prescan)
 _RECOGNIZE = re.compile(r"(?m)^(?:\S+ )?(?:[IWEF]\d{4} \d\d:\d\d:|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )|tensorflow|"
                         r"Epoch \d+/\d+|Traceback \(most|keras|\d+/\d+ \[|\d+/\d+ - |\[distdoctor\]|Fatal Python error")
 _TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
@@ -104,6 +104,7 @@ class TaskScanner:
         self._templates: dict[bytes, int] = {}
         self._skipped = 0
         self._present: frozenset[bytes] | None = None    # progress markers in the body being read, when known
+        self._clock = TimeWalk(year)   # the nearest time stamp before a place, the last walk remembered
         # Prefilter patterns that found only one message (one template) on MAX_REPEATS lines: a flood. They are spent:
         # left out of the scan from the next body on, so the flood's further lines are neither read nor counted.
         self.spent: set[int] = set()
@@ -192,19 +193,8 @@ class TaskScanner:
         return end, line
 
     def _ts_before(self, body: bytes, pos: int, limit: int = 64) -> float | None:
-        """Timestamp of the nearest line at or before ``pos`` that has one."""
-        end = pos
-        for _ in range(limit):
-            start = body.rfind(b"\n", 0, end) + 1 if end > 0 else 0
-            head = body[start:min(end, start + 80)]
-            if head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"["):
-                ts, _ = split_timestamp(head.decode("ascii", "replace"), self.year)
-                if ts is not None:
-                    return ts
-            if start == 0:
-                return None
-            end = start - 1
-        return None
+        """Timestamp of the nearest line at or before ``pos`` that has one, within ``limit`` lines."""
+        return self._clock.before(body, pos, limit)
 
     def _process(self, body: bytes, candidates: list[tuple[int, int, list[int]]] | None = None) -> None:
         base = self._line_base
@@ -224,6 +214,14 @@ class TaskScanner:
         for (ls, le, pids), key in zip(lines, keys):
             if ls < pos_done:
                 continue
+            if body.startswith(b"Epoch ", ls) and not self._follow and not parser.busy:
+                m = _PLAIN_EPOCH.match(body, ls, le)
+                if m:   # "Epoch 3/60" as Keras prints it: read here, as _feed_run would, without its machinery
+                    line_no += body.count(b"\n", counted_to, ls)
+                    self._epoch_line(body, ls, le, line_no, m)
+                    pos_done = counted_to = le + 1 if le < n else n
+                    line_no += 1
+                    continue
             if spent and spent.issuperset(pids):
                 continue      # only spent patterns (the scan was run before they were spent): as if not found
             if key in full:
@@ -261,6 +259,20 @@ class TaskScanner:
         last = body[tail_start:].strip()
         if last:
             self._last_text = clean_line(last[:2000].decode("utf-8", "replace"))
+
+    def _epoch_line(self, body: bytes, ls: int, le: int, line_no: int, m: re.Match[bytes]) -> None:
+        """A plain ``Epoch N/M`` line (no time stamp, no prefix): its time is the nearest one before it."""
+        parser = self.parser
+        ts = self._ts_before(body, ls - 1) if ls > 0 else None
+        if ts is None:
+            ts = self._known_ts
+        if ts is not None and (parser.last_ts is None or ts > parser.last_ts):
+            parser.last_ts = ts
+        parser.lines += 1
+        ev = LogEvent(task=parser.task, ts=parser.last_ts, kind=EventKind.EPOCH,
+                      text=body[ls:le].decode("ascii").strip()[:MAX_TEXT], line_no=line_no,
+                      epoch=int(m.group(1)), total=int(m.group(2)))
+        self._on_event(body, ls, le, ev)
 
     def _repeated(self, body: bytes, start: int) -> bool:
         """A line of a template already seen MAX_REPEATS times (retry loops, error floods): skip it.
@@ -385,9 +397,9 @@ class TaskScanner:
         Keras lines win over other ``step N ... loss`` prints (a callback's or
         the user's own); ``ref_pos`` starts line number ``ref_line``.
         """
-        found = self._find_progress(body, lo, hi, _KERAS_MARKERS, ("keras",))
+        found = last_progress(body, lo, hi, KERAS_MARKERS, ("keras",), self._present, self.year)
         if found is None and not self._keras:
-            found = self._find_progress(body, lo, hi, _OTHER_MARKERS, ("estimator", "generic"))
+            found = last_progress(body, lo, hi, OTHER_MARKERS, ("estimator", "generic"), self._present, self.year)
         if found is None:
             return None
         seg_start, ts_line, text, (kind, fields, style) = found
@@ -399,37 +411,6 @@ class TaskScanner:
         line_no = ref_line - body.count(b"\n", seg_start, ref_pos)
         return LogEvent(task=self.task, ts=ts, kind=kind, text=text.strip()[:MAX_TEXT], line_no=line_no,
                         epoch=self._epoch, **fields)
-
-    def _find_progress(self, body: bytes, lo: int, hi: int, markers_: tuple[bytes, ...], styles: tuple[str, ...]):
-        present = self._present   # the markers the body holds, when the prefilter said: the others need no search
-        markers = list(markers_) if present is None else [m for m in markers_ if m in present]
-        pos = hi
-        for _ in range(24):
-            best = -1
-            for m in list(markers):
-                i = body.rfind(m, lo, pos)
-                if i < 0:
-                    markers.remove(m)   # absent before pos: absent before any smaller pos too
-                elif i > best:
-                    best = i
-            if best < 0:
-                return None
-            seg_start = max(lo, body.rfind(b"\n", lo, best) + 1, body.rfind(b"\r", lo, best) + 1,
-                            body.rfind(b"\x08", lo, best) + 1)
-            seg_end = body.find(b"\n", best, hi)
-            cr = body.find(b"\r", best, hi)
-            if seg_end < 0 or (0 <= cr < seg_end):
-                seg_end = cr if cr >= 0 else hi
-            seg = body[seg_start:min(seg_end, seg_start + 4096)]
-            text = clean_line(seg.decode("utf-8", "replace"))
-            ts_line, text = split_timestamp(text, self.year)
-            found = _progress_styled(text) if ("/" in text or "step" in text.lower()) else None
-            if found is not None and found[2] in styles:
-                return seg_start, ts_line, text, found
-            pos = seg_start - 1
-            if pos <= lo:
-                return None
-        return None
 
     def _note_progress(self, ev: LogEvent) -> None:
         cur = self._cur
