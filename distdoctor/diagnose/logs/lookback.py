@@ -7,10 +7,11 @@ from __future__ import annotations
 from .formats import clean_line, split_timestamp
 from .progress import _progress_styled
 
-__all__ = ["TimeWalk", "last_progress", "KERAS_MARKERS", "OTHER_MARKERS"]
+__all__ = ["TimeWalk", "last_progress", "KERAS_MARKERS", "OTHER_MARKERS", "PROGRESS_MARKERS"]
 
 KERAS_MARKERS = (b"/step", b"ETA:", b"/Unknown", "━".encode())
 OTHER_MARKERS = (b"step", b"Step")
+PROGRESS_MARKERS = KERAS_MARKERS + OTHER_MARKERS   # the prefilter says which of them a body holds (.prescan)
 _NEAR = 2048   # bytes before a place where a progress marker (or a drawing's start) is looked for first
 
 

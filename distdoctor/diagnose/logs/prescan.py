@@ -18,7 +18,11 @@ lines both readers skip anyway -- a flood costs no Python per line at all. Lines
 patterns (an ``Epoch`` line, a prefix naming a writer, a ``\r`` progress bar, a kubectl session) are never
 withheld. Bodies whose lines are mostly distinct skip the deduplication (:class:`Shapes` decides per stream).
 
-Without Hyperscan (no x86-64), :func:`get` returns None and each scanner runs its own prefilter.
+The same compiled databases answer each scanner alone (:meth:`Prescan.sig_lines` for the signature scanner of a
+combined stream or a live task, :meth:`Prescan.task_lines` for a task split out of a combined stream): this module
+is the one place the prefilter's patterns are compiled. Without Hyperscan (no x86-64), :func:`get` returns None and
+each scanner runs its own fallback prefilter (RE2 or ``re`` for the literals, translated bytes for the structural
+keywords).
 """
 from __future__ import annotations
 
@@ -75,11 +79,11 @@ class Prescan:
 
     def __init__(self) -> None:
         import hyperscan
-        from .scan import _get
+        from .literals import literal_table
+        from .lookback import PROGRESS_MARKERS
         from .taskfilter import EXPRESSIONS
-        from .taskscan import PROGRESS_MARKERS
         self._hs = hyperscan
-        pf = _get()
+        pf = literal_table()
         self.n_sig = len(pf.literals)
         self.n_task = self.n_sig + len(EXPRESSIONS)      # ids from here on: progress markers, reported once a pass
         self.markers = PROGRESS_MARKERS
@@ -88,12 +92,14 @@ class Prescan:
         self._flags = ([hyperscan.HS_FLAG_CASELESS if c else 0 for c in pf.caseless]
                        + [hyperscan.HS_FLAG_MULTILINE] * len(EXPRESSIONS)
                        + [hyperscan.HS_FLAG_SINGLEMATCH] * len(PROGRESS_MARKERS))
-        from .scan import _has_digit
+        from .literals import _has_digit
         # patterns whose matches on a line's shape (digits read as 0) include their matches on the line itself
         self._on_shape = [not _has_digit(_ZERO_CLASS.sub("", e.decode("latin-1"))) for e in self._exprs]
         # signature literals whose lines a shape decides (see scan._Prefilter.blind), and every structural pattern:
         # the parser's flood gate is a template without digits
         self._sig_blind = frozenset(pf.blind)
+        self._not_sig = frozenset(range(self.n_sig, len(self._exprs)))                 # all but the literals
+        self._not_task = frozenset(range(self.n_sig)) | frozenset(range(self.n_task, len(self._exprs)))
         self._dbs: collections.OrderedDict[tuple, object] = collections.OrderedDict()
         self.compiled = 0
         for part in ("all", "shape", "raw"):   # compiled before a pool forks: its workers share them
@@ -162,6 +168,44 @@ class Prescan:
             shapes.plain(body, len(got[0]) + len(got[1]))
         return got[0], got[1], frozenset(self.markers[i] for i in marks)
 
+
+    def sig_lines(self, body: bytes) -> dict[int, set[int]]:
+        """{line start: signature literal ids} of ``body``, for the signature scanner alone (a combined stream, a live
+        task's lines): the joint database without the structural patterns."""
+        n = self.n_sig
+        found: list[tuple[int, int]] = []
+        add = found.append
+
+        def on_match(i, _start, end, _flags, _ctx):
+            add((end, i))
+        db = self._db(self._not_sig, "all")
+        if db is not None:
+            db.scan(body, match_event_handler=on_match)
+        got = _group(body, found, n)
+        if got is None:
+            found.sort()
+            got = _group(body, found, n)
+        return got[0]
+
+    def task_lines(self, body: bytes, pos: int = 0) -> list[tuple[int, int, list[int]]]:
+        """The structural parser's candidate lines of ``body`` from ``pos`` (a line start) on: (start, end, its
+        pattern ids), in order, for the parser alone (a task split out of a combined stream, a live task): the joint
+        database without the signature literals and the progress markers."""
+        n, m = self.n_sig, self.n_task
+        found: list[tuple[int, int]] = []
+        add = found.append
+        view = body[pos:] if pos else body
+
+        def on_match(i, _start, end, _flags, _ctx):
+            add((pos + end, i))
+        db = self._db(self._not_task, "all")
+        if db is not None:
+            db.scan(view, match_event_handler=on_match)
+        got = _group(body, found, n)
+        if got is None:
+            found.sort()
+            got = _group(body, found, n)
+        return got[1]
 
     def _scan_shapes(self, body: bytes, left_out: frozenset[int], shapes: Shapes):
         zeroed = body.translate(_ZEROS)

@@ -22,6 +22,7 @@ from .formats import clean_line, split_timestamp
 from . import kb  # noqa: F401  (registers the knowledge base)
 from .demux import WriterGuess, task_from_filename
 from .prefixes import split_prefix
+from .literals import _CLUES, _IDENTITY_CLUES, _SUBJECT_CLUES, _has_digit, literal_table  # noqa: F401
 from .signature import SIGNATURES, Role, Signature
 
 __all__ = ["Hit", "StreamFacts", "Scanner", "prefilter_engine", "scan_bytes", "Prefilter"]
@@ -34,12 +35,6 @@ MAX_HITS_PER_SIG = 32      # per stream; a log that repeats one error a million 
 MAX_MISSES = 4096          # line shapes remembered per stream as matching none of their signatures
 _ZEROS = bytes.maketrans(b"123456789", b"000000000")
 TAIL_LINES = 12
-# Clues to who wrote a stream: the pod a pasted kubectl session is about, a launcher's rank prefix (always read), and
-# the lines in which a task names itself (read only while the stream's writer is unknown: :class:`WriterGuess`).
-_SUBJECT_CLUES = ("Name:  ", "kubectl ", "k logs ", "<stderr>:", "<stdout>:")
-_IDENTITY_CLUES = ("Starting TensorFlow", "task_type", "Created device", "Created TensorFlow device",
-                   "Started server with target", "GrpcChannelCache", "local_devices", "Local device", "Horovod initialized")
-_CLUES = _SUBJECT_CLUES + _IDENTITY_CLUES
 # A line that may carry a writer's prefix (split_prefix: an ISO stamp, then [..], srun's "N: ", compose's "name | ")
 # or a wrapping clean_line removes: always read, whatever its literals, since it can tell who wrote the lines after it.
 _PREFIXISH = re.compile(rb"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s+)?"
@@ -75,47 +70,21 @@ class StreamFacts:
     on_kubernetes: bool = False       # a pasted kubectl session (kubectl logs/describe, Name: POD)
 
 
-def _literal_table() -> tuple[list[bytes], list[bool], list[list[Signature]]]:
-    lits: dict[tuple[bytes, bool], list[Signature]] = {}
-    for sig in SIGNATURES:
-        for lit in sig.literals:
-            lits.setdefault((lit.encode(), sig.ignore_case), []).append(sig)
-    for clue in _CLUES:
-        lits.setdefault((clue.encode(), False), [])
-    keys = list(lits)
-    return [k[0] for k in keys], [k[1] for k in keys], [lits[k] for k in keys]
-
-
 class _Prefilter:
     """Offsets of the literal hits in a buffer, and which literal each one is."""
 
     def __init__(self, prefer: tuple[str, ...] = ("hyperscan", "re2", "re")) -> None:
-        self.literals, self.caseless, self.sigs = _literal_table()
-        self.identity = frozenset(i for i, (x, c) in enumerate(zip(self.literals, self.caseless))
-                                  if not c and x.decode() in _IDENTITY_CLUES)
-        self.subject = frozenset(i for i, (x, c) in enumerate(zip(self.literals, self.caseless))
-                                 if not c and x.decode() in _SUBJECT_CLUES)
-        # literals whose signatures match or miss a line whatever its digits' values: no digit in the literal or in
-        # the signature's patterns (``\\d`` and ``\\w`` read every digit alike; a count of digits is kept by _ZEROS)
-        self.blind = frozenset(i for i, sigs in enumerate(self.sigs)
-                               if sigs and not _has_digit(self.literals[i].decode()) and all(
-                                   not _has_digit(s.regex or "") and not _has_digit(s.names or "")
-                                   and not any(_has_digit(x) for x in s.literals) for s in sigs))
-        self.ids_of: dict[str, list[int]] = {}     # signature code -> the literal ids that lead to it
-        for i, sigs in enumerate(self.sigs):
-            for sig in sigs:
-                self.ids_of.setdefault(sig.code, []).append(i)
+        t = literal_table()
+        self.literals, self.caseless, self.sigs = t.literals, t.caseless, t.sigs
+        self.identity, self.subject, self.blind, self.ids_of = t.identity, t.subject, t.blind, t.ids_of
         self.engine = "re"
-        self._hs = None
+        self._joint = False    # Hyperscan: the joint prefilter's databases (.prescan), compiled there once
         try:
             if "hyperscan" not in prefer:
                 raise ImportError("hyperscan not wanted")
             import hyperscan
-            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            flags = [(hyperscan.HS_FLAG_CASELESS if c else 0) | hyperscan.HS_FLAG_SINGLEMATCH * 0 for c in self.caseless]
-            db.compile(expressions=[re.escape(x.decode()).encode() for x in self.literals],
-                       ids=list(range(len(self.literals))), flags=flags)
-            self._hs = db
+            hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(expressions=[b"a"], ids=[0], flags=[0])
+            self._joint = True
             self.engine = "hyperscan"
         except Exception:   # noqa: BLE001 -- no Hyperscan (not x86-64, or no SIMD): RE2, else Python's re
             alts = [b"(?i:" + re.escape(x) + b")" if c else re.escape(x) for x, c in zip(self.literals, self.caseless)]
@@ -134,16 +103,9 @@ class _Prefilter:
     def line_starts(self, buf: bytes) -> dict[int, set[int]]:
         """{start offset of a line: literal ids found in it}."""
         out: dict[int, set[int]] = {}
-        if self._hs is not None:
-            found: list[tuple[int, int]] = []
-
-            def on_match(lit_id, start, end, flags, ctx):
-                found.append((end, lit_id))
-            self._hs.scan(buf, match_event_handler=on_match)
-            for end, lit_id in found:
-                ls = buf.rfind(b"\n", 0, end) + 1
-                out.setdefault(ls, set()).add(lit_id)
-            return out
+        if self._joint:
+            from . import prescan
+            return prescan.get().sig_lines(buf)
         # An alternation reports one literal per position (leftmost-first): find the lines, then every literal in them.
         for m in self._rx.finditer(buf):
             out.setdefault(buf.rfind(b"\n", 0, m.start()) + 1, set())
@@ -153,16 +115,6 @@ class _Prefilter:
             low = line.lower()
             out[ls] = {i for i, (x, c) in enumerate(zip(self.literals, self.caseless)) if x in (low if c else line)}
         return out
-
-
-_ANY_DIGIT = re.compile(r"\d")
-_DIGIT_BLIND = re.compile(r"0-9|\{\d*,?\d*\}|\(\?P<\w+>|\(\?P=\w+\)")   # a class of all digits, a count, a group's name
-
-
-def _has_digit(pattern: str) -> bool:
-    """Whether a pattern (or literal) tells one digit from another: a digit in it other than in a class of all ten,
-    a repetition count or a group's name."""
-    return _ANY_DIGIT.search(_DIGIT_BLIND.sub("", pattern)) is not None
 
 
 Prefilter = _Prefilter

@@ -1,6 +1,7 @@
 """The structural scanner's prefilter (:mod:`.taskscan`): the keywords and raw patterns a line must hold to reach the
-line parser, as Hyperscan expressions (one pass with the signature literals: :mod:`.prescan`), or, without
-Hyperscan, as one regular expression over upper-case letters translated to \\x01 plus a few raw regexes.
+line parser, as Hyperscan expressions (compiled in :mod:`.prescan`'s databases with the signature literals: one pass
+for both scanners, or this scanner's part alone), or, without Hyperscan, as one regular expression over upper-case
+letters translated to \\x01 plus a few raw regexes.
 """
 from __future__ import annotations
 
@@ -92,50 +93,17 @@ _NEVER_SPENT = frozenset(i for i, k in enumerate(_KEYWORDS) if k in (
     "NaN", "Detected ")) | {len(_KEYWORDS) + len(_RAW_PREFILTERS) - 1}   # absl's E/F lines
 
 
-class _Candidates:
-    """Offsets (inside lines) of every prefilter hit in a buffer, with the pattern that hit: one Hyperscan pass over
-    the keywords and the raw patterns when Hyperscan is installed (measured several times faster than the
-    translated-bytes regex on real TF logs), else the translated-bytes regex plus the raw regexes (pattern -1)."""
-
-    def __init__(self) -> None:
-        self._db = None
-        try:
-            import hyperscan
-            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            db.compile(expressions=list(EXPRESSIONS), ids=list(range(len(EXPRESSIONS))),
-                       flags=[hyperscan.HS_FLAG_MULTILINE] * len(EXPRESSIONS))
-            self._db = db
-        except Exception:   # noqa: BLE001 -- no Hyperscan here: the pure-Python path is correct, only slower
-            self._db = None
-
-    def starts(self, body: bytes, pos: int) -> list[tuple[int, int]]:
-        if self._db is not None:
-            found: list[tuple[int, int]] = []
-            view = body[pos:] if pos else body
-            add = found.append
-
-            def on_match(i, _start, end, _flags, _ctx):
-                add((pos + max(0, end - 1), i))
-            self._db.scan(view, match_event_handler=on_match)
-            return found
-        global _PREFILTER
-        if _PREFILTER is None:
-            _PREFILTER = _build_prefilter()
-        tr = body.translate(_TABLE)
-        out = [(m.start(), -1) for m in _PREFILTER.finditer(tr, pos)]
-        for rx in _RAW_PREFILTERS:
-            out.extend((m.start(), -1) for m in rx.finditer(body, pos))
-        return out
-
-
-_CANDIDATES: _Candidates | None = None     # compiled on first use: a task's log read through .prescan never needs it
-
-
-def _candidates() -> _Candidates:
-    global _CANDIDATES
-    if _CANDIDATES is None:
-        _CANDIDATES = _Candidates()
-    return _CANDIDATES
+def _fallback_starts(body: bytes, pos: int) -> list[tuple[int, int]]:
+    """Offsets (inside lines) of every prefilter hit from ``pos`` on, without Hyperscan: the translated-bytes regex
+    plus the raw regexes (pattern -1)."""
+    global _PREFILTER
+    if _PREFILTER is None:
+        _PREFILTER = _build_prefilter()
+    tr = body.translate(_TABLE)
+    out = [(m.start(), -1) for m in _PREFILTER.finditer(tr, pos)]
+    for rx in _RAW_PREFILTERS:
+        out.extend((m.start(), -1) for m in rx.finditer(body, pos))
+    return out
 
 
 def _lines_of(body: bytes, candidates: list[tuple[int, int]], pos: int) -> list[tuple[int, int, list[int]]]:
@@ -155,5 +123,6 @@ def _lines_of(body: bytes, candidates: list[tuple[int, int]], pos: int) -> list[
 
 
 def candidate_lines(body: bytes, pos: int) -> list[tuple[int, int, list[int]]]:
-    """The candidate lines of ``body`` from ``pos`` on (start, end, pattern ids), in order (own prefilter pass)."""
-    return _lines_of(body, _candidates().starts(body, pos), pos)
+    """The candidate lines of ``body`` from ``pos`` on (start, end, pattern ids), in order, without Hyperscan (with it,
+    :meth:`.prescan.Prescan.task_lines` answers from the joint databases)."""
+    return _lines_of(body, _fallback_starts(body, pos), pos)

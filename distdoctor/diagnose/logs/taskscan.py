@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from ..events import EventKind, LogEvent
 from .formats import MAX_LINE, MAX_TEXT, clean_line, split_timestamp
 from ..logparse import TaskLogParser
-from .lookback import KERAS_MARKERS, OTHER_MARKERS, TimeWalk, last_progress
+from . import prescan
+from .lookback import KERAS_MARKERS, OTHER_MARKERS, PROGRESS_MARKERS, TimeWalk, last_progress
 from .progress import step_time_of
 from .taskfilter import _DIGITS, _NEVER_SPENT, EXPRESSIONS, candidate_lines
 
 __all__ = ["TaskScanner", "TaskScan", "EXPRESSIONS", "PROGRESS_MARKERS"]
 
 _PLAIN_EPOCH = re.compile(rb"Epoch ([0-9]+)/([0-9]+)[ \t]*$")   # as logparse reads it (ASCII digits: its fast path)
-PROGRESS_MARKERS = KERAS_MARKERS + OTHER_MARKERS   # the prefilter says which of them a body holds (.prescan)
 _RECOGNIZE = re.compile(r"(?m)^(?:\S+ )?(?:[IWEF]\d{4} \d\d:\d\d:|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )|tensorflow|"
                         r"Epoch \d+/\d+|Traceback \(most|keras|\d+/\d+ \[|\d+/\d+ - |\[distdoctor\]|Fatal Python error")
 _TEXTISH = bytes(range(32, 127)) + b"\t\n\r\x1b\x08" + bytes(range(128, 256))
@@ -203,7 +203,11 @@ class TaskScanner:
         if self._follow or self.parser.busy:
             pos_done, line_no = self._feed_run(body, 0, base, own=False)
             counted_to = pos_done
-        lines = candidate_lines(body, pos_done) if candidates is None else candidates
+        if candidates is None:   # fed alone (a task split out of a combined stream, a live task): its own pass
+            joint = prescan.get()
+            lines = joint.task_lines(body, pos_done) if joint is not None else candidate_lines(body, pos_done)
+        else:
+            lines = candidates
         # The flood gate (see _repeated), inlined: a line's template is its first 512 bytes without digits, of which
         # the last 200. The templates of all candidate lines are taken at once, and the lines of templates already
         # read MAX_REPEATS times (most lines of a flood) go the short way.
