@@ -79,6 +79,7 @@ class _Prefilter:
         self.identity, self.subject, self.blind, self.ids_of = t.identity, t.subject, t.blind, t.ids_of
         self.engine = "re"
         self._joint = False    # Hyperscan: the joint prefilter's databases (.prescan), compiled there once
+        self._prefer = prefer
         try:
             if "hyperscan" not in prefer:
                 raise ImportError("hyperscan not wanted")
@@ -87,25 +88,33 @@ class _Prefilter:
             self._joint = True
             self.engine = "hyperscan"
         except Exception:   # noqa: BLE001 -- no Hyperscan (not x86-64, or no SIMD): RE2, else Python's re
-            alts = [b"(?i:" + re.escape(x) + b")" if c else re.escape(x) for x, c in zip(self.literals, self.caseless)]
-            pattern = b"|".join(sorted(alts, key=len, reverse=True))
-            try:
-                if "re2" not in prefer:
-                    raise ImportError("re2 not wanted")
-                import re2
-                opts = re2.Options()
-                opts.max_mem = 256 << 20
-                self._rx = re2.compile(pattern, options=opts)
-                self.engine = "re2"
-            except Exception:   # noqa: BLE001 -- measured ~1 MB/s: correct, but only a last resort
-                self._rx = re.compile(pattern)
+            self._fallback()
+
+    def _fallback(self) -> None:
+        self._joint = False
+        alts = [b"(?i:" + re.escape(x) + b")" if c else re.escape(x) for x, c in zip(self.literals, self.caseless)]
+        pattern = b"|".join(sorted(alts, key=len, reverse=True))
+        try:
+            if "re2" not in self._prefer:
+                raise ImportError("re2 not wanted")
+            import re2
+            opts = re2.Options()
+            opts.max_mem = 256 << 20
+            self._rx = re2.compile(pattern, options=opts)
+            self.engine = "re2"
+        except Exception:   # noqa: BLE001 -- measured ~1 MB/s: correct, but only a last resort
+            self._rx = re.compile(pattern)
+            self.engine = "re"
 
     def line_starts(self, buf: bytes) -> dict[int, set[int]]:
         """{start offset of a line: literal ids found in it}."""
         out: dict[int, set[int]] = {}
         if self._joint:
             from . import prescan
-            return prescan.get().sig_lines(buf)
+            joint = prescan.get()
+            if joint is not None:
+                return joint.sig_lines(buf)
+            self._fallback()   # Hyperscan imports but its databases could not be built
         # An alternation reports one literal per position (leftmost-first): find the lines, then every literal in them.
         for m in self._rx.finditer(buf):
             out.setdefault(buf.rfind(b"\n", 0, m.start()) + 1, set())
