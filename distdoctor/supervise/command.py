@@ -12,7 +12,7 @@ from ..cluster.scheduler import add_port_base_argument
 from ..cluster.schedulers import task_label
 from ..cluster.local import build_local_cluster
 from ..errors import UsageError
-from ..model import Diagnosis
+from .verdictout import notify_config, policy_exit, print_human
 
 __all__ = ["register_cli", "run_command"]
 
@@ -127,7 +127,7 @@ def run_command(args: argparse.Namespace) -> int:
     _check_restart_args(args)
     _check_command(argv)
     out = os.path.abspath(args.out or _default_out())
-    notify = _notify_config(args, out)
+    notify = notify_config(args, out)
     _check_out(out)
     cluster = build_local_cluster(args.workers, args.ps, args.chief)
     human = sys.stderr if args.json else sys.stdout
@@ -163,24 +163,10 @@ def run_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(diag.to_json(), indent=2))
     else:
-        _print_human(diag, out, human)
+        print_human(diag, out, human)
     if args.exit_code_policy == "on":
         return policy_exit(diag, None, human)
     return diag.exit_code
-
-
-def policy_exit(diag: Diagnosis, own_rc: int | None, human, prefix: str = "[distdoctor]") -> int:
-    """The exit code of ``--exit-code-policy``, said with its reason."""
-    from .exitcodes import policy_exit_status
-    choice = policy_exit_status(diag, own_rc)
-    kind = {0: "success", 143: "retryable"}.get(choice.code, "permanent")
-    print(f"{prefix} exit code {choice.code} ({kind}, --exit-code-policy): {choice.reason}", file=human, flush=True)
-    return choice.code
-
-
-def _notify_config(args: argparse.Namespace, out: str):
-    from ..notify.options import config_from_args
-    return config_from_args(args, out)
 
 
 def _check_restart_args(args: argparse.Namespace) -> None:
@@ -216,8 +202,3 @@ def _run_node(args: argparse.Namespace, argv: list[str]) -> int:
     return run_node(args, argv, out, human)
 
 
-def _print_human(diag: Diagnosis, out: str, stream) -> None:
-    from rich.console import Console
-    from ..report.terminal import render_diagnosis
-    render_diagnosis(diag, Console(file=stream, force_terminal=None))
-    print(f"diagnosis: {os.path.join(out, 'diagnosis.json')}", file=stream)

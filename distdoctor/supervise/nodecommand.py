@@ -81,11 +81,11 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
     from .supervisor import RunConfig, write_json
 
     from ..cluster.schedulers import detect
-    from .command import _notify_config
+    from .verdictout import notify_config
     environ = os.environ
     scheduler = detect(environ)
     sink = scheduler.outcome_sink(environ) if scheduler is not None else None
-    notify = _notify_config(args, out)  # validated on every node; only the collector sends
+    notify = notify_config(args, out)  # validated on every node; only the collector sends
     token = check_token(environ)
     doc, spec = _spec_and_doc(args, environ)
     me = str(spec.task)
@@ -130,7 +130,7 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                 say(f"the preflight found {report.errors} error(s); {me} was not started (bundle: {out})")
                 code = 1
                 if args.exit_code_policy == "on":
-                    from .command import policy_exit
+                    from .verdictout import policy_exit
                     code = policy_exit(diag, None, human, prefix=f"[distdoctor {me}]")
                 show(diag)
                 return code
@@ -184,11 +184,11 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
         if args.json:
             print(json.dumps(data.to_json(), indent=2))
         else:
-            from .command import _print_human
-            _print_human(data, out, human)
+            from .verdictout import print_human
+            print_human(data, out, human)
         code = node_exit_status(own)
         if args.exit_code_policy == "on":
-            from .command import policy_exit
+            from .verdictout import policy_exit
             code = policy_exit(data, own, human, prefix=f"[distdoctor {me}]")
         show(data)
         if client is not None and linger:
