@@ -128,15 +128,15 @@ def test_the_pause_log_follows_a_suspicion_and_keeps_it_when_training_resumes():
     from types import SimpleNamespace as A
     from distdoctor.supervise.pauses import PauseLog
     log = PauseLog()
-    log.suspect(A(suspect="chief:0", stalled_for=6.0, where=None, doing="", waiting=("worker:0",)), now=106.0)
+    log = log.suspect(A(suspect="chief:0", stalled_for=6.0, where=None, doing="", waiting=("worker:0",)), now=106.0)
     assert log.open.since == 100.0
-    log.follow(A(status="suspect", suspect="chief:0", where="train.py:88 in evaluate", doing="computing (1.00 cores)",
+    log = log.follow(A(status="suspect", suspect="chief:0", where="train.py:88 in evaluate", doing="computing (1.00 cores)",
                  waiting=("worker:0",)))
     assert log.still(A(stalled_for=30.0), now=130.0)            # no step since: not over
-    p = log.clear(A(stalled_for=0.5), now=145.5)               # the job stepped at 145.0
+    log, p = log.clear(A(stalled_for=0.5), now=145.5)               # the job stepped at 145.0
     assert (p.since, p.until, p.seconds, p.where, p.doing) == (100.0, 145.0, 45.0, "train.py:88 in evaluate",
                                                                  "computing (1.00 cores)")
-    log.suspect(A(suspect="chief:0", stalled_for=6.0, where=None, doing="", waiting=()), now=206.0)
+    log = log.suspect(A(suspect="chief:0", stalled_for=6.0, where=None, doing="", waiting=()), now=206.0)
     assert [x.seconds for x in log.all(now=210.0, hung=False)] == [45.0, 10.0]   # the job ended during one
-    log.drop()
+    log = log.drop()
     assert [x.seconds for x in log.all(now=210.0, hung=True)] == [45.0]

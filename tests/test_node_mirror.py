@@ -4,7 +4,8 @@ from __future__ import annotations
 import time
 
 from distdoctor.diagnose.engine import diagnose
-from distdoctor.supervise.node import NodeCluster, NodeSupervisor, RemoteProcess
+from distdoctor.supervise.node import NodeCluster, RemoteProcess, node_supervisor
+from distdoctor.supervise.supervisor import Supervisor
 from distdoctor.supervise.sidelink import PeerState
 from distdoctor.supervise.supervisor import RunConfig
 
@@ -28,24 +29,24 @@ class FakeHub:
         self.sent.append((task, msg))
 
 
-def collector(tmp_path, hub) -> NodeSupervisor:
+def collector(tmp_path, hub) -> Supervisor:
     (tmp_path / "logs").mkdir()
     cfg = RunConfig(argv=["python", "train.py"], out_dir=str(tmp_path),
                     cluster=NodeCluster("worker:0", ("worker:0", "worker:1"), "multi_worker_mirrored", "{}"))
-    return NodeSupervisor(cfg, collector="worker:0", hub=hub, expected=("worker:0", "worker:1"), peer_timeout=5)
+    return node_supervisor(cfg, collector="worker:0", hub=hub, expected=("worker:0", "worker:1"), peer_timeout=5)
 
 
 def test_a_remote_task_is_mirrored_on_the_collectors_clock(tmp_path):
     hub = FakeHub()
     sup = collector(tmp_path, hub)
     t0 = time.time() + SKEW                         # "now" on worker:1's clock
-    sup.on_peer("worker:1", {"t": "start", "pid": 77, "started_at": t0, "argv": ["python", "train.py"], "host": "h1"})
-    sup.on_peer("worker:1", {"t": "line", "ts": t0 + 1, "text": "Epoch 1/2"})
-    sup.on_peer("worker:1", {"t": "start", "pid": 78, "started_at": t0 + 2, "argv": [], "host": "h1"})  # a restart
-    sup.on_peer("worker:1", {"t": "exit", "ended_at": t0 + 3, "rc": -9, "killed": False,
+    sup.role.on_peer("worker:1", {"t": "start", "pid": 77, "started_at": t0, "argv": ["python", "train.py"], "host": "h1"})
+    sup.role.on_peer("worker:1", {"t": "line", "ts": t0 + 1, "text": "Epoch 1/2"})
+    sup.role.on_peer("worker:1", {"t": "start", "pid": 78, "started_at": t0 + 2, "argv": [], "host": "h1"})  # a restart
+    sup.role.on_peer("worker:1", {"t": "exit", "ended_at": t0 + 3, "rc": -9, "killed": False,
                              "oom": {"cgroup": "v1:/job", "limit_bytes": 1 << 30, "oom_kill_count": 1,
                                      "kernel_lines": ["Killed process 77 (python)"]}})
-    sup._tick(time.time())
+    sup.turn(time.time())
     track = sup.tracks["worker:1"]
     proc = track.proc
     assert isinstance(proc, RemoteProcess) and proc.pid == 77 and track.host == "h1"
@@ -66,15 +67,15 @@ def test_a_link_closed_without_a_goodbye_makes_the_node_lost(tmp_path):
     hub = FakeHub()
     sup = collector(tmp_path, hub)
     now = time.time()
-    sup.on_peer("worker:1", {"t": "start", "pid": 77, "started_at": now + SKEW - 10, "argv": [], "host": "h1"})
-    sup._tick(now)
-    assert sup.tracks["worker:1"].proc.alive and sup._first_failure is None
+    sup.role.on_peer("worker:1", {"t": "start", "pid": 77, "started_at": now + SKEW - 10, "argv": [], "host": "h1"})
+    sup.turn(now)
+    assert sup.tracks["worker:1"].proc.alive and sup.state.first_failure is None
     hub.state["worker:1"] = PeerState("worker:1", host="10.0.0.2", connected=False, last_heard=now - 6,
                                       closed_at=now - 5, offset_s=SKEW)
-    sup._tick(now)
+    sup.turn(now)
     track = sup.tracks["worker:1"]
     assert not track.proc.alive and track.lost_at == now - 6 and "without a goodbye" in track.lost_how
-    assert sup._first_failure == (now - 6, "worker:1")
+    assert sup.state.first_failure == (now - 6, "worker:1")
     track.proc.drain()
     d = diagnose(sup.observation(), detected_at=now).to_json()
     rc = d["root_cause"]
@@ -84,11 +85,11 @@ def test_a_link_closed_without_a_goodbye_makes_the_node_lost(tmp_path):
 def test_a_stop_asks_the_node_and_waits_for_its_exit(tmp_path):
     hub = FakeHub()
     sup = collector(tmp_path, hub)
-    sup.on_peer("worker:1", {"t": "start", "pid": 77, "started_at": time.time() + SKEW, "argv": [], "host": "h1"})
-    sup._tick(time.time())
+    sup.role.on_peer("worker:1", {"t": "start", "pid": 77, "started_at": time.time() + SKEW, "argv": [], "host": "h1"})
+    sup.turn(time.time())
     proc = sup.tracks["worker:1"].proc
     import threading
-    threading.Timer(0.2, lambda: sup.on_peer("worker:1", {"t": "exit", "ended_at": time.time() + SKEW, "rc": -15,
+    threading.Timer(0.2, lambda: sup.role.on_peer("worker:1", {"t": "exit", "ended_at": time.time() + SKEW, "rc": -15,
                                                            "killed": True})).start()
     t = time.time()
     proc.terminate(grace=3)

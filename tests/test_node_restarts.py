@@ -75,15 +75,15 @@ def test_a_transient_failure_without_restarts_exits_retryable(tmp_path):
 def test_a_lost_host_is_not_restarted_in_place(tmp_path):
     """DD112 is transient (the scheduler may replace the node) but cannot be restarted inside the allocation."""
     from distdoctor.model import Category, Finding, Severity
-    from distdoctor.supervise.node import NodeCluster, NodeSupervisor
+    from distdoctor.supervise.node import NodeCluster, node_supervisor
     from distdoctor.supervise.supervisor import RunConfig
     cfg = RunConfig(argv=["true"], cluster=NodeCluster("worker:0", ("worker:0", "worker:1"), "multi_worker_mirrored",
                                                        None), out_dir=str(tmp_path), restarts=2)
-    sup = NodeSupervisor(cfg, collector="worker:0", expected=("worker:0", "worker:1"))
+    sup = node_supervisor(cfg, collector="worker:0", expected=("worker:0", "worker:1"))
     lost = Finding(code="DD112", category=Category.PEER_UNRESPONSIVE, severity=Severity.ERROR, culprit="worker:1", summary="lost")
-    assert "cannot be restarted in place" in sup._restart_veto(lost)
+    assert "cannot be restarted in place" in sup.role.veto(lost)
     crashed = Finding(code="DD101", category=Category.PEER_CRASHED, severity=Severity.ERROR, culprit="worker:1", summary="killed")
-    assert sup._restart_veto(crashed) is None
+    assert sup.role.veto(crashed) is None
 
 
 def test_a_lost_node_stops_the_job_for_the_scheduler(tmp_path):

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 from distdoctor.diagnose.events import EventKind
 from distdoctor.diagnose.observations import OomEvidence
-from distdoctor.supervise.supervisor import oom_kills_since
+from distdoctor.supervise.observe import oom_kills_since
 from distdoctor.supervise.tracking import TaskTrack
 
 

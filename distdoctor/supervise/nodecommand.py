@@ -9,7 +9,7 @@ The steps of one node supervisor, in order (see :mod:`.node` for the roles):
 3. the preflight: static rules, this host, and the mesh check on the task's own
    port, in which the collector advertises its side-link port; errors stop here
    (exit 1) with a ``diagnosis.json`` naming them, unless ``--preflight warn``;
-4. the task runs under a :class:`~.node.NodeSupervisor`;
+4. the task runs under :func:`~.node.node_supervisor` (the local supervisor with a node's role);
 5. the collector writes the cluster-wide diagnosis and sends it to every node;
    a node writes it next to its own (``node-diagnosis.json``) and prints it;
 6. the verdict goes where the scheduler shows a job's outcome (:mod:`.outcome`): Slurm's job
@@ -76,9 +76,10 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
     from ..model import Diagnosis, Severity
     from ..preflight.check import CheckOptions, run_check
     from ..preflight.rules import infer_strategy
-    from .node import NodeCluster, NodeSupervisor, collector_of
+    from .node import NodeCluster, collector_of, node_supervisor
     from .sidelink import LinkClient, LinkHub
-    from .supervisor import RunConfig, write_json
+    from .bundle import write_json
+    from .supervisor import RunConfig
 
     from ..cluster.schedulers import detect
     from .verdictout import notify_config
@@ -147,12 +148,12 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                         failure_grace=args.failure_grace, stream=human,
                         notify=notify if me == collector else None, restarts=args.restarts,
                         restart_delay=args.restart_delay, restart_delay_max=args.restart_delay_max)
-        sup = NodeSupervisor(cfg, collector=collector, hub=hub, client=client, peer_timeout=args.peer_timeout,
-                             expected=tuple(tasks), decision_wait=args.final_wait)
+        sup = node_supervisor(cfg, collector=collector, hub=hub, client=client, peer_timeout=args.peer_timeout,
+                              expected=tuple(tasks), decision_wait=args.final_wait)
         if hub is not None:
-            hub.attach(sup.on_peer)
+            hub.attach(sup.role.on_peer)
         if client is not None:
-            client.on_message = sup.on_command
+            client.on_message = sup.role.on_command
             client.start()
         if me != collector and (notify.sends or notify.metrics_port is not None or notify.tensorboard):
             say(f"alerts, metrics and TensorBoard events come from the collector {collector}, not this node")
@@ -167,7 +168,7 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
             hub.flush(3.0)
             _await_goodbyes(hub, tasks, me, 5.0)
         elif client is not None:
-            final = sup.wait_final(args.final_wait)
+            final = sup.role.wait_final(args.final_wait)
             client.send({"t": "bye"})
             # a scheduler that ends the job when one task exits non-zero would cut the collector short
             linger = final is not None and scheduler is not None and scheduler.exit_codes.ends_job_on_failure

@@ -1,52 +1,53 @@
 """The pauses of a run: each suspicion of a stall, followed while it lasts, kept when training resumes. Pure.
 
 A suspicion that ends because the job steps again was a pause (the suspect kept working, or came back), not a
-hang; it becomes a DD211 warning of the run. Time is a parameter: the supervisor passes ``now`` and the
-detector's :class:`~.detect.Assessment`.
+hang; it becomes a DD211 warning of the run. A value: every method returns a new log. Time is a parameter: the
+loop's step passes ``now`` and the detector's :class:`~.detect.Assessment`.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..diagnose.observations import Pause
 
 __all__ = ["PauseLog"]
 
 
+@dataclass(frozen=True)
 class PauseLog:
-    def __init__(self) -> None:
-        self.open: Pause | None = None     # the suspicion under way
-        self.closed: list[Pause] = []      # pauses that ended: training resumed
+    open: Pause | None = None            # the suspicion under way
+    closed: tuple[Pause, ...] = ()       # pauses that ended: training resumed
 
-    def suspect(self, a, now: float) -> None:
+    def suspect(self, a, now: float) -> "PauseLog":
         """A suspicion begins (the job's last step was ``a.stalled_for`` ago)."""
-        self.open = Pause(task=a.suspect, since=now - a.stalled_for, until=now, where=a.where, doing=a.doing,
-                          waiting=a.waiting) if a.suspect else None
+        p = Pause(task=a.suspect, since=now - a.stalled_for, until=now, where=a.where, doing=a.doing,
+                  waiting=a.waiting) if a.suspect else None
+        return replace(self, open=p)
 
-    def follow(self, a) -> None:
+    def follow(self, a) -> "PauseLog":
         """While it lasts, remember where its suspect is and what it does (the pause's evidence)."""
         p = self.open
         if p is None or a is None or a.status != "suspect" or a.suspect != p.task:
-            return
-        self.open = replace(p, where=a.where or p.where, doing=a.doing or p.doing, waiting=a.waiting or p.waiting)
+            return self
+        return replace(self, open=replace(p, where=a.where or p.where, doing=a.doing or p.doing,
+                                          waiting=a.waiting or p.waiting))
 
     def still(self, a, now: float) -> bool:
         """No step since the suspicion began: it may not end yet."""
         return a is not None and self.open is not None and now - a.stalled_for <= self.open.since + 0.01
 
-    def clear(self, a, now: float) -> Pause | None:
+    def clear(self, a, now: float) -> tuple["PauseLog", Pause | None]:
         """Training resumed: the suspicion is a pause of the run, ending when the job stepped again."""
-        p, self.open = self.open, None
+        p = self.open
         if p is None:
-            return None
+            return self, None
         resumed = now - (a.stalled_for if a is not None else 0.0)
         p = replace(p, until=max(p.since, resumed))
-        self.closed.append(p)
-        return p
+        return PauseLog(None, self.closed + (p,)), p
 
-    def drop(self) -> None:
+    def drop(self) -> "PauseLog":
         """The suspicion became a hang: it was no pause."""
-        self.open = None
+        return replace(self, open=None)
 
     def all(self, now: float, hung: bool) -> tuple[Pause, ...]:
         """Every pause of the attempt; one still open when the job ended counts up to ``now`` (not after a hang)."""

@@ -1,0 +1,179 @@
+"""The supervisor's loop as one value and one pure step.
+
+``step(state, now, observed) -> (state, effects)``: the :class:`RunState` of the attempt, the clock's reading
+and what this turn observed (:class:`Observed`: the tasks that ended or were lost, the detector's
+:class:`~.detect.Assessment`, a signal received) give the next state and the effects, in order: typed events
+for the sinks and the actions the supervisor carries out (:mod:`.runevents`). Nothing here reads the clock,
+touches a process or writes a file; tests/test_supervisor_step.py drives it with plain numbers.
+
+Policies (unchanged from the loop it replaces):
+
+* a task that dies non-zero is seen at once; in a synchronous job (MultiWorkerMirrored) that is the verdict's
+  moment, and the others get ``failure_grace`` seconds to report their symptoms before they are stopped. In a
+  ParameterServerStrategy job only the chief or a ps is fatal (a worker's failure asks for a restart of it
+  alone); the job ends when the chief ends;
+* :func:`.lifecycle.decide` turns the detector's reading into suspicion, clearance or a declared hang;
+* :mod:`.pauses` keeps the suspicions that ended as pauses (DD211).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import lifecycle
+from .lifecycle import LoopState, Phase
+from .pauses import PauseLog
+from .runevents import (Assessed, AttemptOver, HangDeclared, Journal, JudgeTaskRestart, RecordHang, RunEvent, Said,
+                        StallCleared, StallSuspected, StopTasks, TaskExited, TaskFailed, TaskLost, Turned)
+
+__all__ = ["Rules", "RunState", "ExitSeen", "LostSeen", "Observed", "step", "enter", "fatal"]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the step needs of the run's configuration."""
+
+    strategy: str = "multi_worker_mirrored"
+    failure_grace: float = 10.0
+    grace: float = 10.0
+
+
+@dataclass(frozen=True)
+class RunState:
+    """Everything the loop carries from one turn to the next, for one attempt."""
+
+    rules: Rules = field(default_factory=Rules)
+    phase: Phase = Phase.RUNNING
+    interrupted: str | None = None
+    banner: str | None = None                        # what the live view shows on top
+    detected_at: float | None = None                 # the verdict's moment
+    first_failure: tuple[float, str] | None = None   # (when, task): the first fatal failure
+    chief_done_at: float | None = None               # ParameterServerStrategy: the coordinator ended then
+    hang: Any = None                                 # the declared HangVerdict
+    pauses: PauseLog = field(default_factory=PauseLog)
+    over: bool = False                               # the attempt ended
+
+
+@dataclass(frozen=True)
+class ExitSeen:
+    """A task whose end this turn noticed."""
+
+    task: str
+    rc: int | None
+    ended_at: float | None
+    how: str                      # "exit code 1", "signal SIGKILL"
+    killed: bool = False          # distdoctor stopped it
+    first_fault: str | None = None
+
+
+@dataclass(frozen=True)
+class LostSeen:
+    """run --node: a task whose node supervisor this turn found lost."""
+
+    task: str
+    at: float | None              # when it was last heard from
+    how: str
+    host: str | None = None
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What one turn observed."""
+
+    alive: tuple[str, ...] = ()
+    exits: tuple[ExitSeen, ...] = ()
+    lost: tuple[LostSeen, ...] = ()
+    assessment: Any = None               # detect.assess's reading; None when nothing runs
+    interrupted: str | None = None       # a signal the supervisor received
+    awaiting_peers: bool = False         # run --node: tasks started elsewhere may still join
+    relaunch_pending: bool = False       # a ParameterServerStrategy worker waits for its restart
+    judges_hangs: bool = True            # a node that is not the collector leaves hangs to the collector
+    culprit_location: str | None = None  # where a hang's culprit is (for the alert)
+
+
+def fatal(rules: Rules, task: str) -> bool:
+    """Whether ``task``'s failure ends the job (ParameterServerStrategy goes on without a worker)."""
+    return rules.strategy != "parameter_server" or not task.startswith("worker:")
+
+
+def enter(s: RunState, phase: Phase, now: float) -> tuple[RunState, tuple[RunEvent, ...]]:
+    """Move to ``phase``; a move the table forbids is recorded (a supervisor bug), never fatal to the run."""
+    out: tuple[RunEvent, ...] = ()
+    if not lifecycle.allowed(s.phase, phase):
+        out = (Journal(now, None, "lifecycle_error", f"{s.phase.value} -> {phase.value} is not allowed"),)
+    return replace(s, phase=phase), out
+
+
+def _failures(s: RunState, now: float, o: Observed, out: list) -> RunState:
+    for lost in o.lost:
+        out.append(TaskLost(now, lost.task, lost.how, lost.host))
+        if s.first_failure is None and fatal(s.rules, lost.task):   # a lost PSS worker leaves detection armed
+            banner = f"{lost.task}'s node is lost ({lost.how}); the job cannot complete"
+            s = replace(s, first_failure=(lost.at or now, lost.task), detected_at=now, banner=banner)
+            out.append(Said(banner + f"; waiting up to {s.rules.failure_grace:.0f} s for the other tasks"))
+    for e in o.exits:
+        out.append(TaskExited(e.ended_at or now, e.task, e.how, e.killed))
+        if e.killed:
+            continue
+        since = e.ended_at or now
+        if e.rc != 0 and not fatal(s.rules, e.task):
+            # a lost ParameterServerStrategy worker: the coordinator goes on; hang detection and the grace stop
+            # stay armed for a later fatal failure (first_failure is only a fatal one)
+            out += [TaskFailed(now, e.task, e.how, False, since), JudgeTaskRestart(e.task, now)]
+        elif e.rc != 0 and s.first_failure is None:
+            banner = f"{e.task} failed ({e.how}); the job cannot complete"
+            s = replace(s, first_failure=(since, e.task), detected_at=now, banner=banner)
+            out.append(TaskFailed(now, e.task, e.how, True, since, e.first_fault, banner, s.rules.failure_grace))
+        if e.task == "chief:0" and s.rules.strategy == "parameter_server":
+            s = replace(s, chief_done_at=now)
+    return s
+
+
+def step(s: RunState, now: float, o: Observed) -> tuple[RunState, tuple[RunEvent, ...]]:
+    """One turn: the tasks that ended, the detector's reading, then :func:`.lifecycle.decide`'s actions."""
+    out: list[RunEvent] = []
+    s = _failures(replace(s, interrupted=o.interrupted), now, o, out)
+    if s.first_failure is not None:
+        s, errs = enter(s, Phase.FAILING, now)
+        out += errs
+    a = o.assessment
+    if a is not None:
+        s = replace(s, pauses=s.pauses.follow(a))
+        out.append(Assessed(now, a))
+    is_fatal = s.first_failure is not None and fatal(s.rules, s.first_failure[1])
+    view = LoopState(
+        interrupted=s.interrupted, alive=o.alive, awaiting_peers=o.awaiting_peers,
+        relaunch_pending=o.relaunch_pending, fatal_failure_at=s.detected_at if is_fatal else None,
+        failure_grace=s.rules.failure_grace, chief_done_at=s.chief_done_at,
+        hang_allowed=s.first_failure is None and o.judges_hangs, assessment=a.status if a is not None else "ok",
+        has_verdict=bool(a is not None and a.verdict is not None), still=s.pauses.still(a, now), banner=s.banner)
+    for act in lifecycle.decide(view, now):
+        if isinstance(act, lifecycle.SuspectStall):
+            s = replace(s, banner=f"stall suspected: {a.reason}", pauses=s.pauses.suspect(a, now))
+            out.append(StallSuspected(now, a.suspect, a.reason, a.stalled_for, a.threshold))
+        elif isinstance(act, lifecycle.ClearStall):
+            pauses, p = s.pauses.clear(a, now)
+            s = replace(s, banner=None, pauses=pauses)
+            text = "progress resumed"
+            if p is not None:
+                text = (f"progress resumed after {p.seconds:.1f} s: {p.task} " + (f"was {p.doing} " if p.doing else "")
+                        + (f"at {p.where}" if p.where else "outside TensorFlow"))
+            out.append(StallCleared(now, p.task if p else None, text))
+        elif isinstance(act, lifecycle.DeclareHang):
+            s, errs = enter(replace(s, pauses=s.pauses.drop()), Phase.HUNG, now)
+            s = replace(s, hang=a.verdict, detected_at=now, banner=f"HANG: {a.reason}")
+            out += [*errs, HangDeclared(now, a.suspect, a.reason, a.verdict, o.culprit_location), RecordHang()]
+        elif isinstance(act, lifecycle.StopAll):
+            if act.reason == s.interrupted:
+                out.append(Said(f"received {s.interrupted}: stopping every task (SIGTERM, SIGKILL after "
+                                f"{s.rules.grace:.0f} s)"))
+                s = replace(s, detected_at=now)
+            elif act.say:
+                out.append(Said(act.say))
+            s, errs = enter(s, Phase.STOPPING, now)
+            out += [*errs, StopTasks(act.reason)]
+        elif isinstance(act, lifecycle.EndAttempt):
+            out.append(AttemptOver())
+            return replace(s, over=True), tuple(out)
+    out.append(Turned(now, s.banner))
+    return s, tuple(out)
