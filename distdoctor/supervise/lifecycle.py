@@ -1,9 +1,9 @@
 """The supervisor's life cycle as data: phases, their allowed transitions, typed events, and one pure decision.
 
-Each turn of the supervisor's loop freezes what it observed into a :class:`LoopState`
-and asks :func:`decide` what to do; the supervisor only carries the returned actions
-out (signals, stacks, writing files). Time is a parameter. Tested with plain numbers
-in tests/test_lifecycle.py.
+Each turn the loop's pure step (:mod:`.step`) freezes its state and what it observed into a
+:class:`LoopState` and asks :func:`decide` what to do; the step turns the answer into typed events
+and actions (:mod:`.runevents`). Time is a parameter. Tested with plain numbers in
+tests/test_lifecycle.py.
 
 The phases of one run (``run --restarts`` loops through them once per attempt)::
 
