@@ -215,3 +215,43 @@ def test_the_loop_on_a_fake_clock_keeps_a_pause_that_clears(tmp_path):
     assert [(p.since - 1000.0, p.seconds) for p in sup.state.pauses.closed] == [(0.0, 20.0)]
     obs = sup.observation()
     assert [p.seconds for p in obs.pauses] == [20.0] and obs.hang is None
+
+
+def test_the_bundle_sink_archives_each_attempt_and_writes_diagnosis_json_once_per_attempt(tmp_path, monkeypatch):
+    from dataclasses import replace
+    from distdoctor.model import Diagnosis, Status
+    from distdoctor.supervise import bundle
+    from distdoctor.supervise.ledger import AttemptRecord
+    from distdoctor.supervise.policy import Action
+    from distdoctor.supervise.restarts import Restarts
+    from distdoctor.supervise.runevents import AttemptDiagnosed, AttemptStarted, LedgerAmended
+
+    writes = []
+    real = bundle.write_json
+    monkeypatch.setattr(bundle, "write_json", lambda path, data: (writes.append(path), real(path, data)))
+    sink = bundle.BundleSink(str(tmp_path))
+    (tmp_path / "logs").mkdir()
+    sink(AttemptStarted(1.0, 1, None))
+    sink.journal(Said("not journaled"))                            # said only: no line
+    sink.journal(TaskExited(2.0, "worker:1", "signal SIGKILL", False))
+    rec = AttemptRecord(number=1, started_at=1.0, ended_at=2.0, status="failed", root_cause=None,
+                        decision=Action.RESTART, reason="a restart may fix it", backoff_s=0.2)
+    restarts = Restarts(RunConfig(argv=[], cluster=build_local_cluster(2, 0, False), out_dir=str(tmp_path)),
+                        None, [rec])
+    restarts.notes.append("no checkpoint")
+    engine = Diagnosis(status=Status.FAILED, root_cause=None, findings=(), detected_at=2.0, command="run",
+                       notes=("from the engine",))
+    sink(AttemptDiagnosed(restarts.annotate(engine)))
+    d = json.loads((tmp_path / "diagnosis.json").read_text())
+    assert d["notes"] == ["from the engine", "no checkpoint"] and [a["decision"] for a in d["attempts"]] == ["restart"]
+    assert d["goodput"] is not None
+    assert [json.loads(x)["kind"] for x in (tmp_path / "events.jsonl").read_text().splitlines()] == ["exit"]
+    sink(AttemptStarted(3.0, 2, 1))                                # attempt 1's files move to attempts/1/
+    assert (tmp_path / "attempts" / "1" / "events.jsonl").exists() and (tmp_path / "attempts" / "1" / "diagnosis.json").exists()
+    assert not (tmp_path / "logs").exists() and (tmp_path / "events.jsonl").read_text() == ""
+    sink(AttemptDiagnosed(replace(engine, attempts=(rec,))))
+    sink(LedgerAmended((replace(rec, decision=Action.STOP, reason="SIGTERM during the backoff"),)))
+    d = json.loads((tmp_path / "diagnosis.json").read_text())
+    assert d["attempts"][0]["decision"] == "stop" and d["notes"] == ["from the engine"]
+    assert Diagnosis.from_json(d).attempts[0].reason == "SIGTERM during the backoff"
+    assert len(writes) == 3     # once per attempt, and once for the amended ledger
