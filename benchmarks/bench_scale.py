@@ -5,7 +5,7 @@
 
 No TensorFlow. For each size N and each fault:
 
-* the **collector** is the real one: a :class:`~distdoctor.supervise.node.NodeSupervisor` for
+* the **collector** is the real one: the supervisor from :func:`~distdoctor.supervise.node.node_supervisor` for
   ``worker:0`` with the real :class:`~distdoctor.supervise.sidelink.LinkHub`, the hang detector and
   the rule engine, in its own process (``--role collector``), exactly what ``run --node`` runs after
   its preflight. Its own task is a real process (``--role task``) that plays a training task: it
@@ -230,7 +230,7 @@ def role_nodes(args) -> None:
 # --- the real collector ---------------------------------------------------------------------------------------
 def role_collector(args) -> None:
     from distdoctor.report.command import write_report
-    from distdoctor.supervise.node import NodeCluster, NodeSupervisor
+    from distdoctor.supervise.node import NodeCluster, node_supervisor
     from distdoctor.supervise.sidelink import LinkHub
     from distdoctor.supervise.supervisor import RunConfig
 
@@ -243,8 +243,8 @@ def role_collector(args) -> None:
     argv = [sys.executable, "-S", "-I", str(HERE), "--role", "task", "--control", args.control]
     cfg = RunConfig(argv=argv, cluster=NodeCluster(me, tasks, "multi_worker_mirrored", tf_config), out_dir=args.out,
                     hang_timeout=args.hang_timeout, grace=2.0, failure_grace=args.failure_grace, stream=None)
-    sup = NodeSupervisor(cfg, collector=me, hub=hub, client=None, peer_timeout=args.peer_timeout, expected=tasks)
-    hub.attach(sup.on_peer)
+    sup = node_supervisor(cfg, collector=me, hub=hub, client=None, peer_timeout=args.peer_timeout, expected=tasks)
+    hub.attach(sup.role.on_peer)
     diag, _job = sup.run()
     written = time.time()
     data = diag.to_json()
