@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 from conftest import PY, WORKERS, dd_run
-from distdoctor.supervise.supervisor import signal_label, wait_backoff
+from distdoctor.supervise.observe import signal_label
+from distdoctor.supervise.supervisor import wait_backoff
 
 
 def flaky(ckpt, *args):

@@ -33,14 +33,14 @@ from ..cluster.local import LOCAL, LocalCluster, build_local_cluster
 from ..diagnose.observations import FROZEN_STATES, JobObservation
 from ..model import Diagnosis
 from . import probe
-from .bundle import BundleSink, write_json
+from .bundle import BundleSink
 from .channel import AgentChannel
 from .clock import SYSTEM_CLOCK
 from .detect import assess
 from .launch import TaskProcess
 from .ledger import load_ledger
 from .lifecycle import Phase
-from .observe import Observer, oom_kills_since, signal_label
+from .observe import Observer
 from .policy import Action, RestartDecision
 from .restarts import Restarts, port_free
 from .runevents import (ACTIONS, AgentSampled, AttemptDiagnosed, AttemptOver, AttemptStarted, Bus, Journal,
@@ -50,8 +50,7 @@ from .step import Observed, Rules, RunState, enter, step
 from .tracking import TaskTrack
 from .verdict import check_startup_failure, diagnose_attempt
 
-__all__ = ["RunConfig", "Supervisor", "Solo", "BOOTSTRAP_DIR", "write_json", "wait_backoff", "signal_label",
-           "oom_kills_since"]
+__all__ = ["RunConfig", "Supervisor", "Solo", "BOOTSTRAP_DIR", "wait_backoff", "TICK_S"]
 
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bootstrap")
 TICK_S = 0.25
