@@ -5,9 +5,8 @@ import time
 
 from distdoctor.diagnose.engine import diagnose
 from distdoctor.supervise.node import NodeCluster, RemoteProcess, node_supervisor
-from distdoctor.supervise.supervisor import Supervisor
 from distdoctor.supervise.sidelink import PeerState
-from distdoctor.supervise.supervisor import RunConfig
+from distdoctor.supervise.supervisor import RunConfig, Supervisor
 
 SKEW = 42.0   # worker:1's clock runs 42 s ahead of the collector's
 
@@ -44,8 +43,8 @@ def test_a_remote_task_is_mirrored_on_the_collectors_clock(tmp_path):
     sup.role.on_peer("worker:1", {"t": "line", "ts": t0 + 1, "text": "Epoch 1/2"})
     sup.role.on_peer("worker:1", {"t": "start", "pid": 78, "started_at": t0 + 2, "argv": [], "host": "h1"})  # a restart
     sup.role.on_peer("worker:1", {"t": "exit", "ended_at": t0 + 3, "rc": -9, "killed": False,
-                             "oom": {"cgroup": "v1:/job", "limit_bytes": 1 << 30, "oom_kill_count": 1,
-                                     "kernel_lines": ["Killed process 77 (python)"]}})
+                                  "oom": {"cgroup": "v1:/job", "limit_bytes": 1 << 30, "oom_kill_count": 1,
+                                          "kernel_lines": ["Killed process 77 (python)"]}})
     sup.turn(time.time())
     track = sup.tracks["worker:1"]
     proc = track.proc
