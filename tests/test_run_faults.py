@@ -108,6 +108,13 @@ def test_a_message_only_the_knowledge_base_knows_names_the_cause_in_a_live_run()
         json.dumps(r.diag, indent=1)[:3000]
     assert r.root["code"] != "DD104" and "libcudart" in " ".join(r.root["evidence"])
     assert any(a["category"] == "user_code_error" for a in r.root.get("alternatives", []))
+    # read live: the supervisor recognised the line as worker:1 printed it, before worker:1 exited
+    events = [json.loads(ln) for ln in (r.bundle / "events.jsonl").read_text().splitlines() if ln.strip()]
+    seen = [e for e in events if e["kind"] == "recognised" and e["task"] == "worker:1"]
+    exits = [e for e in events if e["kind"] == "exit" and e["task"] == "worker:1"]
+    assert seen and "version_mismatch" in seen[0]["text"] and "libcudart" in seen[0]["text"], events
+    assert exits and seen[0]["ts"] <= exits[0]["ts"], (seen, exits)
+    assert "printed a known cause" in r.stderr
 
 
 def test_three_workers_culprit_at_index_2():

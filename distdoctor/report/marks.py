@@ -20,7 +20,7 @@ __all__ = ["EVENT_MARKS", "task_marks", "task_spans", "joined_tasks", "line_befo
 _FROZEN_STATES = frozenset({"stopped", "disk-sleep", "tracing-stop"})
 FROZEN_MIN_DISK_SLEEP_S = 3.0   # shorter D-state stretches are I/O (imports at start-up), not a frozen task
 EVENT_MARKS = {"start": Mark.START, "connected": Mark.CONNECTED, "first_step": Mark.FIRST_STEP,
-                "stall_suspected": Mark.STALL, "hang_declared": Mark.HANG, "fault": Mark.FAULT,
+                "stall_suspected": Mark.STALL, "hang_declared": Mark.HANG, "fault": Mark.FAULT, "recognised": Mark.FAULT,
                 "signal_sent": Mark.SIGNAL, "exit": Mark.EXIT, "memory_warning": Mark.WARNING,
                 "threshold": Mark.WARNING}
 

@@ -60,6 +60,7 @@ class JobEventKind(str, enum.Enum):
     AGENT = "agent"
     CONNECTED = "connected"
     FAULT = "fault"
+    RECOGNISED = "recognised"     # a line the knowledge base knows as a specific cause (supervise/knowledge.py)
     STALL_SUSPECTED = "stall_suspected"
     STALL_CLEARED = "stall_cleared"
     HANG_DECLARED = "hang_declared"

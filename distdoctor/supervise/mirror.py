@@ -19,7 +19,7 @@ from .channel import AgentSample
 from .launch import timestamp_prefix
 from .nodetask import OwnTask
 from .policy import RestartDecision
-from .runevents import AgentSampled, Journal, Said
+from .runevents import AgentSampled, Journal, OutputLine, Said
 from .step import LostSeen
 from .tracking import TaskTrack
 
@@ -152,8 +152,10 @@ class CollectorRole:
             return
         if t == "line":
             ts = _shift(msg.get("ts"), off) or self._now()
-            track.proc.write_line(ts, str(msg.get("text", "")))
-            sup.observer.parse_line(track, ts, str(msg.get("text", "")))   # a remote line: parsed, not echoed
+            text = str(msg.get("text", ""))
+            track.proc.write_line(ts, text)
+            sup.observer.parse_line(track, ts, text)
+            sup.publish(OutputLine(ts, task, text, echo=False))   # a remote line: read, not echoed
         elif t == "agent":
             try:
                 d = dict(msg["s"])

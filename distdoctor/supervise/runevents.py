@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ..model import JobEvent
 
-__all__ = ["RunEvent", "Said", "Journal", "OutputLine", "AgentSampled", "ProcSampled", "MemoryWarning",
+__all__ = ["RunEvent", "Said", "Journal", "OutputLine", "Recognised", "AgentSampled", "ProcSampled", "MemoryWarning",
            "TaskExited", "TaskFailed", "TaskLost", "StallSuspected", "StallCleared", "HangDeclared", "Assessed",
            "ThresholdCrossed", "Turned", "Alert", "AttemptStarted", "AttemptDiagnosed", "LedgerAmended",
            "StopTasks", "RecordHang", "JudgeTaskRestart", "AttemptOver", "ACTIONS", "Bus"]
@@ -66,6 +66,24 @@ class OutputLine(RunEvent):
     task: str
     line: str
     echo: bool = True
+
+
+@dataclass(frozen=True)
+class Recognised(RunEvent):
+    """A task printed a line the knowledge base knows as a specific cause."""
+
+    ts: float
+    task: str
+    code: str
+    category: str
+    title: str
+    text: str
+
+    def journal(self):
+        return _line(self.ts, self.task, "recognised", f"{self.code} {self.category}: {self.text[:300]}")
+
+    def said(self):
+        return f"{self.task} printed a known cause: {self.code} {self.category} ({self.title})"
 
 
 @dataclass(frozen=True)

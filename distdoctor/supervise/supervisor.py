@@ -45,6 +45,7 @@ from .policy import Action, RestartDecision
 from .restarts import Restarts, port_free
 from .runevents import (ACTIONS, AgentSampled, AttemptDiagnosed, AttemptOver, AttemptStarted, Bus, Journal,
                         JudgeTaskRestart, LedgerAmended, OutputLine, RecordHang, RunEvent, Said, StopTasks)
+from .knowledge import KnowledgeSink
 from .sinks import AlertSink, ConsoleSink, LiveSink
 from .step import Observed, Rules, RunState, enter, step
 from .tracking import TaskTrack
@@ -139,8 +140,9 @@ class Supervisor:
         self.bus = Bus()
         self.bundle = BundleSink(cfg.out_dir)
         self.observer = Observer(self.bus.publish)
+        self.knowledge = KnowledgeSink(self.bus.publish)
         for sink in (self.bundle, self.bundle.journal, self.bundle.samples, ConsoleSink(cfg.stream, cfg.live),
-                     LiveSink(cfg.live, lambda: self.tracks)):
+                     LiveSink(cfg.live, lambda: self.tracks), self.knowledge):
             self.bus.subscribe(sink)
         self.role.attach(self)
 
@@ -323,7 +325,7 @@ class Supervisor:
             list(pool.map(one, self.tracks.values()))
         if self.cfg.on_hang != "wait":
             return
-        diag = self.restarts.annotate(self._diagnose(self.observation()))
+        diag = self.restarts.annotate(self._diagnose(self.observation(), final=False))
         self.publish(AttemptDiagnosed(diag, interim=True))
         pids = ", ".join(f"{t.task}={t.agent_pid or t.proc.pid}" for t in self.tracks.values() if t.proc.alive)
         self.say(f"--on-hang wait: the job is kept alive for debugging ({pids}); "
@@ -345,10 +347,13 @@ class Supervisor:
                               interrupted=self.interrupted, ended_at=now, notes=tuple(notes + self.role.notes()),
                               pauses=s.pauses.all(now, s.hang is not None), started_at=self._attempt_started_at)
 
-    def _diagnose(self, job: JobObservation) -> Diagnosis:
+    def _diagnose(self, job: JobObservation, *, final: bool = True) -> Diagnosis:
+        """The attempt's diagnosis; ``final``: its tasks' output is drained, so the knowledge base's live reading
+        of it is complete (an interim diagnosis, of a hang kept alive, reads the log files as they are)."""
         logs = os.path.join(self.cfg.out_dir, "logs") if self.role.observes_all_logs else None
         crossings = self.notifier.crossings() if self.notifier is not None else ()
-        return diagnose_attempt(job, self.state.detected_at or self.clock.now(), logs, crossings)
+        reader = self.knowledge.take_reader() if final and logs is not None else None
+        return diagnose_attempt(job, self.state.detected_at or self.clock.now(), logs, crossings, reader=reader)
 
     # -- main -----------------------------------------------------------------------------------
     def _start_notifier(self) -> None:

@@ -15,12 +15,14 @@ __all__ = ["diagnose_attempt", "check_startup_failure", "STARTUP_FAIL_S"]
 STARTUP_FAIL_S = 3.0
 
 
-def diagnose_attempt(job: JobObservation, detected_at: float, logs_dir: str | None, crossings=()) -> Diagnosis:
-    """The engine's diagnosis; the knowledge base also reads the tasks' logs (``logs_dir``: None where this
-    supervisor does not hold every task's log), and the notifier's threshold crossings are warnings beside it."""
+def diagnose_attempt(job: JobObservation, detected_at: float, logs_dir: str | None, crossings=(), *,
+                     reader=None) -> Diagnosis:
+    """The engine's diagnosis; the knowledge base also reads the tasks' output (``reader``: what it read as the
+    tasks printed it, else the logs under ``logs_dir``; ``logs_dir`` None where this supervisor does not hold every
+    task's log), and the notifier's threshold crossings are warnings beside it."""
     diag = diagnose(job, detected_at=detected_at, command="run")
     if logs_dir is not None:   # a generic reading only
-        diag = refine_with_signatures(diag, logs_dir)
+        diag = refine_with_signatures(diag, logs_dir, reader=reader)
     if crossings:
         from ..notify.rules import threshold_findings
         diag = replace(diag, findings=diag.findings + tuple(threshold_findings(crossings)))

@@ -1,0 +1,80 @@
+"""The knowledge base reading each task's output as the task prints it: a sink on the run's event stream.
+
+Every :class:`~.runevents.OutputLine` goes through one :class:`~distdoctor.diagnose.logs.live.LiveReader` per
+attempt -- the same prefilter, signatures and reasoning ``distdoctor diagnose`` uses -- so a task whose line
+names a specific cause (a cause signature of rank 45 and up other than "the code raised": a library of another
+CUDA, a full ``/dev/shm``, an NCCL error) is recognised the moment it prints it: a ``recognised`` line in events.jsonl and a
+``[distdoctor]`` line for the person watching. At the end of the attempt the same reader's verdict refines a
+generic run verdict (:func:`distdoctor.diagnose.runlogs.refine_with_signatures`), without reading the logs again.
+"""
+from __future__ import annotations
+
+import threading
+
+from ..diagnose.logs.live import LiveReader
+from ..diagnose.logs.signature import Role
+from ..diagnose.logs.verdict import EXCEPTION_MEANING_RANK
+from ..model import Category
+from .runevents import AttemptStarted, OutputLine, Recognised, RunEvent
+
+__all__ = ["KnowledgeSink", "stream_of"]
+
+
+def stream_of(task: str) -> str:
+    """The log file a task's lines go to (``worker:1`` -> ``worker-1.log``), as the launcher names it."""
+    job, _, idx = task.partition(":")
+    return f"{job}-{idx}.log"
+
+
+_GENERIC = frozenset({Category.USER_CODE_ERROR, Category.OTHER})
+
+
+def _specific(sig) -> bool:
+    """A signature that names a cause beyond "the code raised": what an exception means (a library of another
+    version, memory of the GPU) reads from rank 45, as ``run``'s verdict reads it."""
+    return sig.role == Role.CAUSE and sig.rank >= EXCEPTION_MEANING_RANK and sig.category not in _GENERIC
+
+
+class KnowledgeSink:
+    """Feeds every task line to the attempt's :class:`LiveReader`; publishes :class:`Recognised` once per task and
+    signature. Lines arrive on the tasks' reader threads: one lock guards the reader."""
+
+    def __init__(self, publish) -> None:
+        self._publish = publish
+        self._lock = threading.Lock()
+        self._reader = LiveReader()
+        self._told: set[tuple[str, str]] = set()
+
+    def __call__(self, ev: RunEvent) -> None:
+        if isinstance(ev, AttemptStarted):
+            with self._lock:
+                self._reader, self._told = LiveReader(), set()
+            return
+        if not isinstance(ev, OutputLine):
+            return
+        with self._lock:
+            try:
+                hits = self._reader.feed_line(ev.task, ev.ts, ev.line, stream=stream_of(ev.task))
+            except ValueError:      # the attempt's reading is over (its verdict was taken)
+                return
+            new = []
+            for h in hits:
+                key = (ev.task, h.sig.code)
+                if _specific(h.sig) and key not in self._told:
+                    self._told.add(key)
+                    new.append(h)
+        for h in new:
+            self._publish(Recognised(ev.ts, ev.task, h.sig.code, h.sig.category.value, h.sig.title, h.text))
+
+    def take_reader(self) -> LiveReader:
+        """The attempt's reader, for its verdict (call once the tasks' output is drained; later lines are ignored)."""
+        with self._lock:
+            reader, self._reader = self._reader, _Spent()
+            return reader
+
+
+class _Spent(LiveReader):
+    """What is left after the verdict took the reader: refuses lines until the next attempt starts."""
+
+    def feed(self, task, chunk, *, stream=None):
+        raise ValueError("the attempt's output was read")
