@@ -162,3 +162,24 @@ def test_real_tf_killed_worker_is_peer_crashed():
     assert job.diagnosis(1)["root_cause"]["culprit"] == "worker:1"
     last = [x for x in job.rank_lines(0) if x.strip()][-1]
     assert last.startswith("distdoctor: status=failed category=peer_crashed culprit=worker:1"), job.output
+
+
+@pytest.mark.parametrize("code,tries", [(143, 3), (1, 1), (0, 1)])
+def test_the_openmpi_policy_runs_mpirun_again_on_the_retryable_code_only(tmp_path, code, tries):
+    """``distdoctor policy openmpi``: a real mpirun exits with its failing rank's status, and the snippet's loop
+    runs it again on 143 (a transient verdict) only, up to its tries; 1 (deterministic) and 0 end it at once."""
+    from distdoctor.supervise.schedpolicy import snippet
+    script = tmp_path / "retry.sh"
+    script.write_text(snippet("openmpi"))
+    count = tmp_path / "tries"
+    fake = tmp_path / "mpirun-line.sh"     # stands in for deploy/mpirun.sh: a real mpirun, rank 1 exits CODE
+    root = " --allow-run-as-root" if os.geteuid() == 0 else ""
+    fake.write_text(f"#!/bin/sh\necho try >> {count}\nexec mpirun -np 2 --oversubscribe{root} sh -c "
+                    f"'if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then exit {code}; fi; exit 0'\n")
+    fake.chmod(0o755)
+    env = {**clean_env(), "MPIRUN": str(fake), "CKPT": str(tmp_path / "ckpt"), "MPIRUN_TRIES": "3"}
+    p = subprocess.run(["bash", str(script), "python", "train.py"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == code, p.stderr[-2000:]
+    assert count.read_text().count("try") == tries
+    assert ("mpirun again" in p.stderr) == (tries > 1)

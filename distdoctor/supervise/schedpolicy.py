@@ -1,4 +1,4 @@
-"""``distdoctor policy tfjob|jobset|slurm``: the scheduler's side of ``--exit-code-policy``.
+"""``distdoctor policy tfjob|jobset|slurm|openmpi``: the scheduler's side of ``--exit-code-policy``.
 
 Each snippet keys the scheduler's own restart policy on the codes of :mod:`.exitcodes`:
 143 (retryable: a transient verdict) and 1 or 2 (permanent: a deterministic verdict, a usage
@@ -111,7 +111,26 @@ exit "$rc"
 # Or cluster-wide, by the administrator, in slurm.conf: RequeueExit={RETRYABLE}
 """
 
-SCHEDULERS = {"tfjob": _TFJOB, "jobset": _JOBSET, "slurm": _SLURM}
+_OPENMPI = f"""\
+#!/usr/bin/env bash
+# Open MPI: mpirun has no restart policy of its own. It ends the job when a rank exits non-zero and
+# exits with that rank's status; with --exit-code-policy every rank exits {RETRYABLE} after a transient
+# verdict and {PERMANENT} after a deterministic one ({USAGE}: a usage error). Run mpirun again on {RETRYABLE}
+# only. Same CKPT every try: each rank's bundle (same --out) continues its ledger.
+#   distdoctor policy openmpi > retry.sh && NP=4 bash retry.sh python train.py
+export DISTDOCTOR_ARGS="${{DISTDOCTOR_ARGS:---exit-code-policy --restarts 2}}"
+export CKPT="${{CKPT:-$HOME/ckpt/mpirun-$(date +%Y%m%d-%H%M%S)}}"
+MPIRUN="${{MPIRUN:-deploy/mpirun.sh}}"   # the repository's mpirun line (or your own script taking the command)
+tries=0
+while :; do
+  set +e; "$MPIRUN" "$@"; rc=$?; set -e
+  tries=$((tries + 1))
+  if [ "$rc" -ne {RETRYABLE} ] || [ "$tries" -ge "${{MPIRUN_TRIES:-3}}" ]; then exit "$rc"; fi
+  echo "distdoctor: a transient verdict (exit {RETRYABLE}): mpirun again (try $((tries + 1)))" >&2
+done
+"""
+
+SCHEDULERS = {"tfjob": _TFJOB, "jobset": _JOBSET, "slurm": _SLURM, "openmpi": _OPENMPI}
 
 
 def snippet(scheduler: str) -> str:
@@ -122,7 +141,7 @@ def register_cli(sub) -> None:
     p = sub.add_parser("policy", help="print the scheduler policy that acts on --exit-code-policy's exit codes",
                        description="Print the snippet that makes the scheduler act on distdoctor's verdict: "
                                    f"exit {RETRYABLE} (transient: retry), {PERMANENT} (deterministic: fail).")
-    p.add_argument("scheduler", choices=sorted(SCHEDULERS), help="tfjob, jobset (podFailurePolicy) or slurm")
+    p.add_argument("scheduler", choices=sorted(SCHEDULERS), help="tfjob, jobset (podFailurePolicy), slurm or openmpi (a retry loop around mpirun)")
     p.set_defaults(func=_policy)
 
 
