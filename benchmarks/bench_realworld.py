@@ -45,7 +45,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from casedirs import OLD_WITHOUT_DECISIVE, judge as run_case  # noqa: E402  (the one way the case tiers judge a case)
 
 CORPUS = ROOT / "tests" / "realworld" / "realworld-dev"
-POOL = (CORPUS, ROOT / "tests" / "probes" / "blind", ROOT / "tests" / "probes" / "fragments")
+PROBES = ROOT / "tests" / "probes"
+# every labelled set: the corpus, the four blind rounds (blind4 still unread), the fragment probes
+POOL = (CORPUS, PROBES / "blind", PROBES / "blind2", PROBES / "blind3", PROBES / "blind4", PROBES / "fragments")
 SAFETY_NET, NO_EVIDENCE = "DD160", "DD890"
 
 
