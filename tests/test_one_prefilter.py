@@ -31,7 +31,7 @@ def test_each_scanner_alone_gets_the_lines_of_the_joint_pass(bodies):
     for body in bodies:
         starts, cands, _ = joint.scan(body)
         assert joint.sig_lines(body) == starts
-        assert [(a, b, sorted(c)) for a, b, c in joint.task_lines(body)] == [(a, b, sorted(c)) for a, b, c in cands]
+        assert [(a, b, sorted(c), d) for a, b, c, d in joint.task_lines(body)] == [(a, b, sorted(c), d) for a, b, c, d in cands]
         pos = body.find(b"\n", len(body) // 2) + 1   # from a line start on, as the structural scanner asks
         assert [x[:2] for x in joint.task_lines(body, pos)] == [x[:2] for x in cands if x[0] >= pos]
         n_lines += len(cands)

@@ -79,19 +79,23 @@ class Prescan:
 
     def __init__(self) -> None:
         import hyperscan
+        from .linekinds import CASELESS, LITERALS
         from .literals import literal_table
         from .lookback import PROGRESS_MARKERS
         from .taskfilter import EXPRESSIONS
         self._hs = hyperscan
         pf = literal_table()
         self.n_sig = len(pf.literals)
-        self.n_task = self.n_sig + len(EXPRESSIONS)      # ids from here on: progress markers, reported once a pass
+        self.n_kw = self.n_sig + len(EXPRESSIONS)        # ids from here on: the line classifier's literals
+        self.n_task = self.n_kw + len(LITERALS)          # ids from here on: progress markers, reported once a pass
         self.markers = PROGRESS_MARKERS
         self._exprs = ([re.escape(x.decode()).encode() for x in pf.literals] + list(EXPRESSIONS)
-                       + [re.escape(m) for m in PROGRESS_MARKERS])
+                       + [re.escape(x).encode() for x in LITERALS] + [re.escape(m) for m in PROGRESS_MARKERS])
         self._flags = ([hyperscan.HS_FLAG_CASELESS if c else 0 for c in pf.caseless]
                        + [hyperscan.HS_FLAG_MULTILINE] * len(EXPRESSIONS)
+                       + [hyperscan.HS_FLAG_CASELESS if c else 0 for c in CASELESS]
                        + [hyperscan.HS_FLAG_SINGLEMATCH] * len(PROGRESS_MARKERS))
+        self._kinds = frozenset(range(self.n_kw, self.n_task))
         from .literals import _has_digit
         # patterns whose matches on a line's shape (digits read as 0) include their matches on the line itself
         self._on_shape = [not _has_digit(_ZERO_CLASS.sub("", e.decode("latin-1"))) for e in self._exprs]
@@ -132,12 +136,17 @@ class Prescan:
         return best, left_out - have
 
     def scan(self, body: bytes, sig_spent: frozenset[int] = frozenset(), task_spent: frozenset[int] = frozenset(),
-             shapes: Shapes | None = None) -> tuple[dict[int, set[int]], list[tuple[int, int, list[int]]], frozenset[bytes]]:
+             shapes: Shapes | None = None) -> tuple[dict[int, set[int]], list[tuple], frozenset[bytes]]:
         """The candidate lines of ``body``: ({line start: signature literal ids}, [(line start, line end, task pattern
-        ids)] in order), and the progress markers it holds. With ``shapes`` (the stream's), lines are scanned by
-        shape and a shape's lines past its budget are withheld."""
+        ids, line classifier literal ids or None)] in order), and the progress markers it holds. With ``shapes``
+        (the stream's), lines are scanned by shape and a shape's lines past its budget are withheld.
+
+        A line is the structural parser's candidate when it holds one of its prefilter patterns; the line classifier's
+        literals only come with it (:mod:`.linekinds`), all of them, or None: once the stream has spent a prefilter
+        pattern (a flood), the plain pass leaves them out too (a flood costs no match per line) and the parser
+        classifies those lines the full way."""
         n, m = self.n_sig, self.n_task
-        left_out = sig_spent | frozenset(n + i for i in task_spent) if task_spent else sig_spent
+        left_out = sig_spent | frozenset(n + i for i in task_spent) | self._kinds if task_spent else sig_spent
         if shapes is not None and shapes.worth_it():
             got = self._scan_shapes(body, left_out, shapes)
             if got is not None:
@@ -160,10 +169,11 @@ class Prescan:
                 mark(i - m)
         if db is not None:
             db.scan(body, match_event_handler=on_match)
-        got = _group(body, found, n)
+        k, known = self.n_kw, not task_spent
+        got = _group(body, found, n, k, known)
         if got is None:           # Hyperscan reported out of end order: put them in order first
             found.sort()
-            got = _group(body, found, n)
+            got = _group(body, found, n, k, known)
         if shapes is not None:
             shapes.plain(body, len(got[0]) + len(got[1]))
         return got[0], got[1], frozenset(self.markers[i] for i in marks)
@@ -181,16 +191,16 @@ class Prescan:
         db = self._db(self._not_sig, "all")
         if db is not None:
             db.scan(body, match_event_handler=on_match)
-        got = _group(body, found, n)
+        got = _group(body, found, n, self.n_kw, False)
         if got is None:
             found.sort()
-            got = _group(body, found, n)
+            got = _group(body, found, n, self.n_kw, False)
         return got[0]
 
-    def task_lines(self, body: bytes, pos: int = 0) -> list[tuple[int, int, list[int]]]:
+    def task_lines(self, body: bytes, pos: int = 0) -> list[tuple]:
         """The structural parser's candidate lines of ``body`` from ``pos`` (a line start) on: (start, end, its
-        pattern ids), in order, for the parser alone (a task split out of a combined stream, a live task): the joint
-        database without the signature literals and the progress markers."""
+        pattern ids, its line classifier literal ids), in order, for the parser alone (a task split out of a combined
+        stream, a live task): the joint database without the signature literals and the progress markers."""
         n, m = self.n_sig, self.n_task
         found: list[tuple[int, int]] = []
         add = found.append
@@ -201,10 +211,10 @@ class Prescan:
         db = self._db(self._not_task, "all")
         if db is not None:
             db.scan(view, match_event_handler=on_match)
-        got = _group(body, found, n)
+        got = _group(body, found, n, self.n_kw, True)
         if got is None:
             found.sort()
-            got = _group(body, found, n)
+            got = _group(body, found, n, self.n_kw, True)
         return got[1]
 
     def _scan_shapes(self, body: bytes, left_out: frozenset[int], shapes: Shapes):
@@ -214,7 +224,7 @@ class Prescan:
         if len(distinct) > 0.5 * len(lines):
             shapes.distinct()     # mostly distinct lines: the plain pass is cheaper
             return None
-        n, m = self.n_sig, self.n_task
+        n, m, kw = self.n_sig, self.n_task, self.n_kw
         # 1. the patterns a shape decides, over the distinct shapes
         joined = b"\n".join(distinct)
         found: list[tuple[int, int]] = []
@@ -253,8 +263,10 @@ class Prescan:
                     mark(i - m)
             db.scan(body, match_event_handler=on_raw)
             raw = sorted(x for x in raw if x[1] not in left_out)
-        starts, out = _group(body, raw, n) if raw else ({}, [])
-        by_start = {ls: (le, ids) for ls, le, ids in out}
+        starts, out = _group(body, raw, n, kw, False) if raw else ({}, [])
+        # the line classifier's literals hold no digit: a line's are its shape's (all of them: nothing is left out)
+        by_start = {ls: (le, ids, [i - kw for i in per_shape.get(zeroed[ls:le], ()) if i >= kw])
+                    for ls, le, ids, _ in out}
         # 3. the lines of each candidate shape; each reader's patterns on the first SHAPE_BUDGET lines of a shape
         # only, where the shape decides what they find (the signatures': patterns blind to digit values, a line that
         # tells nothing more; the structural parser's: any but an Epoch line, its gate is a template without digits)
@@ -265,7 +277,7 @@ class Prescan:
         plan: dict[bytes, list] = {}               # shape -> [signature ids, task ids, capped?, capped?, lines handed]
         for shape, pids in per_shape.items():
             sig_ids = {i for i in pids if i < n and i not in left_out}
-            task_ids = [i - n for i in pids if i >= n and i not in left_out]
+            task_ids = [i - n for i in pids if n <= i < kw and i not in left_out]
             if not sig_ids and not task_ids:
                 continue
             live += counts[shape]
@@ -282,7 +294,7 @@ class Prescan:
                     shapes.withheld += counts[shape]
                 if not sig_ids and not task_ids:
                     continue
-            plan[shape] = [sig_ids, task_ids, sig_cap, task_cap, k]
+            plan[shape] = [sig_ids, task_ids, sig_cap, task_cap, k, [i - kw for i in pids if i >= kw]]
         if plan:
             ends = list(itertools.accumulate(map(len, lines)))   # line i starts at ends[i - 1] + i
             get = plan.get
@@ -294,7 +306,7 @@ class Prescan:
                     starts.setdefault(ls, set()).update(sig_ids)
                 if task_ids:
                     old = by_start.get(ls)
-                    by_start[ls] = (ends[i] + i, (old[1] + task_ids) if old else list(task_ids))
+                    by_start[ls] = (ends[i] + i, (old[1] + task_ids) if old else list(task_ids), e[5])
                 if e[4] >= 0:
                     e[4] += 1
                     if e[4] == SHAPE_BUDGET:   # a reader's budget for this shape is spent: the rest is withheld
@@ -308,15 +320,19 @@ class Prescan:
                         shapes.withheld += counts[shape] - (SHAPE_BUDGET - handed.get(shape, 0))
                     handed[shape] = min(e[4], SHAPE_BUDGET) if e[2] or e[3] else e[4]
         shapes.dense(live, len(lines))
-        cands = [(ls, le, ids) for ls, (le, ids) in sorted(by_start.items())]
+        cands = [(ls, le, ids, cls) for ls, (le, ids, cls) in sorted(by_start.items())]
         return starts, cands, frozenset(self.markers[i] for i in marks)
 
 
-def _group(body: bytes, found: list[tuple[int, int]], n: int):
+def _group(body: bytes, found: list[tuple[int, int]], n: int, k: int, known: bool):
+    """({line start: signature ids}, [(line start, line end, prefilter pattern ids, line classifier literal ids)]):
+    ids ``[0, n)`` are signature literals, ``[n, k)`` prefilter patterns, from ``k`` on the line classifier's
+    literals (None for each line unless ``known``: the pass left some out). A line is a candidate of the structural
+    parser by a prefilter pattern only."""
     starts: dict[int, set[int]] = {}
-    lines: list[tuple[int, int, list[int]]] = []
+    lines: list[tuple] = []
     rfind, find, size = body.rfind, body.find, len(body)
-    le, ls, sig_ids, task_ids = -1, 0, None, None
+    le, ls, sig_ids, task_ids, cls = -1, 0, None, None, None
     for end, i in found:
         if end > le:          # a match that ends past the current line: the next candidate line
             ls = rfind(b"\n", 0, end) + 1
@@ -324,17 +340,20 @@ def _group(body: bytes, found: list[tuple[int, int]], n: int):
             if le < 0:
                 le = size
             sig_ids = task_ids = None
+            cls = [] if known else None
         elif end <= ls:       # on an earlier line: the matches are not in the order of their ends
             return None
         if i < n:
             if sig_ids is None:
                 sig_ids = starts[ls] = set()
             sig_ids.add(i)
-        else:
+        elif i < k:
             if task_ids is None:
                 task_ids = []
-                lines.append((ls, le, task_ids))
+                lines.append((ls, le, task_ids, cls))
             task_ids.append(i - n)
+        elif cls is not None:
+            cls.append(i - k)
     return starts, lines
 
 

@@ -106,9 +106,10 @@ def _fallback_starts(body: bytes, pos: int) -> list[tuple[int, int]]:
     return out
 
 
-def _lines_of(body: bytes, candidates: list[tuple[int, int]], pos: int) -> list[tuple[int, int, list[int]]]:
-    """The candidate lines (start, end, the patterns found on them), in order, from the prefilter's hits."""
-    lines: list[tuple[int, int, list[int]]] = []
+def _lines_of(body: bytes, candidates: list[tuple[int, int]], pos: int) -> list[tuple]:
+    """The candidate lines (start, end, the patterns found on them, None: the line classifier's literals are not
+    looked for), in order, from the prefilter's hits."""
+    lines: list[tuple] = []
     le, n = -1, len(body)
     rfind, find = body.rfind, body.find
     for c, pid in sorted(candidates):
@@ -118,11 +119,11 @@ def _lines_of(body: bytes, candidates: list[tuple[int, int]], pos: int) -> list[
             le = find(b"\n", c)
             if le < 0:
                 le = n
-            lines.append((rfind(b"\n", 0, c) + 1, le, [pid]))
+            lines.append((rfind(b"\n", 0, c) + 1, le, [pid], None))
     return lines
 
 
-def candidate_lines(body: bytes, pos: int) -> list[tuple[int, int, list[int]]]:
-    """The candidate lines of ``body`` from ``pos`` on (start, end, pattern ids), in order, without Hyperscan (with it,
+def candidate_lines(body: bytes, pos: int) -> list[tuple]:
+    """The candidate lines of ``body`` from ``pos`` on (start, end, pattern ids, None), in order, without Hyperscan (with it,
     :meth:`.prescan.Prescan.task_lines` answers from the joint databases)."""
     return _lines_of(body, _fallback_starts(body, pos), pos)

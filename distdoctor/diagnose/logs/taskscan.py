@@ -213,9 +213,9 @@ class TaskScanner:
         # read MAX_REPEATS times (most lines of a flood) go the short way.
         spent, settled, templates, most = self.spent, self._settled, self._templates, self.MAX_REPEATS
         parser, n = self.parser, len(body)
-        keys = [body[ls:le if le - ls <= 512 else ls + 512].translate(None, _DIGITS)[-200:] for ls, le, _ in lines]
+        keys = [body[ls:le if le - ls <= 512 else ls + 512].translate(None, _DIGITS)[-200:] for ls, le, _, _ in lines]
         full = {k for k in set(keys) if templates.get(k, 0) >= most and b"Epoch" not in k}
-        for (ls, le, pids), key in zip(lines, keys):
+        for (ls, le, pids, hits), key in zip(lines, keys):
             if ls < pos_done:
                 continue
             if body.startswith(b"Epoch ", ls) and not self._follow and not parser.busy:
@@ -245,7 +245,7 @@ class TaskScanner:
                 if k or len(templates) < 20000:
                     templates[key] = k + 1
             line_no += body.count(b"\n", counted_to, ls)
-            pos_done, line_no = self._feed_run(body, ls, line_no, own=True)
+            pos_done, line_no = self._feed_run(body, ls, line_no, own=True, hits=hits)
             counted_to = pos_done
         line_no += body.count(b"\n", counted_to)
         # Progress and clock at the end of this body.
@@ -331,8 +331,9 @@ class TaskScanner:
                 break
         return self._known_ts
 
-    def _feed_run(self, body: bytes, start: int, line_no: int, *, own: bool) -> tuple[int, int]:
-        """Feed the line at ``start`` and the lines that belong with it; return (next position, next line number)."""
+    def _feed_run(self, body: bytes, start: int, line_no: int, *, own: bool, hits=None) -> tuple[int, int]:
+        """Feed the line at ``start`` and the lines that belong with it; return (next position, next line number).
+        ``hits``: the line classifier's literals the prefilter found in the line at ``start`` (:mod:`.linekinds`)."""
         pos = start
         first = own
         while pos < len(body):
@@ -343,6 +344,8 @@ class TaskScanner:
                 line_no += 1
                 break
             end, line = self._line_at(body, pos)
+            # the literals found are those of the whole line: of no use for a line cut short or for the lines after it
+            found = hits if first and end - pos == len(line) else None
             if first and not self.parser.busy:
                 head = line[:80]
                 if not (head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"[")) or head[:6] == b"Epoch " \
@@ -356,7 +359,7 @@ class TaskScanner:
             text = line.decode("utf-8", "replace")
             if self._follow:
                 self._follow -= 1
-            for ev in self.parser.feed(line_no, text):
+            for ev in self.parser.feed(line_no, text, found):
                 if ev.kind in (EventKind.PEER_SYMPTOM, EventKind.WAITING_FOR_TASKS) and ev.line_no == line_no:
                     self._follow = TaskLogParser.CONTEXT_LINES - 1
                 self._on_event(body, pos, end, ev)
