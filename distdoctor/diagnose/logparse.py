@@ -20,7 +20,8 @@ Two ways in:
   whole log (``distdoctor diagnose``): a prefilter finds the few lines that can
   matter and only those reach :class:`TaskLogParser`.
 
-Line formats live in :mod:`.logs.formats`, step counting in :mod:`.logs.progress`.
+Line formats live in :mod:`.logs.formats`, step counting in :mod:`.logs.progress`, the line classifier (which
+kind of event a line is: a declared table whose literals the prefilter finds) in :mod:`.logs.linekinds`.
 """
 from __future__ import annotations
 

@@ -92,7 +92,6 @@ _SHELL_CRASH = re.compile(r"^(?:.*?: line \d+: +\d+ )?(" + "|".join(map(re.escap
 _NOT_MEMORY = re.compile(r"No space left on device|Disk quota exceeded|Too many open files")
 
 _NO = object()          # a row's test did not answer: try the next row
-Result = "tuple[EventKind, dict] | None"
 
 
 @dataclass(frozen=True)
@@ -103,10 +102,6 @@ class Kind:
     literals: tuple[str, ...]
     test: Callable[[str, str], object]          # (text, low) -> (kind, fields), None (noise) or _NO
     caseless: tuple[str, ...] = ()              # literals matched in any ASCII case (the test reads ``low``)
-
-
-def _any(*words: str) -> Callable[[str], bool]:
-    return lambda text: any(w in text for w in words)
 
 
 def _epoch(text, low):
