@@ -1,6 +1,6 @@
 """The structural line classifier as a declared table: which event kind a line is, from ordered tests.
 
-Each :class:`Kind` row names the literals a line must hold for its test to pass (one of them, ``caseless`` ones in
+Each :class:`LineKind` row names the literals a line must hold for its test to pass (one of them, ``caseless`` ones in
 any ASCII case) and the test itself (a guard over the cleaned line, ``text``, and its lower case, ``low``). The
 rows are tried in order; the first that answers decides (an answer may be "nothing": known noise). A row with no
 literals is tried on every line (its test begins with a one-character check).
@@ -22,7 +22,7 @@ from ..events import EventKind
 from .formats import _ABSL, _ABSL_CLOCK, _OLD_TF, _TASK_PATH
 from .progress import _EPOCH, _progress
 
-__all__ = ["Kind", "KINDS", "LITERALS", "CASELESS", "classify", "classify_hits"]
+__all__ = ["LineKind", "KINDS", "LITERALS", "CASELESS", "classify", "classify_hits"]
 
 _NOISE = (
     "failed call to cuInit",
@@ -95,7 +95,7 @@ _NO = object()          # a row's test did not answer: try the next row
 
 
 @dataclass(frozen=True)
-class Kind:
+class LineKind:
     """One row: the kind it answers (for reading), the literals its test needs, the test."""
 
     kind: str
@@ -253,53 +253,53 @@ def _noise(text, low):
 _TF_ERROR = (EventKind.TF_ERROR, {})
 
 # The rows, in the order they are tried. Each row's literals: at least one is in every line its test accepts.
-KINDS: tuple[Kind, ...] = (
-    Kind("EPOCH", ("Epoch",), _epoch),
-    Kind("noise", _NOISE, _noise),
-    Kind("DISTDOCTOR", ("[distdoctor]",), _distdoctor),
-    Kind("PEER_SYMPTOM (from a peer)", _FROM_PEER, _when(_FROM_PEER, (EventKind.PEER_SYMPTOM, {}))),
-    Kind("FATAL_SIGNAL", ("Fatal Python error:", "core dumped", "*** SIG", "Received signal", "Caught signal"), _fatal,
+KINDS: tuple[LineKind, ...] = (
+    LineKind("EPOCH", ("Epoch",), _epoch),
+    LineKind("noise", _NOISE, _noise),
+    LineKind("DISTDOCTOR", ("[distdoctor]",), _distdoctor),
+    LineKind("PEER_SYMPTOM (from a peer)", _FROM_PEER, _when(_FROM_PEER, (EventKind.PEER_SYMPTOM, {}))),
+    LineKind("FATAL_SIGNAL", ("Fatal Python error:", "core dumped", "*** SIG", "Received signal", "Caught signal"), _fatal,
          caseless=("received signal",)),
-    Kind("FATAL_SIGNAL (shell)", _SHELL_CRASHES, _shell_crash),
-    Kind("CHECK_FAILED", ("Check failed:", "CHECK failed"), _when(("Check failed:", "CHECK failed"), (EventKind.CHECK_FAILED, {}))),
-    Kind("CHECK_FAILED (F line)", (), _absl_fatal),
-    Kind("OOM_KILLER", (), _oom_killer, caseless=_OOM_KILLER),
-    Kind("OOM_GPU", ("CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "OOM when allocating"), _oom_gpu),
-    Kind("RESOURCE (not memory)", ("ResourceExhaustedError",), _not_memory),
-    Kind("OOM_TENSOR", ("OOM when allocating", "ResourceExhaustedError", "std::bad_alloc", "MemoryError"), _oom_tensor),
-    Kind("PORT_IN_USE", ("Address already in use", "Failed to add port to server", "Could not start gRPC server",
+    LineKind("FATAL_SIGNAL (shell)", _SHELL_CRASHES, _shell_crash),
+    LineKind("CHECK_FAILED", ("Check failed:", "CHECK failed"), _when(("Check failed:", "CHECK failed"), (EventKind.CHECK_FAILED, {}))),
+    LineKind("CHECK_FAILED (F line)", (), _absl_fatal),
+    LineKind("OOM_KILLER", (), _oom_killer, caseless=_OOM_KILLER),
+    LineKind("OOM_GPU", ("CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "OOM when allocating"), _oom_gpu),
+    LineKind("RESOURCE (not memory)", ("ResourceExhaustedError",), _not_memory),
+    LineKind("OOM_TENSOR", ("OOM when allocating", "ResourceExhaustedError", "std::bad_alloc", "MemoryError"), _oom_tensor),
+    LineKind("PORT_IN_USE", ("Address already in use", "Failed to add port to server", "Could not start gRPC server",
                          "No address added out of total"),
          _when(("Address already in use", "Failed to add port to server", "Could not start gRPC server",
                 "No address added out of total"), (EventKind.PORT_IN_USE, {}))),
-    Kind("COLLECTIVE_MISMATCH", ("mismatch in the collective instance",),
+    LineKind("COLLECTIVE_MISMATCH", ("mismatch in the collective instance",),
          _when(("mismatch in the collective instance",), (EventKind.COLLECTIVE_MISMATCH, {}))),
-    Kind("PEER_CONNECTED / WAITING_FOR_TASKS", ("tasks to connect", "Example stragglers"), _waiting),
-    Kind("TF_ERROR (configuration)", _CONFIG_ERRORS, _when(_CONFIG_ERRORS, _TF_ERROR)),
+    LineKind("PEER_CONNECTED / WAITING_FOR_TASKS", ("tasks to connect", "Example stragglers"), _waiting),
+    LineKind("TF_ERROR (configuration)", _CONFIG_ERRORS, _when(_CONFIG_ERRORS, _TF_ERROR)),
     # Keras names this task's own callbacks as the slow part of each step
-    Kind("TF_ERROR (slow callbacks)", ("is slow compared to the batch time",),
+    LineKind("TF_ERROR (slow callbacks)", ("is slow compared to the batch time",),
          _when(("is slow compared to the batch time",), _TF_ERROR)),
     # a worker's data ended before its steps did (sharding imbalance)
-    Kind("TF_ERROR (input ran out)", ("Your input ran out of data",), _when(("Your input ran out of data",), _TF_ERROR)),
-    Kind("PEER_SYMPTOM", _PEER_SYMPTOMS, _when(_PEER_SYMPTOMS, (EventKind.PEER_SYMPTOM, {}))),
-    Kind("NCCL_ERROR", ("NCCL WARN", "NCCL error", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError",
+    LineKind("TF_ERROR (input ran out)", ("Your input ran out of data",), _when(("Your input ran out of data",), _TF_ERROR)),
+    LineKind("PEER_SYMPTOM", _PEER_SYMPTOMS, _when(_PEER_SYMPTOMS, (EventKind.PEER_SYMPTOM, {}))),
+    LineKind("NCCL_ERROR", ("NCCL WARN", "NCCL error", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError",
                         "ncclRemoteError"), _nccl),
-    Kind("CUDA_ERROR", ("CUDA_ERROR", "cudaError", "CUDA error"),
+    LineKind("CUDA_ERROR", ("CUDA_ERROR", "cudaError", "CUDA error"),
          _when(("CUDA_ERROR", "cudaError", "CUDA error"), (EventKind.CUDA_ERROR, {}))),
-    Kind("NAN_LOSS", ("Invalid loss, terminating training", "had NaN values", "had Inf values"),
+    LineKind("NAN_LOSS", ("Invalid loss, terminating training", "had NaN values", "had Inf values"),
          _when(("Invalid loss, terminating training", "had NaN values", "had Inf values"), (EventKind.NAN_LOSS, {}))),
-    Kind("RESOURCE", ("No space left on device", "Too many open files", "Resource temporarily unavailable",
+    LineKind("RESOURCE", ("No space left on device", "Too many open files", "Resource temporarily unavailable",
                       "Cannot allocate memory", "Disk quota exceeded"),
          _when(("No space left on device", "Too many open files", "Resource temporarily unavailable",
                 "Cannot allocate memory", "Disk quota exceeded"), (EventKind.RESOURCE, {}))),
-    Kind("PREEMPTION", _PREEMPTED, _preempted, caseless=_PREEMPTED_ANY_CASE),
-    Kind("PREEMPTION (Slurm)", ("CANCELLED AT",), _slurm_cancelled),
-    Kind("CLUSTER_SPEC", ("TF_CONFIG",), _cluster_spec),
-    Kind("SERVER_STARTED", ("Started server with target",),
+    LineKind("PREEMPTION", _PREEMPTED, _preempted, caseless=_PREEMPTED_ANY_CASE),
+    LineKind("PREEMPTION (Slurm)", ("CANCELLED AT",), _slurm_cancelled),
+    LineKind("CLUSTER_SPEC", ("TF_CONFIG",), _cluster_spec),
+    LineKind("SERVER_STARTED", ("Started server with target",),
          _when(("Started server with target",), (EventKind.SERVER_STARTED, {}))),
-    Kind("PEER_CONNECTED (registered)", ("connected to coordination service",), _registered),
-    Kind("CLUSTER_CONNECTED", _JOINED, _when(_JOINED, (EventKind.CLUSTER_CONNECTED, {}))),
-    Kind("PROGRESS / NAN_LOSS (progress line)", (), _progress_line),
-    Kind("TF_ERROR (E line)", (), _tf_error),
+    LineKind("PEER_CONNECTED (registered)", ("connected to coordination service",), _registered),
+    LineKind("CLUSTER_CONNECTED", _JOINED, _when(_JOINED, (EventKind.CLUSTER_CONNECTED, {}))),
+    LineKind("PROGRESS / NAN_LOSS (progress line)", (), _progress_line),
+    LineKind("TF_ERROR (E line)", (), _tf_error),
 )
 
 
