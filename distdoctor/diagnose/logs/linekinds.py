@@ -21,8 +21,9 @@ from typing import Callable
 from ..events import EventKind
 from .formats import _ABSL, _ABSL_CLOCK, _OLD_TF, _TASK_PATH
 from .progress import _EPOCH, _progress
+from .taskfilter import EXPRESSIONS
 
-__all__ = ["LineKind", "KINDS", "LITERALS", "CASELESS", "classify", "classify_hits"]
+__all__ = ["LineKind", "KINDS", "LITERALS", "CASELESS", "PATTERNS", "classify", "classify_hits"]
 
 _NOISE = (
     "failed call to cuInit",
@@ -254,7 +255,7 @@ _TF_ERROR = (EventKind.TF_ERROR, {})
 
 # The rows, in the order they are tried. Each row's literals: at least one is in every line its test accepts.
 KINDS: tuple[LineKind, ...] = (
-    LineKind("EPOCH", ("Epoch",), _epoch),
+    LineKind("EPOCH", ("Epoch ",), _epoch),
     LineKind("noise", _NOISE, _noise),
     LineKind("DISTDOCTOR", ("[distdoctor]",), _distdoctor),
     LineKind("PEER_SYMPTOM (from a peer)", _FROM_PEER, _when(_FROM_PEER, (EventKind.PEER_SYMPTOM, {}))),
@@ -314,7 +315,45 @@ def _literals() -> tuple[list[str], list[bool], list[tuple[int, ...]]]:
     return [k[0] for k in keys], [k[1] for k in keys], [tuple(ids[k]) for k in keys]
 
 
-LITERALS, CASELESS, _ROWS_OF = _literals()        # literal id -> the literal, whether any case, the rows it leads to
+LITERALS, CASELESS, _ROWS_OF_LITERAL = _literals()   # literal id -> the literal, whether any case, the rows it leads to
+
+
+_PLAIN = re.compile(rb"(?:[^\\.^$*+?{}\[\]|()]|\\[^A-Za-z0-9])*")    # no operator; escapes of punctuation only
+
+
+def _plain(expr: bytes) -> str | None:
+    """The text a prefilter expression matches when it is a plain literal, else None."""
+    if not _PLAIN.fullmatch(expr):
+        return None
+    return re.sub(rb"\\(.)", rb"\1", expr).decode()
+
+
+def _patterns() -> tuple[list[tuple[str, bool]], list[int]]:
+    """The prefilter patterns that stand for the table's literals: a literal that holds one of the structural
+    prefilter's plain keywords (``taskfilter.EXPRESSIONS``; "Connection refused" holds "Connection refused", "Started
+    server with target" holds "Started server") is found by that keyword -- a weaker but still necessary condition:
+    no second pattern, no second match per line; the others are patterns of their own, numbered after the keywords.
+    Returns (the patterns of their own, the pattern id of each literal)."""
+    keywords = [(i, _plain(e)) for i, e in enumerate(EXPRESSIONS)]
+    own: list[tuple[str, bool]] = []
+    of_literal: list[int] = []
+    for lit, c in zip(LITERALS, CASELESS):
+        held = [(len(k), i) for i, k in keywords if k is not None and not c and k in lit]
+        if held:
+            of_literal.append(max(held)[1])        # the longest: the fewest lines its rows are tried on in vain
+        else:
+            of_literal.append(len(EXPRESSIONS) + len(own))
+            own.append((lit, c))
+    return own, of_literal
+
+
+# The patterns the prefilter adds for the table (after the structural keywords), and the rows each structural pattern
+# id (a keyword's, or len(EXPRESSIONS) + one of these) leads to.
+PATTERNS, _PATTERN_OF = _patterns()
+_ROWS_OF: dict[int, tuple[int, ...]] = {}
+for _lit, _pid in enumerate(_PATTERN_OF):
+    _ROWS_OF[_pid] = tuple(sorted(set(_ROWS_OF.get(_pid, ())) | set(_ROWS_OF_LITERAL[_lit])))
+del _lit, _pid
 _ALWAYS = tuple(r for r, row in enumerate(KINDS) if not row.literals and not row.caseless)
 _TESTS = tuple(row.test for row in KINDS)
 _ODD_LOWER = re.compile("[\u0130\u212a]")   # the only non-ASCII characters whose lower case holds ASCII letters
@@ -335,8 +374,9 @@ def classify(text: str) -> tuple[EventKind, dict] | None:
 
 
 def classify_hits(text: str, hits) -> tuple[EventKind, dict] | None:
-    """As :func:`classify`, trying only the rows that ``hits`` (ids into :data:`LITERALS` found on a raw line that
-    holds ``text`` whole) lead to and the rows without literals."""
+    """As :func:`classify`, trying only the rows that ``hits`` lead to and the rows without literals. ``hits``: every
+    structural prefilter pattern (ids: ``taskfilter.EXPRESSIONS``, then :data:`PATTERNS`) found on a raw line that
+    holds ``text`` whole."""
     if not text or len(text) < 3:
         return None
     if not text.isascii() and _ODD_LOWER.search(text):
@@ -348,7 +388,7 @@ def classify_hits(text: str, hits) -> tuple[EventKind, dict] | None:
             _PLANS.clear()
         rows = set(_ALWAYS)
         for i in key:
-            rows.update(_ROWS_OF[i])
+            rows.update(_ROWS_OF.get(i, ()))
         plan = _PLANS[key] = tuple(_TESTS[r] for r in sorted(rows))
     low = text.lower()
     for test in plan:

@@ -79,26 +79,28 @@ class Prescan:
 
     def __init__(self) -> None:
         import hyperscan
-        from .linekinds import CASELESS, LITERALS
+        from .linekinds import PATTERNS
         from .literals import literal_table
         from .lookback import PROGRESS_MARKERS
         from .taskfilter import EXPRESSIONS
         self._hs = hyperscan
         pf = literal_table()
         self.n_sig = len(pf.literals)
-        self.n_kw = self.n_sig + len(EXPRESSIONS)        # ids from here on: the line classifier's literals
-        self.n_task = self.n_kw + len(LITERALS)          # ids from here on: progress markers, reported once a pass
+        self.n_kw = self.n_sig + len(EXPRESSIONS)        # ids from here on: the line classifier's own literals
+        self.n_task = self.n_kw + len(PATTERNS)          # ids from here on: progress markers, reported once a pass
         self.markers = PROGRESS_MARKERS
         self._exprs = ([re.escape(x.decode()).encode() for x in pf.literals] + list(EXPRESSIONS)
-                       + [re.escape(x).encode() for x in LITERALS] + [re.escape(m) for m in PROGRESS_MARKERS])
+                       + [re.escape(x).encode() for x, _ in PATTERNS] + [re.escape(m) for m in PROGRESS_MARKERS])
         self._flags = ([hyperscan.HS_FLAG_CASELESS if c else 0 for c in pf.caseless]
                        + [hyperscan.HS_FLAG_MULTILINE] * len(EXPRESSIONS)
-                       + [hyperscan.HS_FLAG_CASELESS if c else 0 for c in CASELESS]
+                       + [hyperscan.HS_FLAG_CASELESS if c else 0 for _, c in PATTERNS]
                        + [hyperscan.HS_FLAG_SINGLEMATCH] * len(PROGRESS_MARKERS))
         self._kinds = frozenset(range(self.n_kw, self.n_task))
         from .literals import _has_digit
         # patterns whose matches on a line's shape (digits read as 0) include their matches on the line itself
         self._on_shape = [not _has_digit(_ZERO_CLASS.sub("", e.decode("latin-1"))) for e in self._exprs]
+        if not all(self._on_shape[self.n_sig:self.n_task]):   # a line's structural patterns are its shape's
+            raise ValueError("a structural prefilter pattern that tells digits apart")
         # signature literals whose lines a shape decides (see scan._Prefilter.blind), and every structural pattern:
         # the parser's flood gate is a template without digits
         self._sig_blind = frozenset(pf.blind)
@@ -138,13 +140,14 @@ class Prescan:
     def scan(self, body: bytes, sig_spent: frozenset[int] = frozenset(), task_spent: frozenset[int] = frozenset(),
              shapes: Shapes | None = None) -> tuple[dict[int, set[int]], list[tuple], frozenset[bytes]]:
         """The candidate lines of ``body``: ({line start: signature literal ids}, [(line start, line end, task pattern
-        ids, line classifier literal ids or None)] in order), and the progress markers it holds. With ``shapes``
+        ids, every structural pattern id or None)] in order), and the progress markers it holds. With ``shapes``
         (the stream's), lines are scanned by shape and a shape's lines past its budget are withheld.
 
         A line is the structural parser's candidate when it holds one of its prefilter patterns; the line classifier's
-        literals only come with it (:mod:`.linekinds`), all of them, or None: once the stream has spent a prefilter
-        pattern (a flood), the plain pass leaves them out too (a flood costs no match per line) and the parser
-        classifies those lines the full way."""
+        hits come with it (:mod:`.linekinds`: every structural pattern on the line, the keywords standing for the
+        table's literals that hold them, then the table's own literals), all of them, or None: once the stream has
+        spent a prefilter pattern (a flood), the plain pass leaves the table's own literals out too (a flood costs no
+        match per line) and the parser classifies those lines the full way."""
         n, m = self.n_sig, self.n_task
         left_out = sig_spent | frozenset(n + i for i in task_spent) | self._kinds if task_spent else sig_spent
         if shapes is not None and shapes.worth_it():
@@ -199,7 +202,7 @@ class Prescan:
 
     def task_lines(self, body: bytes, pos: int = 0) -> list[tuple]:
         """The structural parser's candidate lines of ``body`` from ``pos`` (a line start) on: (start, end, its
-        pattern ids, its line classifier literal ids), in order, for the parser alone (a task split out of a combined
+        pattern ids, every structural pattern found), in order, for the parser alone (a task split out of a combined
         stream, a live task): the joint database without the signature literals and the progress markers."""
         n, m = self.n_sig, self.n_task
         found: list[tuple[int, int]] = []
@@ -264,8 +267,8 @@ class Prescan:
             db.scan(body, match_event_handler=on_raw)
             raw = sorted(x for x in raw if x[1] not in left_out)
         starts, out = _group(body, raw, n, kw, False) if raw else ({}, [])
-        # the line classifier's literals hold no digit: a line's are its shape's (all of them: nothing is left out)
-        by_start = {ls: (le, ids, [i - kw for i in per_shape.get(zeroed[ls:le], ()) if i >= kw])
+        # the structural patterns tell no digit apart: a line's are its shape's (all of them: nothing is left out)
+        by_start = {ls: (le, ids, [i - n for i in per_shape.get(zeroed[ls:le], ()) if i >= n])
                     for ls, le, ids, _ in out}
         # 3. the lines of each candidate shape; each reader's patterns on the first SHAPE_BUDGET lines of a shape
         # only, where the shape decides what they find (the signatures': patterns blind to digit values, a line that
@@ -294,7 +297,7 @@ class Prescan:
                     shapes.withheld += counts[shape]
                 if not sig_ids and not task_ids:
                     continue
-            plan[shape] = [sig_ids, task_ids, sig_cap, task_cap, k, [i - kw for i in pids if i >= kw]]
+            plan[shape] = [sig_ids, task_ids, sig_cap, task_cap, k, [i - n for i in pids if i >= n]]
         if plan:
             ends = list(itertools.accumulate(map(len, lines)))   # line i starts at ends[i - 1] + i
             get = plan.get
@@ -325,22 +328,22 @@ class Prescan:
 
 
 def _group(body: bytes, found: list[tuple[int, int]], n: int, k: int, known: bool):
-    """({line start: signature ids}, [(line start, line end, prefilter pattern ids, line classifier literal ids)]):
-    ids ``[0, n)`` are signature literals, ``[n, k)`` prefilter patterns, from ``k`` on the line classifier's
-    literals (None for each line unless ``known``: the pass left some out). A line is a candidate of the structural
-    parser by a prefilter pattern only."""
+    """({line start: signature ids}, [(line start, line end, structural pattern ids, the same or None)]): ids ``[0, n)``
+    are signature literals, ``[n, k)`` the structural prefilter's patterns, from ``k`` on the line classifier's own
+    literals. A line is a candidate of the structural parser by a prefilter pattern only; with ``known`` (the pass
+    left none of them out) its list holds every structural pattern found on it, the line classifier's hits, and is
+    handed twice; otherwise the hits are None."""
     starts: dict[int, set[int]] = {}
     lines: list[tuple] = []
     rfind, find, size = body.rfind, body.find, len(body)
-    le, ls, sig_ids, task_ids, cls = -1, 0, None, None, None
+    le, ls, sig_ids, task_ids, pend = -1, 0, None, None, None
     for end, i in found:
         if end > le:          # a match that ends past the current line: the next candidate line
             ls = rfind(b"\n", 0, end) + 1
             le = find(b"\n", end)
             if le < 0:
                 le = size
-            sig_ids = task_ids = None
-            cls = [] if known else None
+            sig_ids = task_ids = pend = None
         elif end <= ls:       # on an earlier line: the matches are not in the order of their ends
             return None
         if i < n:
@@ -349,11 +352,16 @@ def _group(body: bytes, found: list[tuple[int, int]], n: int, k: int, known: boo
             sig_ids.add(i)
         elif i < k:
             if task_ids is None:
-                task_ids = []
-                lines.append((ls, le, task_ids, cls))
+                task_ids = pend if pend is not None else []
+                lines.append((ls, le, task_ids, task_ids if known else None))
             task_ids.append(i - n)
-        elif cls is not None:
-            cls.append(i - k)
+        elif known:           # the line classifier's own literal: the line is no candidate by it
+            if task_ids is not None:
+                task_ids.append(i - n)
+            elif pend is None:
+                pend = [i - n]
+            else:
+                pend.append(i - n)
     return starts, lines
 
 

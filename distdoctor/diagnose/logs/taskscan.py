@@ -14,10 +14,12 @@ from ..logparse import TaskLogParser
 from . import prescan
 from .lookback import KERAS_MARKERS, OTHER_MARKERS, PROGRESS_MARKERS, TimeWalk, last_progress
 from .progress import step_time_of
+from .linekinds import PATTERNS
 from .taskfilter import _DIGITS, _NEVER_SPENT, EXPRESSIONS, candidate_lines
 
 __all__ = ["TaskScanner", "TaskScan", "EXPRESSIONS", "PROGRESS_MARKERS"]
 
+_OWN = frozenset(range(len(EXPRESSIONS), len(EXPRESSIONS) + len(PATTERNS)))   # the line classifier's own literals
 _PLAIN_EPOCH = re.compile(rb"Epoch ([0-9]+)/([0-9]+)[ \t]*$")   # as logparse reads it (ASCII digits: its fast path)
 _RECOGNIZE = re.compile(r"(?m)^(?:\S+ )?(?:[IWEF]\d{4} \d\d:\d\d:|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] )|tensorflow|"
                         r"Epoch \d+/\d+|Traceback \(most|keras|\d+/\d+ \[|\d+/\d+ - |\[distdoctor\]|Fatal Python error")
@@ -110,8 +112,10 @@ class TaskScanner:
         self.spent: set[int] = set()
         self._pattern_tpl: dict[int, bytes | None] = {}   # pattern -> the one template seen with it (None: several)
         self._pattern_n: dict[int, int] = {}
-        self._settled: set[int] = set(_NEVER_SPENT) | {-1}   # patterns no longer counted: never spent, several
-        #                                                     messages, or spent already
+        # patterns no longer counted: never spent, several messages, or spent already; and the line classifier's own
+        # literals (a candidate line's pattern ids may hold them: :mod:`.prescan`), never counted, never spent
+        self._settled: set[int] = set(_NEVER_SPENT) | {-1} | _OWN
+        self._spent_or_own: set[int] = set(_OWN)
 
     # -- input ---------------------------------------------------------------
     @property
@@ -215,7 +219,7 @@ class TaskScanner:
         parser, n = self.parser, len(body)
         keys = [body[ls:le if le - ls <= 512 else ls + 512].translate(None, _DIGITS)[-200:] for ls, le, _, _ in lines]
         full = {k for k in set(keys) if templates.get(k, 0) >= most and b"Epoch" not in k}
-        for (ls, le, pids, hits), key in zip(lines, keys):
+        for at, ((ls, le, pids, _), key) in enumerate(zip(lines, keys)):
             if ls < pos_done:
                 continue
             if body.startswith(b"Epoch ", ls) and not self._follow and not parser.busy:
@@ -226,7 +230,7 @@ class TaskScanner:
                     pos_done = counted_to = le + 1 if le < n else n
                     line_no += 1
                     continue
-            if spent and spent.issuperset(pids):
+            if spent and self._spent_or_own.issuperset(pids):
                 continue      # only spent patterns (the scan was run before they were spent): as if not found
             if key in full:
                 if not settled.issuperset(pids):
@@ -245,7 +249,7 @@ class TaskScanner:
                 if k or len(templates) < 20000:
                     templates[key] = k + 1
             line_no += body.count(b"\n", counted_to, ls)
-            pos_done, line_no = self._feed_run(body, ls, line_no, own=True, hits=hits)
+            pos_done, line_no = self._feed_run(body, ls, line_no, own=True, cands=lines, at=at)
             counted_to = pos_done
         line_no += body.count(b"\n", counted_to)
         # Progress and clock at the end of this body.
@@ -313,6 +317,7 @@ class TaskScanner:
             n = cnt[pid] = cnt.get(pid, 0) + 1
             if n >= self.MAX_REPEATS:
                 self.spent.add(pid)
+                self._spent_or_own.add(pid)
                 self._settled.add(pid)
 
     def _first_ts_in(self, body: bytes) -> float | None:
@@ -331,11 +336,14 @@ class TaskScanner:
                 break
         return self._known_ts
 
-    def _feed_run(self, body: bytes, start: int, line_no: int, *, own: bool, hits=None) -> tuple[int, int]:
+    def _feed_run(self, body: bytes, start: int, line_no: int, *, own: bool, cands: list | None = None,
+                  at: int = 0) -> tuple[int, int]:
         """Feed the line at ``start`` and the lines that belong with it; return (next position, next line number).
-        ``hits``: the line classifier's literals the prefilter found in the line at ``start`` (:mod:`.linekinds`)."""
+        ``cands``: the body's candidate lines, ``cands[at]`` the first at or after ``start``; a line fed that is one
+        of them comes with the line classifier's literals the prefilter found in it (:mod:`.linekinds`)."""
         pos = start
         first = own
+        n_cands = len(cands) if cands is not None else 0
         while pos < len(body):
             if not first and not self.parser.busy and self._repeated(body, pos):
                 self._follow = 0       # a flood of one message: stop following it line by line
@@ -344,8 +352,13 @@ class TaskScanner:
                 line_no += 1
                 break
             end, line = self._line_at(body, pos)
-            # the literals found are those of the whole line: of no use for a line cut short or for the lines after it
-            found = hits if first and end - pos == len(line) else None
+            found = None
+            if at < n_cands:
+                while at < n_cands and cands[at][0] < pos:
+                    at += 1
+                # the literals found are those of the whole line: of no use for a line cut short
+                if at < n_cands and cands[at][0] == pos and end - pos == len(line):
+                    found = cands[at][3]
             if first and not self.parser.busy:
                 head = line[:80]
                 if not (head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"[")) or head[:6] == b"Epoch " \
