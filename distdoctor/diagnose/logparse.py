@@ -86,8 +86,8 @@ class TaskLogParser:
         return line_no - self._last_symptom_line < self.CONTEXT_LINES
 
     def feed(self, line_no: int, raw: str, hits=None) -> list[LogEvent]:
-        """Read one line; ``hits``, when given, are the ids of :data:`.logs.linekinds.LITERALS` that the prefilter
-        found in ``raw`` (every one of them), so that only the rows of the line classifier they lead to are tried."""
+        """Read one line; ``hits``, when given, are every structural prefilter pattern found in ``raw`` (ids: see
+        :func:`.logs.linekinds.classify_hits`), so that only the rows of the line classifier they lead to are tried."""
         self.lines += 1
         if raw[:6] == "Epoch " and self._tb is None and self._fault is None:
             m = _PLAIN_EPOCH.match(raw)   # "Epoch 3/60" as printed: nothing to clean, no time stamp, names no task

@@ -6,11 +6,13 @@ rows are tried in order; the first that answers decides (an answer may be "nothi
 literals is tried on every line (its test begins with a one-character check).
 
 :func:`classify` tries every row. :func:`classify_hits` tries only the rows whose literals the prefilter found on
-the line (:mod:`.prescan` compiles :data:`LITERALS` into the joint database, so the structural reader's candidate
-lines come with them) and the rows without literals: a row's literals are necessary for its test, so a row left
-out could not have answered. The hits are the raw line's; :class:`~distdoctor.diagnose.logparse.TaskLogParser`
-uses them only when the cleaned text is a piece of that raw line (cleaning removed no colour code, no ``\\r``
-redraw, nothing in the middle), so every literal of the text is among them. Pure.
+the line and the rows without literals: a row's literals are necessary for its test, so a row left out could not
+have answered. The prefilter finds a literal by a structural keyword it holds (``taskfilter.EXPRESSIONS``: a weaker,
+still necessary condition) or, holding none, by a pattern of its own (:data:`PATTERNS`, compiled by :mod:`.prescan`
+after the keywords); the structural reader's candidate lines come with every such pattern found. The hits are the
+raw line's; :class:`~distdoctor.diagnose.logparse.TaskLogParser` uses them only when the cleaned text is a piece of
+that raw line (cleaning removed no colour code, no ``\\r`` redraw, nothing in the middle), so every literal of the
+text is found in it. Pure.
 """
 from __future__ import annotations
 
