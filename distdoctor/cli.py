@@ -11,7 +11,7 @@ import sys
 from . import __version__
 from .errors import DistDoctorError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,24 +19,52 @@ class _Parser(argparse.ArgumentParser):
         raise DistDoctorError(f"{self.prog}: {message} (see --help)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="distdoctor", description="Make multi-worker TensorFlow training fail loudly, early and with its real cause named.")
-    parser.add_argument("--version", action="version", version=f"distdoctor {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+# every subcommand is imported by its name in the code (a broken import fails loudly: tests/test_shape.py), inside
+# its registrar: a command line that names one subcommand imports only that one (`diagnose` starts without the
+# supervisor, the alert senders or the HTML report's code)
+def _run(sub) -> None:
     from .supervise import command as run_command
     run_command.register_cli(sub)
+
+
+def _policy(sub) -> None:
     from .supervise import schedpolicy
     schedpolicy.register_cli(sub)
-    # every subcommand is imported by its name in the code: a broken import fails loudly (tests/test_shape.py)
+
+
+def _diagnose(sub) -> None:
     from .report import diagnose_cli
     diagnose_cli.register_cli(sub)
+
+
+def _check(sub) -> None:
     from .preflight import command as check_command
     check_command.register_cli(sub)
+
+
+def _report(sub) -> None:
     from .report import command as report_command
     report_command.register_cli(sub)
+
+
+def _rules_cli(sub) -> None:
     rules = sub.add_parser("rules", help="list the diagnosis rule catalogue")
     rules.add_argument("--markdown", action="store_true", help="print the catalogue as Markdown (docs/rules.md)")
     rules.set_defaults(func=_rules)
+
+
+SUBCOMMANDS = {"run": _run, "policy": _policy, "diagnose": _diagnose, "check": _check, "report": _report,
+               "rules": _rules_cli}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (``only``) the one subcommand a command line names."""
+    parser = _Parser(prog="distdoctor", description="Make multi-worker TensorFlow training fail loudly, early and with its real cause named.")
+    parser.add_argument("--version", action="version", version=f"distdoctor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, add_subcommand in SUBCOMMANDS.items():
+        if only is None or name == only:
+            add_subcommand(sub)
     return parser
 
 
@@ -53,7 +81,7 @@ def _rules(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        parser = build_parser()
+        parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()

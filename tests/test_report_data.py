@@ -275,7 +275,7 @@ def test_report_from_plain_logs_uses_diagnose(tmp_path, monkeypatch, capsys):
 
 
 def test_write_report_default_path(tmp_path):
-    from distdoctor.report import write_report
+    from distdoctor.report.command import write_report
     d = make_bundle(str(tmp_path / "b"), 2, "healthy")
     path = write_report(d)
     assert path == os.path.join(d, "report.html")

@@ -116,3 +116,19 @@ def test_one_class_per_concept():
                 where.setdefault(node.name, []).append(str(p.relative_to(PKG)))
     twice = {name: files for name, files in where.items() if len(files) > 1}
     assert not twice, twice
+
+
+def test_a_command_line_imports_its_own_subcommand_only(tmp_path):
+    """`distdoctor diagnose` starts without the supervisor, the alert senders or the HTML report's code (start-up is
+    part of diagnose's throughput); the full parser (--help, an unknown command) still has every subcommand."""
+    import subprocess
+    import sys
+    log = tmp_path / "worker-0.log"
+    log.write_text("Epoch 1/2\n10/10 [==============================] - 1s 10ms/step - loss: 0.5\n")
+    code = ("import sys; from distdoctor.cli import main; main(['diagnose', %r, '--json']); "
+            "print(sorted(m for m in ('distdoctor.supervise.supervisor', 'distdoctor.notify.sender', "
+            "'distdoctor.report.html') if m in sys.modules), file=sys.stderr)" % str(log))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.stderr.strip().splitlines()[-1] == "[]", p.stderr[-2000:]
+    p = subprocess.run([sys.executable, "-m", "distdoctor", "nosuch"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "invalid choice" in p.stderr and "diagnose" in p.stderr and "Traceback" not in p.stderr

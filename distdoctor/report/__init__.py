@@ -10,9 +10,5 @@ run.
 """
 from __future__ import annotations
 
-from .command import write_logs_report, write_report
-from .live import LiveRow, LiveView, live_enabled, stall_banner
-from .terminal import render_diagnosis
-
-__all__ = ["write_report", "write_logs_report", "render_diagnosis", "LiveRow", "LiveView", "live_enabled",
-           "stall_banner"]
+# no re-exports: a module takes what it needs from the submodule that holds it, so `distdoctor diagnose` starts
+# without the HTML report's code (cli.py imports one subcommand's modules only)

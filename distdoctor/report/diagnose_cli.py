@@ -14,7 +14,6 @@ from ..diagnose.logsource import parse_task_map
 from ..diagnose.observations import JobObservation
 from ..errors import InputError
 from ..model import Diagnosis
-from .command import write_logs_report
 from .terminal import render_diagnosis
 
 __all__ = ["register_cli"]
@@ -59,4 +58,5 @@ def _write_html(diag: Diagnosis, job: JobObservation, out: str, paths: list[str]
         source = paths[0]
     else:
         source = ", ".join(paths[:4]) + (f" and {len(paths) - 4} more" if len(paths) > 4 else "")
+    from .command import write_logs_report   # the HTML report's code, only when one is asked for
     write_logs_report(diag, job, out, source=source)

@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 from ...catalogue import RuleList, code_key
 from ...model import Category
@@ -84,8 +85,19 @@ class Signature:
     expect: str | None = None          # the task the fixture names (``worker:1``), if any
     ignore_case: bool = False
     names: str | None = None           # a pattern whose groups name the task the line is about
-    compiled: re.Pattern | None = field(default=None, compare=False, repr=False)
-    names_compiled: re.Pattern | None = field(default=None, compare=False, repr=False)
+
+    # compiled on first use: a run reads a few signatures' lines, and 400 regexes compiled at start-up cost 40 ms
+    @cached_property
+    def compiled(self) -> re.Pattern | None:
+        return re.compile(self.regex, re.IGNORECASE if self.ignore_case else 0) if self.regex else None
+
+    @cached_property
+    def names_compiled(self) -> re.Pattern | None:
+        return re.compile(self.names) if self.names else None
+
+    def __reduce__(self):
+        """Pickled by its code (the scanning processes send hits back): the receiver's registry holds the same one."""
+        return (by_code, (self.code,))
 
     def match(self, line: str) -> re.Match | None | bool:
         """The regex match on ``line``, True for a literal-only signature that matches, else None."""
@@ -126,12 +138,9 @@ def add(code: str, name: str, category: Category, role: Role, literals: str | tu
         lits = tuple(x.lower() for x in lits)
     if code in _BY_CODE:
         raise ValueError(f"signature code {code} registered twice")
-    flags = re.IGNORECASE if ignore_case else 0
     sig = Signature(code=code, name=name, category=category, role=role, literals=lits, title=title, remedy=remedy,
                     fixture=fixture, source=source, component=component, versions=versions, regex=regex, rank=rank,
-                    expect=expect, ignore_case=ignore_case, names=names,
-                    compiled=re.compile(regex, flags) if regex else None,
-                    names_compiled=re.compile(names) if names else None)
+                    expect=expect, ignore_case=ignore_case, names=names)
     SIGNATURES.append(sig)
     _BY_CODE[code] = sig
     RULES.add(**sig.rule_fields())

@@ -34,17 +34,26 @@ _STOP = frozenset("the a an of to in on at is was be by for and or with as from 
 ALPHA = 0.5          # additive smoothing
 
 
+_HEX = re.compile(r"[a-f]{8,}")
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_tokens(w: str) -> tuple[str, ...]:
+    """One word's tokens (the words of lines repeat: each is split once)."""
+    low = w.lower()
+    if len(low) < 2 or low in _STOP or _HEX.fullmatch(low):
+        return ()
+    parts = [p.lower() for seg in w.split("_") for p in _CAMEL.findall(seg)]
+    if len(parts) > 1:
+        return (low, *(p for p in parts if len(p) > 1 and p not in _STOP))
+    return (low,)
+
+
 def tokens(line: str) -> list[str]:
     """The words of a line: lower-cased, CamelCase and snake_case split into parts beside the whole word."""
     out: list[str] = []
     for w in _WORD.findall(line):
-        low = w.lower()
-        if len(low) < 2 or low in _STOP or re.fullmatch(r"[a-f]+", low) and len(low) >= 8:
-            continue
-        out.append(low)
-        parts = [p.lower() for seg in w.split("_") for p in _CAMEL.findall(seg)]
-        if len(parts) > 1:
-            out += [p for p in parts if len(p) > 1 and p not in _STOP]
+        out += _word_tokens(w)
     return out
 
 
