@@ -21,6 +21,25 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
     return pick_free_ports(n, host)
 
 
+def free_port_pair() -> int:
+    """A base port B with B and B+1 free: a scheduler's layout gives a host's tasks port_base + local rank
+    (SlurmClusterResolver, Open MPI), the real-launcher tests' --port-base."""
+    import socket
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base >= 65535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", base + 1))
+            except OSError:
+                continue
+        return base
+    raise RuntimeError("no two consecutive free ports")
+
+
 def tf_config(cluster: dict, task: str) -> str:
     job, _, index = task.partition(":")
     return json.dumps({"cluster": cluster, "task": {"type": job, "index": int(index)}})

@@ -16,14 +16,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import OUTPUT, PY, ROOT, WORKERS, requires_tf
-from mesh_helpers import clean_env
+from mesh_helpers import clean_env, free_port_pair
 
 MPIRUN_SH = ROOT / "deploy" / "mpirun.sh"
 LOCK = os.environ.get("DD_TF_LOCK", "/tmp/dd-tf.lock")
@@ -31,23 +30,6 @@ _TAG = re.compile(r"^\[\d+,(\d+)\]<stdout>:(.*)$")
 _TRAILING_TAG = re.compile(r"\[\d+,\d+\]<stdout>:$")
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None,
                                 reason="mpirun not installed (scripts/setup.sh --test installs openmpi-bin)")
-
-
-def _free_port_pair() -> int:
-    """A base port B with B and B+1 free (a host's ranks take port_base + local rank)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base >= 65535:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", base + 1))
-            except OSError:
-                continue
-        return base
-    raise RuntimeError("no two consecutive free ports")
 
 
 class MpiJob:
@@ -86,7 +68,7 @@ def mpirun(name: str, command: list[str], dd_args: list[str] = (), *, lock: bool
         PYTHONPATH=str(ROOT),   # this tree's distdoctor, in every rank
         CKPT=str(ckpt), NP="2", DISTDOCTOR_TOKEN=f"mpi-test-{name}",
         DISTDOCTOR_ARGS=" ".join(["--no-report", "--failure-grace", "3", "--grace", "3", "--mesh-timeout", "30",
-                                  "--port-base", str(_free_port_pair()), *dd_args]),
+                                  "--port-base", str(free_port_pair()), *dd_args]),
         MPIRUN_ARGS="--oversubscribe --tag-output" + (" --allow-run-as-root" if os.geteuid() == 0 else ""),
     )
     env = {k: v for k, v in env.items() if not k.startswith(("OMPI_", "PMIX_"))}

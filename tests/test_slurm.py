@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import OUTPUT, PY, ROOT, WORKERS, requires_tf
-from mesh_helpers import clean_env
+from mesh_helpers import clean_env, free_port_pair
 
 pytestmark = [requires_tf]
 SLURM_LOCAL = ROOT / "scripts" / "slurm-local.sh"
@@ -50,23 +49,6 @@ def slurm():
     yield env
     if not was_up:
         subprocess.run([str(SLURM_LOCAL), "stop"], env=env, timeout=60)
-
-
-def _free_port_pair() -> int:
-    """A base port B with B and B+1 free (SlurmClusterResolver numbers a node's tasks upward)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base >= 65535:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", base + 1))
-            except OSError:
-                continue
-        return base
-    raise RuntimeError("no two consecutive free ports")
 
 
 class Job:
@@ -107,7 +89,7 @@ def sbatch(env: dict[str, str], name: str, trainer_args: list[str], dd_args: lis
         CKPT=str(ckpt),
         DISTDOCTOR_TOKEN=f"slurm-test-{name}",
         DISTDOCTOR_ARGS=" ".join(["--failure-grace", "5", "--grace", "5", "--mesh-timeout", "60",
-                                  "--port-base", str(_free_port_pair()), *dd_args]),
+                                  "--port-base", str(free_port_pair()), *dd_args]),
     )
     out = base / "job.out"
     argv = ["flock", LOCK, "sbatch", "--wait", "--parsable", f"--job-name=dd-{name}", "--nodes=1", "--ntasks=2",

@@ -42,7 +42,7 @@ class KnowledgeSink:
     def __init__(self, publish) -> None:
         self._publish = publish
         self._lock = threading.Lock()
-        self._reader = LiveReader()
+        self._reader: LiveReader | None = LiveReader()   # None: the attempt's verdict took it
         self._told: set[tuple[str, str]] = set()
 
     def __call__(self, ev: RunEvent) -> None:
@@ -53,10 +53,9 @@ class KnowledgeSink:
         if not isinstance(ev, OutputLine):
             return
         with self._lock:
-            try:
-                hits = self._reader.feed_line(ev.task, ev.ts, ev.line, stream=stream_of(ev.task))
-            except ValueError:      # the attempt's reading is over (its verdict was taken)
+            if self._reader is None:    # the attempt's reading is over (its verdict took the reader)
                 return
+            hits = self._reader.feed_line(ev.task, ev.ts, ev.line, stream=stream_of(ev.task))
             new = []
             for h in hits:
                 key = (ev.task, h.sig.code)
@@ -67,14 +66,8 @@ class KnowledgeSink:
             self._publish(Recognised(ev.ts, ev.task, h.sig.code, h.sig.category.value, h.sig.title, h.text))
 
     def take_reader(self) -> LiveReader:
-        """The attempt's reader, for its verdict (call once the tasks' output is drained; later lines are ignored)."""
+        """The attempt's reader, for its verdict (call once the tasks' output is drained; later lines are ignored
+        until the next attempt starts)."""
         with self._lock:
-            reader, self._reader = self._reader, _Spent()
-            return reader
-
-
-class _Spent(LiveReader):
-    """What is left after the verdict took the reader: refuses lines until the next attempt starts."""
-
-    def feed(self, task, chunk, *, stream=None):
-        raise ValueError("the attempt's output was read")
+            reader, self._reader = self._reader, None
+            return reader if reader is not None else LiveReader()
