@@ -248,6 +248,7 @@ class Supervisor:
             self.observer.poll(self.tracks, self.own_tasks(), now)
             exits = self.observer.exits(self.tracks, now)
             if any(t.proc.alive for t in self.tracks.values()):
+                self.observer.look_native(self.tracks, self.own_tasks(), now)
                 a = assess(self.observer.snapshot(self.tracks, self.cfg.hang_timeout), now)
                 if a.status == "hung" and a.verdict is not None and a.verdict.culprits:
                     culprit = self.tracks.get(a.verdict.culprits[0])
