@@ -45,6 +45,7 @@ SUSPECT_AFTER_S = 7.0  # a suspect is named by then at the latest (half the thre
                        # within 10 s of a stall's start, sampling and the loop's tick included
 IDLE_CPU = 0.15        # cores: a task waiting in a collective uses almost none
 AGENT_STALE_S = 5.0    # an agent silent this long (10 samples) no longer tells what its task is doing
+CONFIG_WAIT_S = 30.0   # a task with a wrong TF_CONFIG and a job that never made a step since: it cannot start
 NATIVE_WAIT_S = 120.0  # every task inside TensorFlow, one of them in its runtime outside a collective (a tf.data
                        # teardown seen at ~30 s): strong evidence only after this, unless --hang-timeout says less
 
@@ -73,6 +74,8 @@ class TaskSnapshot:
     activity: str = ""               # what moved then
     native_wait: str | None = None   # TensorFlow's native code its main thread waits in (py-spy --native), if any
     native_looked: bool = True       # that look was taken for its current place (or cannot be taken)
+    config_problem: str | None = None  # its process holds a TF_CONFIG other than the job's, wrong thus
+    config_since: float | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,18 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
                                   waiting=tuple(w.task for w in live if w is not t),
                                   reason=f"{t.task} has been in uninterruptible sleep (state D) for {now - t.state_since:.1f} s")
             return Assessment("hung", threshold, stalled_for, verdict, t.task, verdict.reason)
+
+    # 2. a task holds a TF_CONFIG other than the job's (a wrapper changed it) and nobody ever made a step
+    wrong = [t for t in live if t.config_problem]
+    if wrong and not progress:
+        t = wrong[0]
+        waited = now - max(job.started_at, t.config_since or job.started_at)
+        reason = f"{t.task} runs with a TF_CONFIG other than the job's: {t.config_problem}"
+        verdict = HangVerdict(kind="config", declared_at=now, since=job.started_at, culprits=(t.task,),
+                              waiting=tuple(w.task for w in live if w is not t), reason=reason)
+        if waited >= CONFIG_WAIT_S:
+            return Assessment("hung", threshold, stalled_for, verdict, t.task, reason)
+        return Assessment("suspect", threshold, stalled_for, None, t.task, reason)
 
     training = [t for t in live if t.has_agent and t.tf_loaded and not t.serving]
     # waiting needs someone to wait for: a lone training task (a ParameterServerStrategy

@@ -96,10 +96,11 @@ class Observer:
                 limit = min(limit, oom.limit_bytes)
             self.apply_sample(track, s, oom, limit, now)
 
-    def look_native(self, tracks: dict[str, TaskTrack], own: tuple[str, ...], now: float) -> None:
-        """Look at the native stack of each task of ours that has been idle outside TensorFlow (by its Python
-        frames) for a few seconds, once per place, in a thread (py-spy takes 1-3 s): the detector does not call it
-        stalled before, and not at all when it waits inside TensorFlow's runtime (:mod:`.nativewait`)."""
+    def look_native(self, tracks: dict[str, TaskTrack], own: tuple[str, ...], suspect: str | None,
+                    now: float) -> None:
+        """Look at the native stack of the task the detector suspects of a stall (idle outside TensorFlow by its
+        Python frames, not a pause), once per place, in a thread (py-spy takes 1-3 s): the detector does not
+        declare it stalled before, and not at all when it waits inside TensorFlow's runtime (:mod:`.nativewait`)."""
         for task in own:
             t = tracks.get(task)
             if t is None:
@@ -109,7 +110,8 @@ class Observer:
                 t.native_said = True
                 self.publish(Journal(now, task, "native_wait",
                                      f"{task} waits inside TensorFlow: {t.native_look[2]} (py-spy --native)"))
-            if not self._py_spy or t.native_pending or not t.proc.alive or t.where() != "python":
+            if (task != suspect or not self._py_spy or t.native_pending or not t.proc.alive
+                    or t.where() != "python"):
                 continue
             if now - (t.last_progress_at or t.proc.started_at) < NATIVE_QUIET_S:
                 continue
@@ -145,7 +147,8 @@ class Observer:
     def apply_sample(self, track: TaskTrack, s: probe.ProcSample, oom, limit: int, now: float) -> None:
         """Record one process sample of a task (taken here, or by a remote node supervisor)."""
         track.last_proc = s
-        if s.state != track.state:
+        if s.state != track.state and not track.native_pending:
+            # (while py-spy looks at it, the task is stopped by ptrace: that state is ours, not the task's)
             track.state, track.state_since = s.state, now
         track.cpu_hist.append((now, s.cpu_seconds))
         with track.lock:

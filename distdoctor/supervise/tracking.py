@@ -72,6 +72,8 @@ class TaskTrack:
         self.native_look: tuple[str | None, float, str | None] | None = None  # (place, when, TF wait found)
         self.native_pending = False            # a look is under way
         self.native_said = False               # its TensorFlow wait went on the event stream
+        self.tf_config_seen: str | None = None  # the TF_CONFIG its process held at the last look
+        self.config_problem: tuple[str, float] | None = None  # what is wrong with it against the job's, since when
 
     def freeze(self) -> None:
         """Remember the task's state at the verdict, before it is stopped."""
@@ -237,7 +239,9 @@ class TaskTrack:
                 serving=self._serving(s), user_thread_busy=bool(s and s.user_threads),
                 last_progress_at=self.last_progress_at, cpu_rate=self.cpu_rate(1.5), started_at=p.started_at,
                 agent_ts=s.ts if s else None, own_progress_at=self.activity.at, activity=self.activity.how,
-                native_wait=native, native_looked=looked)
+                native_wait=native, native_looked=looked,
+                config_problem=self.config_problem[0] if self.config_problem else None,
+                config_since=self.config_problem[1] if self.config_problem else None)
 
     def position(self) -> tuple[int | None, int | None]:
         """(0-based epoch, steps done in it) from Keras' lines, else (None, steps done)."""

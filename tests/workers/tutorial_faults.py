@@ -33,6 +33,11 @@ def me() -> str:
 
 MINE = bool(FAULT) and me() == os.environ.get("DD_FAULT_TASK", "worker:1")
 
+if MINE and os.environ.get("DD_TEST_CGROUP"):
+    # the faulty task runs under a memory limit (a container's, a Slurm step's): join the test's cgroup
+    with open(os.path.join(os.environ["DD_TEST_CGROUP"], "cgroup.procs"), "w") as fh:
+        fh.write(str(os.getpid()))
+
 
 def corrupt_tf_config() -> None:
     """A wrapper's mistake, before TensorFlow reads TF_CONFIG."""
