@@ -4,7 +4,8 @@ The workers tutorial_keras.py, tutorial_ctl.py and tutorial_ps.py are written th
 TensorFlow's official distributed tutorials; this module is the only thing they share with the tests. It does
 not import distdoctor. A fault is one of:
 
-  kill9        the task SIGKILLs itself at the end of epoch 1 (as the OOM killer or a node loss would)
+  kill9        the task SIGKILLs itself at the end of epoch 1 (as the OOM killer or a node loss would); a server
+               task of a ParameterServerStrategy job, when the chief ends its epoch 1 (DD_FAULT_SYNC, a file)
   exception    the task raises ValueError at the end of epoch 1
   sleep        the task sleeps for ever at the end of epoch 1 (a stuck callback)
   short        the task's input pipeline is cut short (``dataset.take(DD_FAULT_ARG or 20)``)
@@ -62,8 +63,28 @@ def shard(dataset):
     return dataset
 
 
+def server_fault() -> None:
+    """A ParameterServerStrategy server task (ps, worker) with ``kill9``: SIGKILL once the chief ended epoch 1."""
+    if not (MINE and FAULT == "kill9"):
+        return
+
+    def die():
+        sync = os.environ.get("DD_FAULT_SYNC")
+        end = time.time() + 300
+        while sync and not os.path.exists(sync) and time.time() < end:
+            time.sleep(0.2)
+        if not sync:
+            time.sleep(float(ARG or 15))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    import threading
+    threading.Thread(target=die, daemon=True).start()
+
+
 def epoch_end(epoch: int, model=None) -> None:
     """Called by the workers after each epoch (0-based); faults fire after the first."""
+    if epoch == 0 and os.environ.get("DD_FAULT_SYNC") and me().startswith("chief"):
+        open(os.environ["DD_FAULT_SYNC"], "w").close()   # a server task's fault waits for the first epoch's end
     if not MINE or epoch != 0:
         return
     print(f"{me()}: fault {FAULT}", flush=True)

@@ -2,11 +2,9 @@
 parameter_server_training tutorial: workers and parameter servers start a ``tf.distribute.Server`` and join it;
 the chief builds the model under the strategy, schedules steps on the workers and joins at each epoch's end.
 Synthetic data, fewer steps. Does not import distdoctor; tests/workers/tutorial_faults.py injects the fault named in
-DD_FAULT (here ``kill9`` on a server task fires after DD_FAULT_ARG seconds: a lost parameter server or worker)."""
+DD_FAULT (here ``kill9`` on a server task fires when the chief ended its first epoch: a lost parameter server or
+worker)."""
 import os
-import signal
-import threading
-import time
 
 import tutorial_faults
 
@@ -18,9 +16,7 @@ import tf_keras as keras  # noqa: E402
 
 cluster_resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
 if cluster_resolver.task_type in ("worker", "ps"):
-    if tutorial_faults.MINE and tutorial_faults.FAULT == "kill9":
-        threading.Thread(target=lambda: (time.sleep(float(tutorial_faults.ARG or 15)),
-                                         os.kill(os.getpid(), signal.SIGKILL)), daemon=True).start()
+    tutorial_faults.server_fault()
     # Set the environment variable to allow reporting worker and ps failure to the
     # coordinator. This is a workaround and won't be necessary in the future.
     os.environ["GRPC_FAIL_FAST"] = "use_caller"
