@@ -72,6 +72,7 @@ class TaskTrack:
         self.native_look: tuple[str | None, float, str | None] | None = None  # (place, when, TF wait found)
         self.native_pending = False            # a look is under way
         self.native_said = False               # its TensorFlow wait went on the event stream
+        self.native_frames = ""                # the main thread's innermost frames at that look
         self.tf_config_seen: str | None = None  # the TF_CONFIG its process held at the last look
         self.config_problem: tuple[str, float] | None = None  # what is wrong with it against the job's, since when
 
