@@ -275,6 +275,10 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
         kind = "stalled_worker"
         reason = (f"every task waits in TensorFlow; {culprits[0].task}'s own input thread is busy in user code "
                   f"({culprits[0].location or 'a Python thread'}) while the others wait on it")
+    elif exited_early and all(t.in_call is None and t.calls == e.calls for t in waiting for e in exited_early):
+        # the job's end: a peer finished the same steps and exited; the others are in TensorFlow's shutdown
+        # (outside any step function), which waits up to a minute for the coordination service
+        return Assessment("ok", threshold, stalled_for)
     elif exited_early:
         culprits = exited_early
         kind = "peer_exited"
