@@ -56,13 +56,24 @@ def test_json_keeps_its_fields():
     """Consumers of diagnosis.json keep what they read: the rendered evidence lines beside the typed ones."""
     j = _run_diagnosis().to_json()
     assert set(j) == {"schema_version", "command", "status", "root_cause", "findings", "detected_at", "tasks", "notes",
-                      "attempts", "goodput", "task_restarts"}
+                      "attempts", "goodput", "task_restarts", "interrupted"}
     f = j["findings"][0]
     assert f["evidence"][0] == f"[worker:1 {format_clock(T0 + 20.0)}] Killed process 4001 (python)"
     assert f["evidence_detail"][1]["role"] == "consequence"
     assert j["attempts"][0]["decision"] == "restart" and j["goodput"]["badput"]["backoff_s"] == 10.0
     # a diagnose (no attempts) writes no attempt fields, as before
     assert "attempts" not in Diagnosis(Status.FAILED, None, (), T0, command="diagnose").to_json()
+
+
+def test_interrupted_and_stopped_at_end_round_trip():
+    """The signal distdoctor received, and a server stopped at the job's end, read back as written; an older file
+    (without them) reads as not interrupted, nothing stopped at the end."""
+    d = Diagnosis(Status.FAILED, None, (), T0, tasks={"ps:0": TaskReport(exit_code=-15, signal="SIGTERM",
+                                                                        stopped_at_end=True)}, interrupted="SIGINT")
+    back = Diagnosis.from_json(json.loads(json.dumps(d.to_json())))
+    assert back == d and back.exit_code == 130 and back.tasks["ps:0"].ending == "stopped at the job's end"
+    assert Diagnosis.from_json({"status": "failed", "tasks": {"ps:0": {"signal": "SIGTERM"}}}).interrupted is None
+    assert TaskReport(exit_code=-15, signal="SIGTERM").ending == "killed by SIGTERM"
 
 
 def test_an_old_run_bundle_diagnosis_loads():

@@ -42,6 +42,7 @@ class Category(str, enum.Enum):
     NUMERICAL_DIVERGENCE = "numerical_divergence"
     PREEMPTION = "preemption"
     OTHER = "other"
+    INTERRUPTED = "interrupted"
 
 
 CATEGORY_DOCS: dict[Category, str] = {
@@ -65,6 +66,8 @@ CATEGORY_DOCS: dict[Category, str] = {
     Category.NUMERICAL_DIVERGENCE: "The loss became NaN or infinite.",
     Category.PREEMPTION: "A task was terminated from outside (SIGTERM, preemption, eviction).",
     Category.OTHER: "A failure that no more specific category describes.",
+    Category.INTERRUPTED: "distdoctor itself was stopped (Ctrl-C, SIGTERM or SIGHUP sent to it, not to a task): a person "
+                          "or the scheduler ended the run; the verdict says what the job was doing then.",
 }
 
 

@@ -271,6 +271,10 @@ class Supervisor:
             if not isinstance(ev, ACTIONS):
                 self.publish(ev)
             elif isinstance(ev, StopTasks):
+                if self.interrupted:   # the verdict says what the job was doing when distdoctor was stopped
+                    for t in self.tracks.values():
+                        if t.frozen_view is None:
+                            t.freeze()
                 self.stop_all(ev.reason)
             elif isinstance(ev, RecordHang):
                 self._record_hang()
