@@ -13,7 +13,7 @@ from ..catalogue import Rule, RuleList
 from ..model import Category, Evidence, Severity
 from .events import EventKind, LogEvent
 from .observations import JobObservation, TaskState
-from .stopped import doing_when_stopped
+from .stopped import doing_when_stopped, each_task_when_stopped
 from .taskfacts import (NATIVE_CRASH_SIGNALS, completed, died_of_own_failure, events_of, evidence_of, exit_evidence,
                         heard_the_abort, last_lines, oom_proved, own_events, signal_name)
 
@@ -216,8 +216,9 @@ def _interrupted(rule: Rule, job: JobObservation):
         doing = doing_when_stopped(job)
         yield rule.finding(culprit=None, at=job.ended_at,
                            summary=f"the run was stopped by {job.interrupted} sent to distdoctor; at that moment {doing}",
-                           evidence=[Evidence(task=None, ts=job.ended_at, text=f"distdoctor received {job.interrupted}"),
-                                     Evidence(task=None, ts=job.ended_at, text=doing, role="context")])
+                           evidence=[Evidence(task=None, ts=job.ended_at, text=f"distdoctor received {job.interrupted}")]
+                           + [Evidence(task=task, ts=job.ended_at, text=what, role="context")
+                              for task, what in each_task_when_stopped(job)[:8]])
 
 
 @RULES.check(code="DD110", rank=81, name="port-in-use", category=Category.PORT_IN_USE, title="A task's gRPC port was already in use",

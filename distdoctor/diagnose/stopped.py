@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .observations import FROZEN_STATES, JobObservation, TaskObservation, TaskState
 
-__all__ = ["doing_when_stopped"]
+__all__ = ["doing_when_stopped", "each_task_when_stopped"]
 
 
 def _at_step(t: TaskObservation) -> str:
@@ -61,3 +61,23 @@ def doing_when_stopped(job: JobObservation) -> str:
     if ended:
         parts.append("; ".join(f"{t.task} had already ended ({'exit ' + str(t.exit_code)})" for t in ended))
     return "; ".join(parts) if parts else "no task was running"
+
+
+def each_task_when_stopped(job: JobObservation) -> list[tuple[str, str]]:
+    """Each task and, in a few words, what it was doing when distdoctor was stopped (the verdict's evidence)."""
+    out = []
+    for t in job.ordered():
+        if not (t.exit_code is None or t.killed_by_supervisor):
+            what = f"had already ended (exit {t.exit_code})"
+        elif t.state in FROZEN_STATES or t.state == TaskState.DISK_SLEEP:
+            what = f"was {t.state}"
+        elif t.in_tf_call or t.where == "tf":
+            what = f"was in TensorFlow{f' ({t.in_tf_call})' if t.in_tf_call else ''}"
+        elif t.where == "serving":
+            what = "was serving (a server's join)"
+        elif t.where == "python":
+            what = f"was {_own_code(t)}"
+        else:
+            what = "was running (no sample of where)"
+        out.append((t.task, what + _at_step(t)))
+    return out
