@@ -56,7 +56,7 @@ def test_json_keeps_its_fields():
     """Consumers of diagnosis.json keep what they read: the rendered evidence lines beside the typed ones."""
     j = _run_diagnosis().to_json()
     assert set(j) == {"schema_version", "command", "status", "root_cause", "findings", "detected_at", "tasks", "notes",
-                      "attempts", "goodput", "task_restarts", "interrupted"}
+                      "attempts", "goodput", "task_restarts"}
     f = j["findings"][0]
     assert f["evidence"][0] == f"[worker:1 {format_clock(T0 + 20.0)}] Killed process 4001 (python)"
     assert f["evidence_detail"][1]["role"] == "consequence"

@@ -104,13 +104,14 @@ class Diagnosis:
             "detected_at": self.detected_at,
             "tasks": {k: v.to_json() for k, v in self.tasks.items()},
             "notes": list(self.notes),
-            "interrupted": self.interrupted,
         }
         if self.attempts:
             out["attempts"] = [a.to_json() for a in self.attempts]
             out["goodput"] = self.goodput.to_json() if self.goodput is not None else None
         if self.task_restarts:
             out["task_restarts"] = [dict(r) for r in self.task_restarts]
+        if self.interrupted:
+            out["interrupted"] = self.interrupted
         return out
 
     @staticmethod
