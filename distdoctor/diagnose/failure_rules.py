@@ -206,6 +206,11 @@ def _terminated(rule: Rule, job: JobObservation):
                                        f"and exited with code {t.exit_code}")
 
 
+def _how_stopped(interrupted: str) -> str:
+    """``by SIGINT sent to distdoctor``; a stop that came another way (a node's collector) says its own words."""
+    return f"by {interrupted} sent to distdoctor" if interrupted.startswith("SIG") else f"({interrupted})"
+
+
 @RULES.check(code="DD109", rank=65, name="interrupted", category=Category.INTERRUPTED, title="distdoctor itself was stopped",
              detects="A run ended because distdoctor received Ctrl-C (SIGINT), SIGTERM or SIGHUP: a person or the scheduler stopped it, not a task's failure.",
              why="A stopped run is not a preempted task: calling it a preemption sends people to the scheduler, and a retry policy would start again a run someone ended on purpose. What the job was doing at that moment is the useful part: a person usually presses Ctrl-C on a job that looks stuck.",
@@ -215,8 +220,9 @@ def _interrupted(rule: Rule, job: JobObservation):
     if job.interrupted:
         doing = doing_when_stopped(job)
         yield rule.finding(culprit=None, at=job.ended_at,
-                           summary=f"the run was stopped by {job.interrupted} sent to distdoctor; at that moment {doing}",
-                           evidence=[Evidence(task=None, ts=job.ended_at, text=f"distdoctor received {job.interrupted}")]
+                           summary=f"the run was stopped {_how_stopped(job.interrupted)}; at that moment {doing}",
+                           evidence=[Evidence(task=None, ts=job.ended_at, text=f"distdoctor received {job.interrupted}"
+                                              if job.interrupted.startswith("SIG") else job.interrupted)]
                            + [Evidence(task=task, ts=job.ended_at, text=what, role="context")
                               for task, what in each_task_when_stopped(job)[:8]])
 

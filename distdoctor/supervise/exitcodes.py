@@ -57,9 +57,9 @@ def _interrupted(sig: str) -> ExitChoice:
     if sig == "SIGINT":
         return ExitChoice(PERMANENT, RestartClass.DETERMINISTIC,
                           "distdoctor received SIGINT (Ctrl-C): a person stopped the run; not asking for a retry")
+    how = f"distdoctor received {sig}" if sig.startswith("SIG") else sig
     return ExitChoice(RETRYABLE, RestartClass.TRANSIENT,
-                      f"distdoctor received {sig}: the scheduler stopped the run (eviction, preemption, a time "
-                      "limit); a retry resumes it")
+                      f"{how}: the scheduler stopped the run (eviction, preemption, a time limit); a retry resumes it")
 
 
 def policy_exit_status(diagnosis: Diagnosis, own_rc: int | None = None) -> ExitChoice:
