@@ -54,3 +54,13 @@ def test_servers_stopped_at_a_finished_jobs_end_are_not_killed():
     assert "stopped at the job&#x27;s end (SIGTERM)" in html or "stopped at the job's end (SIGTERM)" in html
     assert "killed by SIGTERM" not in html
     assert "chief:0 ran to the end; worker:0, worker:1, ps:0 were stopped at the job" in html
+
+
+def test_a_task_distdoctor_stopped_did_not_fail_at_once():
+    """worker:1 dies on its fatal line at once, worker:0 keeps running until distdoctor stops it: that is a
+    training failure with a cause (not the usage error of a command that fails at once on every task, whose message
+    quoted the SIGTERM distdoctor sent worker:0)."""
+    r = dd_run("fatal-line-at-once", ["--workers", "2", "--failure-grace", "1", "--grace", "2"],
+               [PY, str(WORKERS / "fatal_line.py"), "--line", HOROVOD, "--after", "0.2", "--wait", "60"])
+    assert "exited at once" not in r.stderr and r.diag is not None, r.stderr[-2000:]
+    assert (r.diag["root_cause"]["category"], r.diag["root_cause"]["culprit"]) == ("version_mismatch", "worker:1")
