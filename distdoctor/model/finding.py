@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "Category", "CATEGORY_DOCS", "Severity", "Status", "Evidence", "Finding", "Alternative", "JobEvent",
+    "Category", "CATEGORY_DOCS", "RUN_ONLY_CATEGORIES", "Severity", "Status", "Evidence", "Finding", "Alternative", "JobEvent",
     "format_clock", "format_iso", "SCHEMA_VERSION",
 ]
 
@@ -69,6 +69,10 @@ CATEGORY_DOCS: dict[Category, str] = {
     Category.INTERRUPTED: "distdoctor itself was stopped (Ctrl-C, SIGTERM or SIGHUP sent to it, not to a task): a person "
                           "or the scheduler ended the run; the verdict says what the job was doing then.",
 }
+
+# What only ``run`` can conclude, from what happened to distdoctor itself: no task's log line shows it, so
+# ``diagnose`` never gives it and the log corpora (probes, fragments) have no cases of it.
+RUN_ONLY_CATEGORIES = frozenset({Category.INTERRUPTED})
 
 
 class Severity(str, enum.Enum):
