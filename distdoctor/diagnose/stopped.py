@@ -48,8 +48,6 @@ def doing_when_stopped(job: JobObservation) -> str:
         else:
             parts.append(f"{who} {'were' if len(waiting) > 1 else 'was'} training (in TensorFlow): "
                          + ", ".join(f"{t.task}{_at_step(t)}" for t in waiting))
-        if own:
-            parts.append("; ".join(f"{t.task} was {_own_code(t)}{_at_step(t)}" for t in own))
     elif own:
         parts.append("; ".join(f"{t.task} was {_own_code(t)}{_at_step(t)}" for t in own))
     if frozen and not waiting:
