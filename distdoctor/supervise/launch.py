@@ -16,6 +16,8 @@ import threading
 import time
 from typing import Callable
 
+from ..safety import open_fresh
+
 __all__ = ["TaskProcess", "timestamp_prefix"]
 
 _PR_SET_PDEATHSIG = 1
@@ -48,7 +50,7 @@ class TaskProcess:
         self.last_output_at: float | None = None
         self.killed_by_supervisor = False
         self.signals_sent: list[tuple[float, int]] = []
-        self._log = open(log_path, "w", encoding="utf-8", errors="replace", buffering=1)
+        self._log = open_fresh(log_path, encoding="utf-8", errors="replace", buffering=1)
         self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      start_new_session=True, preexec_fn=_child_setup)
