@@ -82,9 +82,9 @@ def redact_url(url: str) -> str:
         port = f":{u.port}" if u.port else ""
     except ValueError:
         port = ""
-    user = f"{u.username}@" if u.username else ""
+    user = (f"{u.username}:{MASK}@" if u.password is not None else f"{u.username}@") if u.username else ""
     path = u.path
-    if u.query or u.fragment or u.password or any(_tokenlike(p) for p in path.split("/")):
+    if u.query or u.fragment or any(_tokenlike(p) for p in path.split("/")):
         path = "/" + MASK
     return urllib.parse.urlunsplit((u.scheme, user + host + port, path, "", ""))
 
