@@ -125,3 +125,17 @@ def test_metrics_bind_loopback_by_default():
     p = argparse.ArgumentParser()
     add_arguments(p)
     assert config_from_args(p.parse_args(["--metrics-port", "0"]), "/tmp/b").metrics_addr == "127.0.0.1"
+
+
+def test_a_report_of_an_older_bundle_shows_no_secret_flag_value(tmp_path):
+    import json
+    from bundles import make_bundle
+    from distdoctor.report.command import write_report
+    bundle = make_bundle(str(tmp_path / "b"), 2, "healthy")
+    events = tmp_path / "b" / "events.jsonl"
+    first = json.loads(events.read_text().splitlines()[0])
+    line = {"ts": first["ts"], "task": "worker:0", "kind": "start",
+            "text": "pid 7: python t.py --api-key=SECRET123 --data https://u:SECRET123@h/x"}
+    events.write_text(json.dumps(line) + "\n" + events.read_text())
+    html = open(write_report(bundle)).read()
+    assert "SECRET123" not in html and "--api-key=***" in html
