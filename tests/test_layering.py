@@ -62,3 +62,13 @@ def test_preflight_rules_are_below_diagnose():
     for name in ("rules.py", "host_rules.py", "mesh_rules.py"):
         rules = _imports(PKG / "preflight" / name)
         assert not {m for m in rules if m.startswith("distdoctor.preflight")}, (name, rules)
+
+
+def test_safety_is_below_everything():
+    """safety/ (redaction, printable text, the bundle's files) is used by every layer and imports none of them."""
+    bad = {}
+    for f in (PKG / "safety").rglob("*.py"):
+        hits = {m for m in _imports(f) if m.startswith("distdoctor.") and not m.startswith("distdoctor.safety")}
+        if hits:
+            bad[str(f.relative_to(PKG))] = hits
+    assert not bad, bad

@@ -4,6 +4,9 @@ Screenshots land in test-output/screenshots/ for a person to look at.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+
 import pytest
 
 from browser import check_report_in_browser, chromium_path
@@ -49,7 +52,10 @@ def test_hover_shows_the_event_and_a_click_opens_the_task(tmp_path):
     from browser import load_in_browser
     html = write_report(make_bundle(str(tmp_path / "bundle"), 3, "stall"))
     probe = tmp_path / "probe.html"
-    probe.write_text(open(html).read().replace("</body>", _PROBE + "</body>"))
+    page = open(html).read().replace("</body>", _PROBE + "</body>")
+    # the report's CSP runs only its own script: allow the probe by its hash, as the report allows its own
+    digest = base64.b64encode(hashlib.sha256(_PROBE[len("<script>"):-len("</script>")].encode()).digest()).decode()
+    probe.write_text(page.replace("script-src ", f"script-src 'sha256-{digest}' "))
     r = load_in_browser(str(probe), "report-stall-probe", height=900)
     assert r.root_attrs.get("data-test-tip", "").startswith("started — worker:1 at ")
     assert r.root_attrs.get("data-test-open") == "worker:0"

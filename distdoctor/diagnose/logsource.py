@@ -303,11 +303,27 @@ class _FileResult:
     facts: object | None = None      # diagnose.logs.scan.StreamFacts
 
 
+class BinaryFlood(EOFError):
+    """A stream that has turned into binary data (``/dev/zero``, a core dump): reading stops."""
+
+
+# control bytes no log holds (NUL and the like; tab, newline, \r, backspace and ESC are a log's own)
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\x08\x0b\x0c\x1b")
+BINARY_CHUNKS = 4   # chunks in a row (16 MiB) with more than 1 % control bytes: the rest is not a log
+
+
 def _read_chunks(fh: BinaryIO) -> Iterable[bytes]:
+    """``fh`` in chunks that end at a line end; a stream that turns binary for :data:`BINARY_CHUNKS` chunks in a row
+    (``diagnose - < /dev/zero`` would never end) stops with :class:`BinaryFlood`."""
+    binary = 0
     while True:
         data = fh.read(CHUNK)
         if not data:
             return
+        binary = binary + 1 if len(data) - len(data.translate(None, _CONTROL_BYTES)) > len(data) // 100 else 0
+        if binary >= BINARY_CHUNKS:
+            raise BinaryFlood(f"{BINARY_CHUNKS * CHUNK >> 20} MiB of binary data in a row (NUL or control bytes): "
+                              "not a log")
         if not data.endswith(b"\n"):
             rest = fh.readline(1 << 20)   # finish the line: the scanner then needs no carry
             if rest:

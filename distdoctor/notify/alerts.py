@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import replace as _replace
 
+from ..safety.printable import slack_escape
 from .events import AlertEvent
 
 __all__ = ["iso8601", "to_json", "to_slack", "to_alertmanager", "alert_name"]
@@ -53,20 +54,22 @@ def to_json(ev: AlertEvent) -> dict:
 
 
 def to_slack(ev: AlertEvent) -> dict:
+    """Chat text; every value from the job escaped (``&``, ``<``, ``>``): a task's ``<!channel>`` stays text."""
+    esc = slack_escape
     title = _TITLES[ev.event] if ev.event != "verdict" else f"job {ev.status.upper()}"
     if ev.resolved:
         title += " (resolved)"
-    head = f"*distdoctor* `{ev.job}`: *{title}*"
+    head = f"*distdoctor* `{esc(ev.job)}`: *{esc(title)}*"
     if ev.culprit:
-        head += f" — culprit `{ev.culprit}`"
+        head += f" — culprit `{esc(ev.culprit)}`"
     if ev.category:
-        head += f" ({ev.category}" + (f", {ev.code})" if ev.code else ")")
+        head += f" ({esc(ev.category)}" + (f", {esc(ev.code)})" if ev.code else ")")
     lines = [head]
     if ev.summary:
-        lines.append(ev.summary)
+        lines.append(esc(ev.summary))
     if ev.first_failure:
-        lines.append(f"> {ev.first_failure}")
-    where = [f"{name}: `{path}`" for name, path in (("bundle", ev.bundle), ("report", ev.report)) if path]
+        lines.append(f"> {esc(ev.first_failure)}")
+    where = [f"{name}: `{esc(path)}`" for name, path in (("bundle", ev.bundle), ("report", ev.report)) if path]
     if where:
         lines.append(" · ".join(where))
     lines.append(f"_{iso8601(ev.at)}_")

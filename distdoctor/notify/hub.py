@@ -34,7 +34,7 @@ class NotifyConfig:
     alertmanagers: tuple[str, ...] = ()
     alert_cmds: tuple[str, ...] = ()
     metrics_port: int | None = None
-    metrics_addr: str = "0.0.0.0"
+    metrics_addr: str = "127.0.0.1"
     thresholds: Thresholds = field(default_factory=Thresholds)
     tensorboard: str | None = None
     retry: Retry = field(default_factory=Retry)

@@ -128,7 +128,7 @@ def _gauge(name: str, doc: str, job: str, value: float):
 class MetricsServer:
     """A ``/metrics`` endpoint on its own registry and thread."""
 
-    def __init__(self, job: str, port: int, addr: str = "0.0.0.0") -> None:
+    def __init__(self, job: str, port: int, addr: str = "127.0.0.1") -> None:
         self.job, self.port, self.addr = job, port, addr
         self._collector = _Collector(job)
         self._server = None

@@ -25,8 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run `sh -c CMD` per event with the JSON on stdin ($DISTDOCTOR_EVENT set); repeatable")
     g.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
                    help="serve Prometheus metrics (distdoctor_*) on PORT at /metrics (0: any free port)")
-    g.add_argument("--metrics-addr", default="0.0.0.0", metavar="ADDR",
-                   help="address the metrics endpoint binds (default 0.0.0.0)")
+    g.add_argument("--metrics-addr", default="127.0.0.1", metavar="ADDR",
+                   help="address the metrics endpoint binds (default 127.0.0.1, this host only; 0.0.0.0 for a "
+                        "Prometheus on another host)")
     g.add_argument("--threshold", action="append", default=[], metavar="SPEC",
                    help="resource thresholds, e.g. mem=90%%,gpu_mem=95%%,disk_free=5GiB,step_time=3x,mem_eta=120s "
                         "(NAME=off disables one; these values but disk_free=1GiB and step_time=5x are the defaults)")

@@ -18,6 +18,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
+from ..safety.redact import redact_text, redact_url
 from .alerts import to_alertmanager, to_json, to_slack
 from .events import AlertEvent
 
@@ -49,7 +50,7 @@ class WebhookSink:
 
     def __init__(self, url: str, fmt: str = "json") -> None:
         self.url, self.fmt = url, fmt
-        self.name = f"alert {url}"
+        self.name = f"alert {redact_url(url)}"
 
     def send(self, ev: AlertEvent, timeout: float) -> None:
         _post(self.url, to_slack(ev) if self.fmt == "slack" else to_json(ev), timeout)
@@ -61,7 +62,7 @@ class AlertmanagerSink:
     def __init__(self, url: str) -> None:
         base = url.rstrip("/")
         self.url = base if base.endswith("/api/v2/alerts") else base + "/api/v2/alerts"
-        self.name = f"alertmanager {url}"
+        self.name = f"alertmanager {redact_url(url)}"
 
     def send(self, ev: AlertEvent, timeout: float) -> None:
         _post(self.url, to_alertmanager(ev), timeout)
@@ -72,7 +73,7 @@ class CommandSink:
 
     def __init__(self, cmd: str) -> None:
         self.cmd = cmd
-        self.name = f"alert-cmd {cmd!r}"
+        self.name = f"alert-cmd {redact_text(cmd)!r}"
 
     def send(self, ev: AlertEvent, timeout: float) -> None:
         import os
@@ -156,7 +157,7 @@ class _SinkWorker:
                     self.sink.send(ev, r.timeout)
             return True
         except DeliveryError as exc:
-            self.last_error = str(exc)
+            self.last_error = redact_text(str(exc))
             return False
 
     def close(self, deadline: float) -> None:

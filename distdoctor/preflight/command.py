@@ -16,6 +16,8 @@ import json
 import os
 import sys
 
+from ..argtypes import seconds
+
 __all__ = ["register_cli"]
 
 _EPILOG = """\
@@ -39,7 +41,7 @@ def register_cli(sub) -> None:
     p.add_argument("--task", metavar="JOB:INDEX", help="which task this is (e.g. worker:1); overrides the spec's")
     p.add_argument("--static", action="store_true", help="config checks only: no DNS, no ports, no peers")
     p.add_argument("--mesh", action="store_true", help="probe every other task (run on every task at once)")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="mesh check time limit (default 60)")
+    p.add_argument("--timeout", type=seconds, default=60.0, metavar="S", help="mesh check time limit (default 60)")
     p.add_argument("--bandwidth", action="store_true", help="also measure throughput between tasks")
     p.add_argument("--token", default=None, help="shared secret of the job's mesh (default $DISTDOCTOR_TOKEN)")
     p.add_argument("--argv", default=None, metavar="JSON|CMDLINE",

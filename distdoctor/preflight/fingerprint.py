@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..safety.redact import secret_env_name
 from ..catalogue import get
 from . import host_rules  # noqa: F401  (registers the codes fetched with get)
 from ..model import Finding, Severity
@@ -46,7 +47,6 @@ ENV_PREFIXES = ("TF_", "NCCL_", "GRPC_")
 ENV_NAMES = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "LD_PRELOAD", "PYTHONPATH", "OMP_NUM_THREADS")
 #: Never recorded: TF_CONFIG is compared as a cluster, not as text; secrets stay on the host.
 _ENV_EXCLUDED = ("TF_CONFIG",)
-_SECRET = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|(^|_)KEY($|_)", re.I)
 
 
 def _norm(name: str) -> str:
@@ -115,7 +115,7 @@ def _keras_flavour(packages: Mapping[str, str], environ: Mapping[str, str]) -> s
 def _env(environ: Mapping[str, str]) -> dict[str, str]:
     out = {}
     for key, value in environ.items():
-        if key in _ENV_EXCLUDED or _SECRET.search(key):
+        if key in _ENV_EXCLUDED or secret_env_name(key):
             continue
         if key.startswith(ENV_PREFIXES) or key in ENV_NAMES:
             out[key] = value

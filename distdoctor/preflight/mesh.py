@@ -42,6 +42,7 @@ from typing import Callable, Sequence
 
 from ..errors import UsageError
 from ..model import Finding
+from ..safety.redact import redact_argv
 from .fingerprint import Fingerprint
 from .meshchannel import Channel
 from .meshjudge import judge_mesh
@@ -109,7 +110,8 @@ class MeshNode:
             raise UsageError("the mesh check needs the job's shared token (DISTDOCTOR_TOKEN)")
         self.spec, self.task, self.me = spec, task, str(task)
         self.token, self.opt, self.clock = token.encode(), options, clock
-        self.argv, self.fingerprint, self.local_findings = tuple(argv), fingerprint, tuple(local_findings)
+        # the command line goes to every peer (DD514 compares them): never a secret flag's value
+        self.argv, self.fingerprint, self.local_findings = tuple(redact_argv(argv)), fingerprint, tuple(local_findings)
         self.side_port = side_port
         self.instance = os.urandom(6).hex()
         self.peers = {str(t): a for t, a in spec.tasks() if t != task}

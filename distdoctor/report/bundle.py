@@ -26,6 +26,7 @@ from ..diagnose.events import EventKind, LogEvent
 from ..diagnose.logparse import TaskLogParser, strip_ansi
 from ..errors import InputError
 from ..model import Diagnosis, JobEvent, SchemaError, TaskReport
+from ..safety import redact_text
 
 __all__ = ["Sample", "JobEvent", "TaskLog", "AttemptFiles", "BundleData", "load_bundle", "read_log",
            "bundle_from_observation",
@@ -251,7 +252,9 @@ def _sample(obj: Any) -> Sample | None:
 def _event(obj: Any) -> JobEvent | None:
     if not isinstance(obj, dict) or _num(obj.get("ts")) is None or not isinstance(obj.get("kind"), str):
         return None
-    return JobEvent(ts=_num(obj["ts"]), task=_str(obj.get("task")), kind=obj["kind"], text=str(obj.get("text") or ""))
+    # redacted again: a bundle written before secrets were redacted, or a line that quotes a command, shows none
+    return JobEvent(ts=_num(obj["ts"]), task=_str(obj.get("task")), kind=obj["kind"],
+                    text=redact_text(str(obj.get("text") or "")))
 
 
 def _bundle_logs(path: str, diagnosis: Diagnosis) -> dict[str, TaskLog]:

@@ -13,6 +13,7 @@ import os
 import webbrowser
 
 from ..errors import InputError, UsageError
+from ..safety import write_fresh
 from .bundle import BundleData, bundle_from_observation, is_bundle, load_bundle
 from .data import build_page
 from .html import render_html
@@ -79,18 +80,13 @@ def write_logs_report(diagnosis, observation, out: str, source: str | None = Non
 
 
 def _write(html: str, path: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
     try:
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(html)
-        os.replace(tmp, path)   # a reader never sees half a report
+        # a reader never sees half a report; a name or line that was not UTF-8 (a surrogate escape) is written
+        # as its escape, never a UnicodeEncodeError
+        write_fresh(path, html, errors="backslashreplace")
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise InputError(f"cannot write the report to {path}: {exc.strerror or exc}; choose another --html") from None
 
 

@@ -1,22 +1,19 @@
 """Number and text formatting shared by the renderers (HTML, terminal, live view)."""
 from __future__ import annotations
 
-import re
-
 from typing import Iterable
 
-from ..diagnose.logs.formats import strip_ansi
 from ..model import Evidence, format_clock
+from ..safety import safe_text
 
 __all__ = ["fmt_bytes", "fmt_duration", "fmt_step_time", "fmt_rate", "fmt_percent", "clean_text", "evidence_clock",
            "task_sort_key", "compress_tasks"]
 
-_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
 
 def clean_text(text: object, limit: int = 4000) -> str:
-    """Text safe to show: no ANSI codes, no control characters but newline and tab, bounded length."""
-    s = _CTRL.sub("", strip_ansi(str(text)))
+    """Text safe to show (:func:`..safety.safe_text`: no escape sequences or controls but newline and tab, bidi and
+    zero-width characters shown escaped), bounded length."""
+    s = safe_text(str(text))
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import replace
 
+from ..safety import ensure_private_dir, write_fresh
 from .goodput import job_goodput
 from .runevents import AttemptDiagnosed, AttemptStarted, LedgerAmended, RunEvent
 from .sinks import JournalSink, SamplesSink
@@ -21,22 +21,19 @@ __all__ = ["BundleSink", "write_json", "archive_attempt"]
 
 def write_json(path: str, data: dict) -> None:
     """Write ``data`` so that a reader never sees half a file."""
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=2)
-    os.replace(tmp, path)
+    write_fresh(path, json.dumps(data, indent=2))
 
 
 def archive_attempt(out: str, number: int) -> None:
     """Move attempt ``number``'s files to ``attempts/<number>/``: the top level is the latest attempt."""
-    dst = os.path.join(out, "attempts", str(number))
-    os.makedirs(dst, exist_ok=True)
+    dst = ensure_private_dir(os.path.join(ensure_private_dir(os.path.join(out, "attempts")), str(number)))
     for name in ("logs", "events.jsonl", "samples.jsonl"):
         src = os.path.join(out, name)
         if os.path.exists(src) and not os.path.exists(os.path.join(dst, name)):
             os.replace(src, os.path.join(dst, name))
     if os.path.exists(os.path.join(out, "diagnosis.json")):
-        shutil.copyfile(os.path.join(out, "diagnosis.json"), os.path.join(dst, "diagnosis.json"))
+        with open(os.path.join(out, "diagnosis.json"), "rb") as fh:
+            write_fresh(os.path.join(dst, "diagnosis.json"), fh.read())
 
 
 class BundleSink:

@@ -11,7 +11,9 @@ import sys
 from ..cluster.scheduler import add_port_base_argument
 from ..cluster.schedulers import task_label
 from ..cluster.local import build_local_cluster
+from ..argtypes import seconds
 from ..errors import UsageError
+from ..safety import OutLock, OutLockError, ensure_private_dir, open_fresh, safe_text
 from .verdictout import notify_config, policy_exit, print_human
 
 __all__ = ["register_cli", "run_command"]
@@ -29,20 +31,20 @@ def register_cli(sub) -> None:
                       help="supervise only this task, from TF_CONFIG or the scheduler's variables (Slurm, Open MPI); "
                            "the supervisors of all "
                            "tasks check the mesh first and share a side link (token: $DISTDOCTOR_TOKEN)")
-    node.add_argument("--mesh-timeout", type=float, default=60.0, metavar="S",
+    node.add_argument("--mesh-timeout", type=seconds, default=60.0, metavar="S",
                       help="the preflight mesh check's time limit (default 60 s)")
     node.add_argument("--preflight", choices=["enforce", "warn"], default="enforce",
                       help="when the preflight finds errors: do not start the task (default), or only report them")
     node.add_argument("--side-port", type=int, default=0, metavar="PORT",
                       help="the collector's side-link port (default: any free port, advertised in the mesh check)")
-    node.add_argument("--peer-timeout", type=float, default=15.0, metavar="S",
+    node.add_argument("--peer-timeout", type=seconds, default=15.0, metavar="S",
                       help="a node supervisor silent this long is lost: its host is down or cut off (default 15 s)")
-    node.add_argument("--final-wait", type=float, default=60.0, metavar="S",
+    node.add_argument("--final-wait", type=seconds, default=60.0, metavar="S",
                       help="how long a node waits for the collector's cluster verdict after its task ended (default 60 s)")
     add_port_base_argument(node)
     p.add_argument("--out", help="bundle folder (default: a new timestamped folder under ./distdoctor-runs/)")
     p.add_argument("--json", action="store_true", help="print only the diagnosis JSON on stdout")
-    p.add_argument("--hang-timeout", type=float, default=None, metavar="S",
+    p.add_argument("--hang-timeout", type=seconds, default=None, metavar="S",
                    help="bound every pause: declare a hang after S seconds without a training step, even while the "
                         "task the others wait for still computes or moves bytes. Default: no bound on such a pause "
                         "(chief-only evaluation, a slow upload, a long trace are everyday; it is suspected and "
@@ -50,16 +52,16 @@ def register_cli(sub) -> None:
                         "peers wait is declared after 10-20 s, adapted to the step time; a frozen task (T) after 3 s")
     p.add_argument("--on-hang", choices=["stop", "wait"], default="stop",
                    help="after a hang is diagnosed: stop the job (default) or keep it alive for a debugger")
-    p.add_argument("--grace", type=float, default=10.0, metavar="S", help="SIGTERM to SIGKILL grace period (default 10 s)")
-    p.add_argument("--failure-grace", type=float, default=10.0, metavar="S",
+    p.add_argument("--grace", type=seconds, default=10.0, metavar="S", help="SIGTERM to SIGKILL grace period (default 10 s)")
+    p.add_argument("--failure-grace", type=seconds, default=10.0, metavar="S",
                    help="after a fatal failure, how long the other tasks may run to report it (default 10 s)")
     rs = p.add_argument_group("restarts (what a restart fixes: preemption, eviction, a lost peer)")
     rs.add_argument("--restarts", type=int, default=0, metavar="N",
                     help="restart the job up to N times after a transient failure, resuming from its checkpoint; "
                          "deterministic failures (an exception in the code, a bad config) stop at once (default 0)")
-    rs.add_argument("--restart-delay", type=float, default=10.0, metavar="S",
+    rs.add_argument("--restart-delay", type=seconds, default=10.0, metavar="S",
                     help="the first backoff before a restart, doubling with each restart (default 10 s)")
-    rs.add_argument("--restart-delay-max", type=float, default=360.0, metavar="S",
+    rs.add_argument("--restart-delay-max", type=seconds, default=360.0, metavar="S",
                     help="the longest backoff (default 360 s)")
     rs.add_argument("--exit-code-policy", nargs="?", const="on", choices=["off", "on"], default="off",
                     help="when the job stops for good, exit 143 (retryable) after a transient failure and 1 "
@@ -84,15 +86,24 @@ def _default_out(suffix: str = "") -> str:
     return out
 
 
-def _check_out(path: str) -> None:
+def _check_out(path: str, human) -> OutLock:
+    """Make the bundle folder (0700) and lock it for this run: a live run's folder is refused, a dead run's is
+    reused with a note. The lock is held until the process ends."""
     try:
-        os.makedirs(os.path.join(path, "logs"), exist_ok=True)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        lock = OutLock(path)
+        ensure_private_dir(os.path.join(path, "logs"))
         probe = os.path.join(path, ".write-test")
-        with open(probe, "w") as fh:
+        with open_fresh(probe) as fh:
             fh.write("ok")
         os.unlink(probe)
+    except OutLockError as exc:
+        raise UsageError(f"{exc.strerror}; choose another --out") from None
     except OSError as exc:
         raise UsageError(f"cannot write the run bundle to {path}: {exc.strerror or exc}; choose another --out") from None
+    if lock.reused:
+        print(f"[distdoctor] {path} holds an earlier run's bundle: its files are replaced", file=human, flush=True)
+    return lock
 
 
 def _check_command(argv: list[str]) -> None:
@@ -128,9 +139,12 @@ def run_command(args: argparse.Namespace) -> int:
     _check_command(argv)
     out = os.path.abspath(args.out or _default_out())
     notify = notify_config(args, out)
-    _check_out(out)
-    cluster = build_local_cluster(args.workers, args.ps, args.chief)
     human = sys.stderr if args.json else sys.stdout
+    lock = _check_out(out, human)
+    cluster = build_local_cluster(args.workers, args.ps, args.chief)
+    if os.environ.get("TF_CONFIG"):
+        print("[distdoctor] TF_CONFIG in the environment is replaced by the job's own for each task",
+              file=sys.stderr, flush=True)
     live = None
     if not args.json and not args.no_live:
         try:
@@ -144,7 +158,7 @@ def run_command(args: argparse.Namespace) -> int:
                     grace=args.grace, failure_grace=args.failure_grace, stream=human, live=live,
                     notify=notify, restarts=args.restarts, restart_delay=args.restart_delay,
                     restart_delay_max=args.restart_delay_max)
-    print(f"[distdoctor] {len(cluster.tasks)} tasks ({', '.join(cluster.tasks)}); bundle: {out}", file=human, flush=True)
+    print(f"[distdoctor] {len(cluster.tasks)} tasks ({', '.join(cluster.tasks)}); bundle: {safe_text(out)}", file=human, flush=True)
     sup = Supervisor(cfg)
     try:
         if live is not None:
@@ -152,14 +166,14 @@ def run_command(args: argparse.Namespace) -> int:
                 diag, _job = sup.run()
         else:
             diag, _job = sup.run()
+        if not args.no_report:
+            try:
+                from ..report.command import write_report
+                write_report(out)
+            except Exception as exc:  # the report is a convenience; the diagnosis is written already
+                print(f"[distdoctor] could not write report.html: {safe_text(str(exc))}", file=sys.stderr)
     finally:
-        pass
-    if not args.no_report:
-        try:
-            from ..report.command import write_report
-            write_report(out)
-        except Exception as exc:  # the report is a convenience; the diagnosis is written already
-            print(f"[distdoctor] could not write report.html: {exc}", file=sys.stderr)
+        lock.release()
     if args.json:
         print(json.dumps(diag.to_json(), indent=2))
     else:
@@ -197,8 +211,11 @@ def _run_node(args: argparse.Namespace, argv: list[str]) -> int:
     _check_command(argv)
     label = task_label(os.environ)
     out = os.path.abspath(args.out or _default_out(suffix=f"-{label}" if label else ""))
-    _check_out(out)
     human = sys.stderr if args.json else sys.stdout
-    return run_node(args, argv, out, human)
+    lock = _check_out(out, human)
+    try:
+        return run_node(args, argv, out, human)
+    finally:
+        lock.release()
 
 

@@ -19,6 +19,8 @@ import threading
 import time
 from typing import Callable
 
+from ..safety import open_fresh
+
 __all__ = ["TaskProcess", "timestamp_prefix", "last_drawing"]
 
 _PR_SET_PDEATHSIG = 1
@@ -69,7 +71,7 @@ class TaskProcess:
         self.last_output_at: float | None = None
         self.killed_by_supervisor = False
         self.signals_sent: list[tuple[float, int]] = []
-        self._log = open(log_path, "w", encoding="utf-8", errors="replace", buffering=1)
+        self._log = open_fresh(log_path, encoding="utf-8", errors="replace", buffering=1)
         self._emit_lock = threading.Lock()
         self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

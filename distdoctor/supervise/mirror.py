@@ -9,11 +9,13 @@ without a goodbye is itself evidence (DD112): :meth:`CollectorRole.tick` reports
 from __future__ import annotations
 
 import os
+import shlex
 import queue
 import threading
 import time
 
 from ..diagnose.observations import OomEvidence
+from ..safety import open_fresh, redact_argv
 from . import probe
 from .channel import AgentSample
 from .launch import timestamp_prefix
@@ -44,7 +46,7 @@ class RemoteProcess:
         self._send = send
         self._exited = threading.Event()
         self._log_lock = threading.Lock()
-        self._log = open(log_path, "w", encoding="utf-8", errors="replace", buffering=1)
+        self._log = open_fresh(log_path, encoding="utf-8", errors="replace", buffering=1)
 
     def write_line(self, ts: float, line: str) -> None:
         self.last_output_at = ts
@@ -145,7 +147,7 @@ class CollectorRole:
             track.host = str(msg.get("host") or "") or None
             self._remote[task] = track
             self._pending.put(track)
-            sup.publish(Journal(proc.started_at, task, "start", f"pid {proc.pid} on {track.host}: {' '.join(proc.argv)}"))
+            sup.publish(Journal(proc.started_at, task, "start", f"pid {proc.pid} on {track.host}: {shlex.join(redact_argv(proc.argv))}"))
             return
         track = self._remote.get(task)
         if track is None:

@@ -27,6 +27,7 @@ import sys
 import time
 
 from ..errors import UsageError
+from ..safety import safe_text
 
 __all__ = ["run_node", "node_exit_status", "check_token"]
 
@@ -95,7 +96,7 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
     strategy = "parameter_server" if infer_strategy(spec, "auto") == "ps" else "multi_worker_mirrored"
     # Slurm and mpirun give no TF_CONFIG: hand the task the one built from their variables
     tf_config = None if "TF_CONFIG" in environ else json.dumps(spec.to_tf_config())
-    say = (lambda text: print(f"[distdoctor {me}] {text}", file=human, flush=True))
+    say = (lambda text: print(f"[distdoctor {me}] {safe_text(text)}", file=human, flush=True))
 
     def show(diag) -> None:
         from .outcome import show_outcome
@@ -242,7 +243,7 @@ def _print_check(report, human) -> None:
         render_check(report, Console(file=human, width=120))
     except Exception:
         for f in report.findings:
-            print(f"  {f.code} {f.severity.value} {f.culprit}: {f.summary}", file=human)
+            print(f"  {f.code} {f.severity.value} {f.culprit}: {safe_text(f.summary)}", file=human)
 
 
 def _write_report(args, out: str) -> None:
@@ -252,4 +253,4 @@ def _write_report(args, out: str) -> None:
         from ..report.command import write_report
         write_report(out)
     except Exception as exc:
-        print(f"[distdoctor] could not write report.html: {exc}", file=sys.stderr)
+        print(f"[distdoctor] could not write report.html: {safe_text(str(exc))}", file=sys.stderr)

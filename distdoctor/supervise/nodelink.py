@@ -11,6 +11,7 @@ import queue
 import signal
 import threading
 
+from ..safety import redact_argv
 from .ledger import AttemptRecord
 from .nodetask import OwnTask
 from .policy import Action, RestartDecision
@@ -150,7 +151,7 @@ class NodeRole:
         if self.link is not None:
             track = self.sup.tracks[self.own.me]
             self.link.tell({"t": "start", "pid": track.proc.pid, "started_at": track.proc.started_at,
-                            "argv": list(self.sup.cfg.argv), "host": self.own.hostname})
+                            "argv": redact_argv(self.sup.cfg.argv), "host": self.own.hostname})
 
     def decide(self, judge) -> RestartDecision:
         """The collector decides; this node waits (bounded) for its restart or its verdict."""

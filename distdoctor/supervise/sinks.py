@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 
+from ..safety import open_fresh, safe_line, safe_text
 from .runevents import AgentSampled, Assessed, OutputLine, ProcSampled, RunEvent, ThresholdCrossed, Turned
 
 __all__ = ["ConsoleSink", "JournalSink", "SamplesSink", "LiveSink", "AlertSink"]
@@ -26,11 +27,11 @@ class ConsoleSink:
     def __call__(self, ev: RunEvent) -> None:
         if isinstance(ev, OutputLine):
             if ev.echo:
-                self.echo(f"[{ev.task}] {ev.line}")
+                self.echo(f"[{ev.task}] {safe_line(ev.line)}")
             return
         text = ev.said()
         if text:
-            self.echo(f"[distdoctor] {text}")
+            self.echo(f"[distdoctor] {safe_text(text)}")
 
     def echo(self, text: str) -> None:
         if self.live is not None:
@@ -58,7 +59,7 @@ class _LineFile:
 
     def open(self, path: str) -> None:
         self.close()
-        self._fh = open(path, "w")
+        self._fh = open_fresh(path)
 
     def close(self) -> None:
         with self._lock:

@@ -33,6 +33,7 @@ from ..cluster.drift import DRIFT_MARK, tf_config_drift
 from ..cluster.local import LOCAL, LocalCluster, build_local_cluster
 from ..diagnose.observations import FROZEN_STATES, JobObservation
 from ..model import Diagnosis
+from ..safety import ensure_private_dir, redact_argv
 from . import probe
 from .bundle import BundleSink
 from .channel import AgentChannel
@@ -211,13 +212,12 @@ class Supervisor:
         return TaskProcess(task, self.cfg.argv, self._env(task), log_path, self.on_line, on_redraw=self.on_redraw)
 
     def _launch(self) -> None:
-        logs = os.path.join(self.cfg.out_dir, "logs")
-        os.makedirs(logs, exist_ok=True)
+        logs = ensure_private_dir(os.path.join(self.cfg.out_dir, "logs"))
         for task in self.own_tasks():
             job, _, idx = task.partition(":")
             proc = self._start(task, os.path.join(logs, f"{job}-{idx}.log"))
             self.tracks[task] = TaskTrack(task, proc)
-            self.publish(Journal(proc.started_at, task, "start", f"pid {proc.pid}: {shlex.join(self.cfg.argv)}"))
+            self.publish(Journal(proc.started_at, task, "start", f"pid {proc.pid}: {shlex.join(redact_argv(self.cfg.argv))}"))
         self.role.launched()
 
     def own_tasks(self) -> tuple[str, ...]:
@@ -396,7 +396,7 @@ class Supervisor:
             self.say(f"Prometheus metrics on http://{self.cfg.notify.metrics_addr}:{self.notifier.metrics.port}/metrics")
 
     def run(self) -> tuple[Diagnosis, JobObservation]:
-        os.makedirs(self.cfg.out_dir, exist_ok=True)
+        os.makedirs(self.cfg.out_dir, mode=0o700, exist_ok=True)
         self._start_notifier()  # a taken --metrics-port is a usage error, before anything starts
         self.restarts.ledger = load_ledger(self.cfg.out_dir) if self.cfg.restarts > 0 else []
         if self.ledger:

@@ -5,6 +5,7 @@ import argparse
 import os
 
 from ..model import Diagnosis
+from ..safety import safe_text
 
 __all__ = ["policy_exit", "notify_config", "print_human"]
 
@@ -14,7 +15,7 @@ def policy_exit(diag: Diagnosis, own_rc: int | None, human, prefix: str = "[dist
     from .exitcodes import policy_exit_status
     choice = policy_exit_status(diag, own_rc)
     kind = {0: "success", 143: "retryable"}.get(choice.code, "permanent")
-    print(f"{prefix} exit code {choice.code} ({kind}, --exit-code-policy): {choice.reason}", file=human, flush=True)
+    print(f"{prefix} exit code {choice.code} ({kind}, --exit-code-policy): {safe_text(choice.reason)}", file=human, flush=True)
     return choice.code
 
 
