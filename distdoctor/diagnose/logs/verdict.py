@@ -15,6 +15,7 @@ from ...catalogue import RuleList
 from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
 from .calibrate import LOOKALIKES, MAX_ALTERNATIVES
 from .conclusion import Verdict
+from .frames import plain_user_error
 from .settle import settle_for
 from . import safetynet  # noqa: F401  (registers DD160, the safety net's rule, beside DD890)
 from .scan import Hit
@@ -58,7 +59,8 @@ def finding_of(v: Verdict) -> Finding:
 
 def _ranked_alternatives(root: Finding | None, v: Verdict) -> Finding | None:
     """A structural root cause gets ranked alternatives like a signature verdict: the lines' own reading when it
-    differs, then the causes known to produce the same evidence, each with what settles it (at most three)."""
+    differs, then the causes known to produce the same evidence, each with what settles it (at most three); none of
+    those for Python's own exception raised in the user's own file (the line of code is the whole story)."""
     if root is None or root.alternatives:
         return root
     alts: list[Alternative] = []
@@ -67,7 +69,9 @@ def _ranked_alternatives(root: Finding | None, v: Verdict) -> Finding | None:
         seen.add(v.category)
         alts.append(Alternative(v.category, v.culprit, "what the lines themselves say: " + v.summary[:160],
                                 v.settle or settle_for(v.category)))
-    for cat in LOOKALIKES.get(root.category, ()):
+    texts = [e.text for e in root.evidence if e.role == "cause"]
+    own_error = root.code == _GENERIC_EXCEPTION and bool(texts) and plain_user_error(texts[:-1], texts[-1])
+    for cat in () if own_error else LOOKALIKES.get(root.category, ()):
         if cat not in seen:
             seen.add(cat)
             alts.append(Alternative(cat, root.culprit, "a cause known to produce the same evidence", settle_for(cat)))
