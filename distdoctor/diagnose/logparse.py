@@ -271,10 +271,12 @@ class TaskLogParser:
 
 # TensorFlow's errors from a graph (``Graph execution error:``) print their message after the frames of the op
 # that failed: "Detected at node X defined at (most recent call last):", its frames (or "<stack traces
-# unavailable>"), in TF 2.10-2.11 "Node: 'X'", then the message, ending in "[[{{node X}}]] [Op:__inference_...]"
-_MESSAGE_FOLLOWS = re.compile(r"Graph execution error:\s*$")
+# unavailable>"), in TF 2.10-2.11 "Node: 'X'", then the message, ending in "[[{{node X}}]] [Op:__inference_...]".
+# An error while tracing a tf.function says "in user code:", the user's frames, then the exception, all indented.
+_MESSAGE_FOLLOWS = re.compile(r"(?:Graph execution error|in user code):\s*$")
 _DETAIL_HEAD = re.compile(r"^(?:Detected at node|Node: |<stack traces unavailable>)")
 _DETAIL_END = re.compile(r"\[\[\{\{node |\[Op:\w+\]")
+_INDENTED_EXCEPTION = re.compile(r"^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
 
 
 class _Detail:
@@ -289,6 +291,8 @@ class _Detail:
         self.message: list[str] = []
         self.pending: list[LogEvent] = []
         self.head = 0
+        self.user: tuple[str, ...] = ()    # the last frame in the user's code that the frames' section names
+        self.after_frame = False           # the line before was such a frame: this one may be its code
 
     def take(self, text: str) -> bool | str:
         """Whether the line ``text`` (its time stamp removed) is part of the message (``"last"``: its last line);
@@ -298,6 +302,17 @@ class _Detail:
             self.head += 1
             if self.head > self.MAX_HEAD or line.startswith("Traceback (most recent call last)"):
                 return False
+            if text[:1] in (" ", "\t") and _INDENTED_EXCEPTION.match(line):
+                self.message.append(line)     # "in user code:" ... "    ValueError: Cannot reshape ..."
+                return True
+            after_frame, self.after_frame = self.after_frame, False
+            if line.startswith("File "):
+                frame = line.rstrip(" *")     # autograph marks the user's frames with " *"
+                if is_user_frame(frame):
+                    self.user = (frame[:MAX_TEXT],)
+                    self.after_frame = True
+            elif after_frame and line and text[:1] in (" ", "\t"):
+                self.user += (line[:MAX_TEXT],)   # the frame's line of code (TF 2.10-2.11, "in user code:")
             if not line or text[:1] in (" ", "\t") or _DETAIL_HEAD.match(line) or _TF_FORMAT.match(line):
                 return True
         elif not line or _TF_FORMAT.match(line) or line.startswith("Traceback (most recent call last)"):
@@ -306,8 +321,10 @@ class _Detail:
         return "last" if _DETAIL_END.search(line) or len(self.message) >= self.MAX_MESSAGE else True
 
     def event(self) -> LogEvent:
-        if not self.message:
-            return self.ev
-        text = self.ev.text + " " + " ".join(self.message)
-        return replace(self.ev, text=text[:MAX_TEXT])
+        """The exception with its message; the user's frame the section named is its last user frame."""
+        frames = self.ev.frames
+        if self.user and self.user[0] not in frames:
+            frames = frames + self.user
+        text = " ".join((self.ev.text,) + tuple(self.message))
+        return replace(self.ev, text=text[:MAX_TEXT], frames=frames)
 

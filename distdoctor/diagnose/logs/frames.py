@@ -8,7 +8,7 @@ A traceback quoted in a log holds three kinds of frame:
   ``distdoctor.step``). They are not part of the failure: a quoted traceback leaves them out
   (:func:`is_own_frame`);
 * **libraries'**: the interpreter's standard library, installed packages (``site-packages``, ``dist-packages``),
-  frozen modules (``<frozen runpy>``);
+  frozen modules (``<frozen runpy>``), autograph's generated code;
 * **the user's**: every other file. The last of them is where to look (:func:`last_user_frame`).
 
 Frames are the stripped ``File "...", line N, in name`` lines; the line of code a frame shows follows its frame line.
@@ -28,7 +28,10 @@ __all__ = ["UserFrame", "is_own_frame", "is_user_frame", "last_user_frame", "fra
 _FILE = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:,? in (?P<func>[^:]+?))?(?::\s.*)?\s*$')
 # distdoctor's bootstrap (the sitecustomize ``run`` puts on PYTHONPATH) and the helpers a script calls
 _OWN = re.compile(r'[/\\]distdoctor[/\\](?:supervise[/\\]|keras\.py$|__init__\.py$)')
-_LIBRARY = re.compile(r'[/\\](?:site-packages|dist-packages)[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]|[/\\]Lib[/\\]|^<')
+# (autograph's generated copies of a tf.function live in a temporary file: the user's line is quoted after "in user
+# code:" instead)
+_LIBRARY = re.compile(r'[/\\](?:site-packages|dist-packages)[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]|[/\\]Lib[/\\]|^<|'
+                      r'__autograph_generated_file')
 
 
 @dataclass(frozen=True)
