@@ -185,6 +185,16 @@ def test_no_lookalikes_for_pythons_own_exception_in_the_users_file(tmp_path):
     one.write_text(ZERO)
     diag, _ = diagnose_paths([str(one)], None)
     assert diag.root_cause.category.value == "user_code_error" and diag.root_cause.alternatives == ()
+    assert "train.py:3 (print(1 / x))" in diag.root_cause.summary
+
+
+def test_a_fragment_with_no_task_names_the_users_frame_too():
+    from distdoctor.diagnose.logs.reason import reason
+    from distdoctor.diagnose.logs.scan import scan_bytes
+    hits, facts = scan_bytes("<stdin>", ZERO.encode())
+    v = reason(hits, [facts])
+    assert v.category.value == "user_code_error" and "train.py:3 (print(1 / x))" in v.summary
+    assert v.alternatives == ()
 
 
 def test_a_library_exception_keeps_its_alternatives(tmp_path):

@@ -25,8 +25,7 @@ from dataclasses import dataclass, replace
 
 from ...model import Category as C, Status
 from .conclusion import Alternative, Verdict
-from .frames import plain_user_error
-from .prefixes import split_prefix
+from .frames import lines_before, plain_user_error
 from .scan import Hit, StreamFacts
 from .settle import settle_for
 from .usual_causes import MIN_RESEMBLANCE, of_cut_traceback, of_silence, of_symptom
@@ -235,13 +234,10 @@ def _own_error(v: Verdict, facts: list[StreamFacts]) -> bool:
     other cause produces that line, so no lookalike is an alternative."""
     if v.root is None or v.category != C.USER_CODE_ERROR:
         return False
-    line = v.root.text.strip()
     for f in facts:
-        if f.name != v.root.stream:
-            continue
-        tail = [split_prefix(t)[1].strip() for t in f.tail]
-        if line in tail:
-            return plain_user_error(tail[:tail.index(line)], line)
+        before = lines_before(v.root.text, f.tail) if f.name == v.root.stream else None
+        if before is not None:
+            return plain_user_error(before, v.root.text)
     return False
 
 

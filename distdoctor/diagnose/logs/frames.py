@@ -21,8 +21,10 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from .prefixes import split_prefix
+
 __all__ = ["UserFrame", "is_own_frame", "is_user_frame", "last_user_frame", "frame_path", "PLAIN_EXCEPTIONS",
-           "plain_exception", "plain_user_error"]
+           "plain_exception", "plain_user_error", "lines_before"]
 
 # a frame line; distdoctor's evidence may append the frame's code after ": "
 _FILE = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:,? in (?P<func>[^:]+?))?(?::\s.*)?\s*$')
@@ -112,3 +114,16 @@ def plain_user_error(lines: Sequence[str], exception: str) -> bool:
         return False
     frames = [x.strip() for x in lines if x.strip().startswith("File ") and not is_own_frame(x.strip())]
     return bool(frames) and is_user_frame(frames[-1])
+
+
+def lines_before(line: str, tail: Sequence[str]) -> list[str] | None:
+    """The lines of a stream's ``tail`` before the last one that reads ``line`` (a task's or a time stamp's prefix
+    removed, each stripped), from the traceback that ends there when it begins in the tail; None when the tail does
+    not hold the line."""
+    lines = [split_prefix(t)[1].strip() for t in tail]
+    want = line.strip()
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i] == want:
+            starts = [j for j in range(i) if lines[j].startswith("Traceback (most recent call last)")]
+            return lines[starts[-1] if starts else 0:i]
+    return None
