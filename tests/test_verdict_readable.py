@@ -119,6 +119,13 @@ def test_the_lines_read_while_the_message_is_awaited_are_read_as_usual():
     assert any(e.peer == "worker:1" for e in held)
 
 
+def test_a_message_printed_over_several_lines_is_read_whole():
+    e = exception(PER_REPLICA)
+    assert e.text.startswith("ValueError: Attempt to convert a value (PerReplica:{ 0: <tf.Tensor")
+    assert e.text.endswith("}) with an unsupported type (<class 'tensorflow.python.distribute.values.PerReplica'>) "
+                           "to a Tensor.")
+
+
 def test_an_error_while_tracing_names_the_users_line_not_autographs_copy():
     e = exception(IN_USER_CODE)
     assert "Cannot reshape a tensor with 16 elements to shape [3,5]" in e.text

@@ -155,8 +155,9 @@ class TaskLogParser:
             elif _EXC_LINE.match(stripped) or stripped.startswith(("KeyboardInterrupt", "SystemExit")):
                 ev = self._exception_event(line_no, ts, stripped)
                 self._tb = None
-                if _MESSAGE_FOLLOWS.search(stripped):
-                    self._detail = _Detail(ev)
+                depth = _depth(stripped.partition(":")[2])
+                if _MESSAGE_FOLLOWS.search(stripped) or depth > 0:
+                    self._detail = _Detail(ev, depth)
                 else:
                     out.append(ev)
                 return out
@@ -281,13 +282,16 @@ _INDENTED_EXCEPTION = re.compile(r"^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
 
 class _Detail:
     """An exception line whose message is on the lines after it, being read: its frames' section, then the message
-    lines up to TensorFlow's ``[[{{node ...}}]]`` line (or a blank line)."""
+    lines up to TensorFlow's ``[[{{node ...}}]]`` line (or a blank line); or, for a message that opened a bracket
+    (``Attempt to convert a value (PerReplica:{``), its lines until the bracket closes."""
 
     MAX_HEAD = 400
     MAX_MESSAGE = 8
+    MAX_OPEN = 20         # lines of a message whose brackets are still open (a value printed over several lines)
 
-    def __init__(self, ev: LogEvent) -> None:
+    def __init__(self, ev: LogEvent, depth: int = 0) -> None:
         self.ev = ev
+        self.depth = depth                 # brackets the message opened and has not closed (PerReplica:{ ...)
         self.message: list[str] = []
         self.pending: list[LogEvent] = []
         self.head = 0
@@ -298,6 +302,12 @@ class _Detail:
         """Whether the line ``text`` (its time stamp removed) is part of the message (``"last"``: its last line);
         False: the exception ended before it. The frames' section is indented; the message is not."""
         line = text.strip()
+        if self.depth > 0:
+            if not line or _TF_FORMAT.match(line) or line.startswith("Traceback (most recent call last)"):
+                return False
+            self.message.append(line)
+            self.depth += _depth(line)
+            return "last" if self.depth <= 0 or len(self.message) >= self.MAX_OPEN else True
         if not self.message:
             self.head += 1
             if self.head > self.MAX_HEAD or line.startswith("Traceback (most recent call last)"):
@@ -328,3 +338,8 @@ class _Detail:
         text = " ".join((self.ev.text,) + tuple(self.message))
         return replace(self.ev, text=text[:MAX_TEXT], frames=frames)
 
+
+
+def _depth(text: str) -> int:
+    """Brackets ``text`` opens and leaves open: an exception message that prints a value over several lines."""
+    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
