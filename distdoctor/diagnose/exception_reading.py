@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from ..model import Evidence
 from .events import LogEvent
+from .logs.formats import clip
 from .logs.frames import UserFrame, is_own_frame, last_user_frame
 
-__all__ = ["ExceptionReading", "read_exception", "MAX_MESSAGE", "KNOWN_RANK"]
+__all__ = ["ExceptionReading", "read_exception", "MAX_MESSAGE"]
 
 MAX_MESSAGE = 1500   # characters of an exception's message in a summary: whole, unless it dumps a tensor's values
-KNOWN_RANK = 45      # a cause signature from this rank on says what an exception means (as ``run`` adopts it)
 
 
 class ExceptionReading:
@@ -31,14 +31,12 @@ class ExceptionReading:
         self.user: UserFrame | None = last_user_frame(frames)
 
     def summary(self) -> str:
-        """``worker:1 raised ZeroDivisionError: division by zero, at train.py:3 (print(1 / x))``."""
+        """``worker:1 raised ZeroDivisionError at train.py:3 (print(1 / x)): division by zero``: where, then the
+        whole message (last: it may be long)."""
         out = f"{self.task} raised {self.name}"
-        if self.message:
-            msg = self.message if len(self.message) <= MAX_MESSAGE else self.message[:MAX_MESSAGE - 1] + "…"
-            out += f": {msg}"
         if self.user is not None:
-            out += f", at {self.user.where}" + (f" ({self.user.code})" if self.user.code else "")
-        return out
+            out += f" at {self.user.where}" + (f" ({self.user.code})" if self.user.code else "")
+        return out + (f": {clip(self.message, MAX_MESSAGE)}" if self.message else "")
 
     def evidence(self, ts: float | None, exception: Evidence) -> list[Evidence]:
         """The last frame in the user's code (with its line), the frame that raised when it is a library's, and the
@@ -61,8 +59,9 @@ class ExceptionReading:
         """The knowledge base's remedy for this exception when a cause signature knows its line, else ``generic``."""
         from .logs.kb import SIGNATURES        # the knowledge base: registered on first use
         from .logs.signature import Role
+        from .logs.verdict import EXCEPTION_MEANING_RANK    # the rank from which `run` adopts such a reading
         line = self.event.text
-        known = [s for s in SIGNATURES if s.role == Role.CAUSE and s.rank >= KNOWN_RANK and s.match(line)]
+        known = [s for s in SIGNATURES if s.role == Role.CAUSE and s.rank >= EXCEPTION_MEANING_RANK and s.match(line)]
         if not known:
             return generic
         sig = max(known, key=lambda s: s.rank)

@@ -283,11 +283,12 @@ _INDENTED_EXCEPTION = re.compile(r"^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
 class _Detail:
     """An exception line whose message is on the lines after it, being read: its frames' section, then the message
     lines up to TensorFlow's ``[[{{node ...}}]]`` line (or a blank line); or, for a message that opened a bracket
-    (``Attempt to convert a value (PerReplica:{``), its lines until the bracket closes."""
+    (``Attempt to convert a value (PerReplica:{``), its lines until the bracket closes: the value printed in between
+    (a tensor's numbers) is left out as ``…``, the message's words before and after it kept."""
 
     MAX_HEAD = 400
     MAX_MESSAGE = 8
-    MAX_OPEN = 20         # lines of a message whose brackets are still open (a value printed over several lines)
+    MAX_OPEN = 1000       # lines of a message whose brackets are still open (a value printed over several lines)
 
     def __init__(self, ev: LogEvent, depth: int = 0) -> None:
         self.ev = ev
@@ -303,11 +304,14 @@ class _Detail:
         False: the exception ended before it. The frames' section is indented; the message is not."""
         line = text.strip()
         if self.depth > 0:
-            if not line or _TF_FORMAT.match(line) or line.startswith("Traceback (most recent call last)"):
+            if _TF_FORMAT.match(line) or line.startswith("Traceback (most recent call last)"):
                 return False
-            self.message.append(line)
+            self.head += 1
             self.depth += _depth(line)
-            return "last" if self.depth <= 0 or len(self.message) >= self.MAX_OPEN else True
+            if self.depth <= 0:                  # "}) with an unsupported type (...) to a Tensor.": the message's end
+                self.message = ["…", line] if self.head > 1 else [line]
+                return "last"
+            return "last" if self.head >= self.MAX_OPEN else True
         if not self.message:
             self.head += 1
             if self.head > self.MAX_HEAD or line.startswith("Traceback (most recent call last)"):

@@ -69,7 +69,7 @@ def _at_user_frame(v: Verdict, facts: list[StreamFacts]) -> Verdict:
         before = lines_before(v.root.text, f.tail) if f.name == v.root.stream else None
         frame = last_user_frame(before) if before else None
         if frame is not None:
-            return replace(v, summary=f"{v.summary}, at {frame.where}" + (f" ({frame.code})" if frame.code else ""))
+            return replace(v, summary=f"{v.summary} (at {frame.where}" + (f": {frame.code})" if frame.code else ")"))
     return v
 
 

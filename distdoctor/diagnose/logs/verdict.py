@@ -15,6 +15,7 @@ from ...catalogue import RuleList
 from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
 from .calibrate import LOOKALIKES, MAX_ALTERNATIVES
 from .conclusion import Verdict
+from .formats import clip
 from .frames import plain_user_error
 from .settle import settle_for
 from . import safetynet  # noqa: F401  (registers DD160, the safety net's rule, beside DD890)
@@ -60,18 +61,22 @@ def finding_of(v: Verdict) -> Finding:
 def _ranked_alternatives(root: Finding | None, v: Verdict) -> Finding | None:
     """A structural root cause gets ranked alternatives like a signature verdict: the lines' own reading when it
     differs, then the causes known to produce the same evidence, each with what settles it (at most three); none of
-    those for Python's own exception raised in the user's own file (the line of code is the whole story)."""
+    those for Python's own exception raised in the user's own file (the line of code is the whole story), nor for an
+    exception whose own line the knowledge base reads (its reading is the alternative with evidence)."""
     if root is None or root.alternatives:
         return root
     alts: list[Alternative] = []
     seen = {root.category}
     if v.root is not None and v.category not in seen:
         seen.add(v.category)
-        alts.append(Alternative(v.category, v.culprit, "what the lines themselves say: " + v.summary[:160],
+        alts.append(Alternative(v.category, v.culprit, "what the lines themselves say: " + clip(v.summary, 400),
                                 v.settle or settle_for(v.category)))
     texts = [e.text for e in root.evidence if e.role == "cause"]
     own_error = root.code == _GENERIC_EXCEPTION and bool(texts) and plain_user_error(texts[:-1], texts[-1])
-    for cat in () if own_error else LOOKALIKES.get(root.category, ()):
+    # an exception the knowledge base reads on its own line: that reading is the evidence-backed alternative
+    known = root.code == _GENERIC_EXCEPTION and v.root is not None and v.root.sig.role == Role.CAUSE \
+        and v.root.sig.rank >= EXCEPTION_MEANING_RANK and any(t.startswith(v.root.text.rstrip()) for t in texts)
+    for cat in () if own_error or known else LOOKALIKES.get(root.category, ()):
         if cat not in seen:
             seen.add(cat)
             alts.append(Alternative(cat, root.culprit, "a cause known to produce the same evidence", settle_for(cat)))
@@ -129,8 +134,8 @@ def _with_cause_line(root: Finding | None, v: Verdict, structural: Diagnosis) ->
         writer = "worker:" + writer.split(":", 1)[1]
     if writer != root.culprit or v.culprit is None or _task_names(finding_of(v), structural).culprit != root.culprit:
         return root
-    if any(e.text == v.root.text for e in root.evidence):
-        return root
+    if any(e.text == v.root.text or e.text.startswith(v.root.text.rstrip()) for e in root.evidence):
+        return root    # quoted already (the parser's event holds the whole message the line begins)
     return replace(root, evidence=(replace(_ev(v.root, "cause"), task=writer),) + tuple(root.evidence))
 
 
