@@ -135,6 +135,17 @@ def test_a_message_printed_over_several_lines_is_read_whole():
                       "(<class 'tensorflow.python.distribute.values.PerReplica'>) to a Tensor.")
 
 
+def test_a_message_left_open_does_not_hold_back_the_lines_after_it():
+    """A logged exception whose message opens a bracket it never closes ends at the first line that is no printed
+    value: training's progress after it is read at once."""
+    p = TaskLogParser("worker:0")
+    assert p.feed(1, "Traceback (most recent call last):") == []
+    p.feed(2, '  File "/home/u/train.py", line 9, in <module>')
+    assert p.feed(3, "ValueError: bad shape (3,") == []
+    out = p.feed(4, "Epoch 2/3")
+    assert [e.kind for e in out] == [EventKind.PY_EXCEPTION, EventKind.EPOCH] and not p.busy
+
+
 def test_an_error_while_tracing_names_the_users_line_not_autographs_copy():
     e = exception(IN_USER_CODE)
     assert "Cannot reshape a tensor with 16 elements to shape [3,5]" in e.text

@@ -38,7 +38,7 @@ __all__ = ["TaskLogParser", "classify", "strip_ansi", "step_time_of", "MAX_LINE"
 # Formats (diagnose.logs.formats), step counting (diagnose.logs.progress) and the byte-level scanner
 # (diagnose.logs.taskscan) live in their own modules; their public names stay importable from here.
 from .logs.formats import strip_ansi, MAX_LINE  # noqa: E402,F401
-from .logs.progress import step_time_of  # noqa: E402,F401
+from .logs.progress import progress_of, step_time_of  # noqa: E402,F401
 
 
 _PLAIN_EPOCH = re.compile(r"Epoch (\d+)/(\d+)[ \t]*$")
@@ -277,6 +277,8 @@ class TaskLogParser:
 _MESSAGE_FOLLOWS = re.compile(r"(?:Graph execution error|in user code):\s*$")
 _DETAIL_HEAD = re.compile(r"^(?:Detected at node|Node: |<stack traces unavailable>)")
 _DETAIL_END = re.compile(r"\[\[\{\{node |\[Op:\w+\]")
+# the lines of a value printed inside an exception's message: a numpy array's rows, a dict's entries, its closing
+_VALUE_LINE = re.compile(r"^(?:[\[\](){}<>\d.+\-…]|array\(|\.\.\.)")
 _INDENTED_EXCEPTION = re.compile(r"^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
 
 
@@ -288,7 +290,7 @@ class _Detail:
 
     MAX_HEAD = 400
     MAX_MESSAGE = 8
-    MAX_OPEN = 1000       # lines of a message whose brackets are still open (a value printed over several lines)
+    MAX_OPEN = 500        # lines of a message whose brackets are still open (a value printed over several lines)
 
     def __init__(self, ev: LogEvent, depth: int = 0) -> None:
         self.ev = ev
@@ -303,9 +305,12 @@ class _Detail:
         """Whether the line ``text`` (its time stamp removed) is part of the message (``"last"``: its last line);
         False: the exception ended before it. The frames' section is indented; the message is not."""
         line = text.strip()
+        if line and progress_of(line):
+            return False          # training goes on: whatever the message was, it has ended
         if self.depth > 0:
-            if _TF_FORMAT.match(line) or line.startswith("Traceback (most recent call last)"):
-                return False
+            if line and (_TF_FORMAT.match(line) or not (text[:1] in (" ", "\t") or _VALUE_LINE.match(line))
+                         or line.startswith("Traceback (most recent call last)")):
+                return False      # not a printed value's line: the message ended unclosed
             self.head += 1
             self.depth += _depth(line)
             if self.depth <= 0:                  # "}) with an unsupported type (...) to a Tensor.": the message's end
