@@ -282,3 +282,19 @@ def test_summary_evidence_and_remedy_are_whole_at_any_width(width, soft_wrap):
     wholes += [a.why for a in root.alternatives] + [a.settle for a in root.alternatives]
     for text in wholes:
         assert _squash(text) in flat, text
+
+
+def test_run_adopting_the_known_cause_says_the_whole_message_once():
+    """`run` adopts DD1011 over its generic DD104; the signature matched the message's first line, the run's own
+    evidence holds the whole message: the verdict says it whole, with the tf_keras advice."""
+    from distdoctor.diagnose.logs.reason import reason
+    from distdoctor.diagnose.logs.scan import scan_bytes
+    from distdoctor.diagnose.logs.verdict import decide
+    structural = _job(PER_REPLICA)
+    hits, facts = scan_bytes("worker-1.log", PER_REPLICA.encode(), writer="worker:1")
+    diag = decide(reason(hits, [facts]), structural, source="run", detected_at=T + 30, hits=hits)
+    root = diag.root_cause
+    assert root.code == "DD1011" and "pip install tf_keras" in root.remedy and "TF_USE_LEGACY_KERAS=1" in root.remedy
+    assert "to a Tensor." in root.summary
+    assert sum(e.text.startswith("ValueError: Attempt to convert") for e in root.evidence) == 1
+    assert structural.root_cause.summary in root.alternatives[0].why     # the run's own reading, whole

@@ -299,14 +299,25 @@ def _refine_run(diag: Diagnosis, v: Verdict, hits=()) -> Diagnosis:
         if v is None or not _takes_over(root, v):
             return diag
     culprit = v.culprit or v.root.writer
-    f = finding_of(v)
-    alt = Alternative(root.category, root.culprit, f"the run's own reading: {root.summary[:160]}",
+    f = _whole_message(finding_of(v), v, root)
+    alt = Alternative(root.category, root.culprit, f"the run's own reading: {clip(root.summary, 400)}",
                       "the task's traceback and exit status in the bundle")
     f = replace(f, culprit=culprit or root.culprit, at=root.at if root.at is not None else f.at,
                 evidence=tuple(f.evidence) + tuple(e for e in root.evidence if e not in f.evidence)[:4],
                 alternatives=(alt,) + tuple(a for a in f.alternatives if a.category != root.category)[:2],
                 summary=f"{f.summary} (knowledge base: {v.code})")
     return replace(diag, root_cause=f, findings=(f,) + tuple(diag.findings))
+
+
+def _whole_message(f: Finding, v: Verdict, root: Finding) -> Finding:
+    """The signature matched the first line of an exception whose message goes on (``(PerReplica:{`` ...); the run's
+    own evidence holds the whole message: the summary says it, and the line is not quoted twice."""
+    line = v.root.text.strip() if v.root is not None else ""
+    whole = next((e.text for e in root.evidence if line and e.text != line and e.text.startswith(line)), None)
+    if whole is None:
+        return f
+    return replace(f, summary=f.summary.replace(line, clip(whole, 1000), 1),
+                   evidence=tuple(e for e in f.evidence if e.text.strip() != line))
 
 
 def decide(v: Verdict, structural: Diagnosis | None, *, source: str, detected_at: float,
