@@ -82,7 +82,7 @@ class TaskLogParser:
 
     @property
     def busy(self) -> bool:
-        """Inside a multi-line block (traceback, faulthandler dump)."""
+        """Inside a multi-line block (traceback, faulthandler dump, an exception's message on the lines after it)."""
         return self._tb is not None or self._fault is not None or self._detail is not None
 
     def wants_context(self, line_no: int) -> bool:
@@ -164,8 +164,9 @@ class TaskLogParser:
             elif stripped.startswith("During handling") or stripped.startswith("The above exception"):
                 return out
             elif stripped.startswith("Traceback (most recent call last)"):
-                self._tb = []
+                self._tb = []         # a chained exception's own traceback: its frames are the ones that count
                 self._own = False
+                self._user = ()
                 return out
             else:
                 self._tb = None  # not a traceback after all
