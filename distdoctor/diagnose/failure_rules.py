@@ -12,6 +12,7 @@ import signal as _signal
 from ..catalogue import Rule, RuleList
 from ..model import Category, Evidence, Severity
 from .events import EventKind, LogEvent
+from .exception_reading import read_exception
 from .observations import JobObservation, TaskState
 from .stopped import doing_when_stopped, each_task_when_stopped
 from .taskfacts import (NATIVE_CRASH_SIGNALS, completed, died_of_own_failure, events_of, evidence_of, exit_evidence,
@@ -90,7 +91,7 @@ def _oom(rule: Rule, job: JobObservation):
 @RULES.check(code="DD104", rank=69, role="own_failure", name="python-exception", category=Category.USER_CODE_ERROR, title="A task raised a Python exception",
              detects="A task that ended with a Python traceback whose exception is not a symptom of a lost peer.",
              why="The first exception anywhere is usually the cause; peers then fail with `UnavailableError` or hang in a collective.",
-             evidence="The exception line and the last frames of its traceback.",
+             evidence="The exception line with its whole message (for TensorFlow's `Graph execution error:`, the message on the lines after it), the last frame of its traceback in the user's code with that line's text, and the frame that raised it.",
              remedy="Fix the exception in the training code at the frame shown; if it depends on the task (data path, index), check that task's arguments.")
 def _exception(rule: Rule, job: JobObservation):
     for t in job.ordered():
@@ -102,12 +103,9 @@ def _exception(rule: Rule, job: JobObservation):
             continue
         if t.exit_code == 0:
             continue
-        e = excs[-1]
-        frames = [f for f in e.frames if f.startswith("File ")][-3:]
-        ev = [Evidence(task=t.task, ts=e.ts, text=f, role="cause") for f in frames] + [_ev(e)]
-        name = e.text.split(":", 1)[0]
-        yield rule.finding(culprit=t.task, at=e.ts or t.ended_at, evidence=ev,
-                           summary=f"{t.task} raised {name}: {e.text.partition(':')[2].strip()[:200]}")
+        exc = read_exception(t.task, excs[-1])
+        yield rule.finding(culprit=t.task, at=excs[-1].ts or t.ended_at, evidence=exc.evidence(excs[-1].ts, _ev(excs[-1])),
+                           summary=exc.summary(), remedy=exc.known_remedy(rule.remedy))
 
 
 @RULES.check(code="DD105", rank=84, role="own_failure", name="tensor-oom", category=Category.OOM_GPU, title="A task could not allocate a tensor",

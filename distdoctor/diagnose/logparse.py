@@ -30,6 +30,7 @@ from dataclasses import replace
 
 from .events import EventKind, LogEvent
 from .logs.formats import MAX_TEXT, _TF_FORMAT, clean_line, split_timestamp, task_from_path_text
+from .logs.frames import is_own_frame, is_user_frame
 from .logs.linekinds import _NOT_MEMORY, classify, classify_hits
 
 __all__ = ["TaskLogParser", "classify", "strip_ansi", "step_time_of", "MAX_LINE"]
@@ -37,7 +38,7 @@ __all__ = ["TaskLogParser", "classify", "strip_ansi", "step_time_of", "MAX_LINE"
 # Formats (diagnose.logs.formats), step counting (diagnose.logs.progress) and the byte-level scanner
 # (diagnose.logs.taskscan) live in their own modules; their public names stay importable from here.
 from .logs.formats import strip_ansi, MAX_LINE  # noqa: E402,F401
-from .logs.progress import step_time_of  # noqa: E402,F401
+from .logs.progress import progress_of, step_time_of  # noqa: E402,F401
 
 
 _PLAIN_EPOCH = re.compile(r"Epoch (\d+)/(\d+)[ \t]*$")
@@ -68,6 +69,9 @@ class TaskLogParser:
         self._tb: list[str] | None = None
         self._tb_ts: float | None = None
         self._tb_line = 0
+        self._own = False                     # the frame being read is distdoctor's own: left out with its code
+        self._user: tuple[str, ...] = ()      # the last frame in the user's code (and its code line)
+        self._detail: _Detail | None = None   # an exception whose message follows on the next lines
         self._fault: LogEvent | None = None   # a faulthandler block being read
         self._fault_frames: list[str] = []
         self._block_lines = 0
@@ -78,8 +82,8 @@ class TaskLogParser:
 
     @property
     def busy(self) -> bool:
-        """Inside a multi-line block (traceback, faulthandler dump)."""
-        return self._tb is not None or self._fault is not None
+        """Inside a multi-line block (traceback, faulthandler dump, an exception's message on the lines after it)."""
+        return self._tb is not None or self._fault is not None or self._detail is not None
 
     def wants_context(self, line_no: int) -> bool:
         """Lines right after a symptom may name the peer it is about."""
@@ -87,7 +91,26 @@ class TaskLogParser:
 
     def feed(self, line_no: int, raw: str, hits=None) -> list[LogEvent]:
         """Read one line; ``hits``, when given, are every structural prefilter pattern found in ``raw`` (ids: see
-        :func:`.logs.linekinds.classify_hits`), so that only the rows of the line classifier they lead to are tried."""
+        :func:`.logs.linekinds.classify_hits`), so that only the rows of the line classifier they lead to are tried.
+
+        An exception whose message is on the lines after it (TensorFlow's ``Graph execution error:``) is held until
+        its message has been read: the lines in between are read as usual, their events handed out after it."""
+        detail = self._detail
+        if detail is None:
+            return self._feed(line_no, raw, hits)
+        taken = detail.take(split_timestamp(clean_line(raw), self.year)[1])
+        if taken is False:   # the line is not the message's: the exception is whole, the line read as usual
+            return self._flush_detail() + self._feed(line_no, raw, hits)
+        detail.pending.extend(self._feed(line_no, raw, hits))
+        return self._flush_detail() if taken == "last" else []
+
+    def _flush_detail(self) -> list[LogEvent]:
+        d, self._detail = self._detail, None
+        if d is None:
+            return []
+        return [d.event()] + d.pending
+
+    def _feed(self, line_no: int, raw: str, hits=None) -> list[LogEvent]:
         self.lines += 1
         if raw[:6] == "Epoch " and self._tb is None and self._fault is None:
             m = _PLAIN_EPOCH.match(raw)   # "Epoch 3/60" as printed: nothing to clean, no time stamp, names no task
@@ -114,25 +137,43 @@ class TaskLogParser:
             if self._block_lines > self.MAX_BLOCK_LINES:
                 self._tb = None
             elif text.startswith((" ", "\t")) or not stripped:
-                if stripped.startswith("File ") or (self._tb and self._tb[-1].startswith("File ")):
-                    self._tb.append(stripped[:MAX_TEXT])
-                    del self._tb[: max(0, len(self._tb) - 2 * self.MAX_FRAMES)]
+                if stripped.startswith("File "):
+                    self._own = is_own_frame(stripped)   # distdoctor's bootstrap is no part of the failure
+                    if self._own:
+                        return out
+                    if is_user_frame(stripped):
+                        self._user = (stripped[:MAX_TEXT],)
+                elif self._own or not (self._tb and self._tb[-1].startswith("File ")):
+                    return out
+                elif len(self._user) == 1 and self._tb[-1] == self._user[0] and stripped:
+                    self._user += (stripped[:MAX_TEXT],)
+                self._tb.append(stripped[:MAX_TEXT])
+                del self._tb[: max(0, len(self._tb) - 2 * self.MAX_FRAMES)]
                 return out
             elif _TF_FORMAT.match(stripped):
                 pass  # a C++ thread's line printed in the middle of the traceback: read it, stay in the block
             elif _EXC_LINE.match(stripped) or stripped.startswith(("KeyboardInterrupt", "SystemExit")):
-                out.append(self._exception_event(line_no, ts, stripped))
+                ev = self._exception_event(line_no, ts, stripped)
                 self._tb = None
+                depth = _depth(stripped.partition(":")[2])
+                if _MESSAGE_FOLLOWS.search(stripped) or depth > 0:
+                    self._detail = _Detail(ev, depth)
+                else:
+                    out.append(ev)
                 return out
             elif stripped.startswith("During handling") or stripped.startswith("The above exception"):
                 return out
             elif stripped.startswith("Traceback (most recent call last)"):
-                self._tb = []
+                self._tb = []         # a chained exception's own traceback: its frames are the ones that count
+                self._own = False
+                self._user = ()
                 return out
             else:
                 self._tb = None  # not a traceback after all
         if stripped.startswith("Traceback (most recent call last)"):
             self._tb = []
+            self._own = False
+            self._user = ()
             self._tb_ts = ts
             self._tb_line = line_no
             self._block_lines = 0
@@ -191,8 +232,15 @@ class TaskLogParser:
                 return t
         return None
 
-    def _exception_event(self, line_no: int, ts: float | None, text: str) -> LogEvent:
+    def _frames(self) -> tuple[str, ...]:
+        """The traceback's last frames; the last frame in the user's code first when it is not among them."""
         frames = tuple(self._tb[-2 * self.MAX_FRAMES:]) if self._tb else ()
+        if self._user and self._user[0] not in frames:
+            frames = self._user + frames
+        return frames
+
+    def _exception_event(self, line_no: int, ts: float | None, text: str) -> LogEvent:
+        frames = self._frames()
         name = text.split(":", 1)[0]
         kind = EventKind.PY_EXCEPTION
         found = classify(text)
@@ -212,14 +260,96 @@ class TaskLogParser:
 
     def close(self) -> list[LogEvent]:
         """Flush a block cut off by the end of the log."""
-        out: list[LogEvent] = []
+        out: list[LogEvent] = self._flush_detail()
         if self._fault is not None:
             out.append(self._flush_fault())
         if self._tb:
             out.append(LogEvent(task=self.task, ts=self.last_ts, kind=EventKind.PY_EXCEPTION,
                                 text="(log ends inside a Python traceback)", line_no=self.lines,
-                                frames=tuple(self._tb[-2 * self.MAX_FRAMES:])))
+                                frames=self._frames()))
         self._tb = None
         return out
 
 
+# TensorFlow's errors from a graph (``Graph execution error:``) print their message after the frames of the op
+# that failed: "Detected at node X defined at (most recent call last):", its frames (or "<stack traces
+# unavailable>"), in TF 2.10-2.11 "Node: 'X'", then the message, ending in "[[{{node X}}]] [Op:__inference_...]".
+# An error while tracing a tf.function says "in user code:", the user's frames, then the exception, all indented.
+_MESSAGE_FOLLOWS = re.compile(r"(?:Graph execution error|in user code):\s*$")
+_DETAIL_HEAD = re.compile(r"^(?:Detected at node|Node: |<stack traces unavailable>)")
+_DETAIL_END = re.compile(r"\[\[\{\{node |\[Op:\w+\]")
+# the lines of a value printed inside an exception's message: a numpy array's rows, a dict's entries, its closing
+_VALUE_LINE = re.compile(r"^(?:[\[\](){}<>\d.+\-…]|array\(|\.\.\.)")
+_INDENTED_EXCEPTION = re.compile(r"^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
+
+
+class _Detail:
+    """An exception line whose message is on the lines after it, being read: its frames' section, then the message
+    lines up to TensorFlow's ``[[{{node ...}}]]`` line (or a blank line); or, for a message that opened a bracket
+    (``Attempt to convert a value (PerReplica:{``), its lines until the bracket closes: the value printed in between
+    (a tensor's numbers) is left out as ``…``, the message's words before and after it kept."""
+
+    MAX_HEAD = 400
+    MAX_MESSAGE = 8
+    MAX_OPEN = 500        # lines of a message whose brackets are still open (a value printed over several lines)
+
+    def __init__(self, ev: LogEvent, depth: int = 0) -> None:
+        self.ev = ev
+        self.depth = depth                 # brackets the message opened and has not closed (PerReplica:{ ...)
+        self.message: list[str] = []
+        self.pending: list[LogEvent] = []
+        self.head = 0
+        self.user: tuple[str, ...] = ()    # the last frame in the user's code that the frames' section names
+        self.after_frame = False           # the line before was such a frame: this one may be its code
+
+    def take(self, text: str) -> bool | str:
+        """Whether the line ``text`` (its time stamp removed) is part of the message (``"last"``: its last line);
+        False: the exception ended before it. The frames' section is indented; the message is not."""
+        line = text.strip()
+        if line and progress_of(line):
+            return False          # training goes on: whatever the message was, it has ended
+        if self.depth > 0:
+            if line and (_TF_FORMAT.match(line) or not (text[:1] in (" ", "\t") or _VALUE_LINE.match(line))
+                         or line.startswith("Traceback (most recent call last)")):
+                return False      # not a printed value's line: the message ended unclosed
+            self.head += 1
+            self.depth += _depth(line)
+            if self.depth <= 0:                  # "}) with an unsupported type (...) to a Tensor.": the message's end
+                self.message = ["…", line] if self.head > 1 else [line]
+                return "last"
+            return "last" if self.head >= self.MAX_OPEN else True
+        if not self.message:
+            self.head += 1
+            if self.head > self.MAX_HEAD or line.startswith("Traceback (most recent call last)"):
+                return False
+            if text[:1] in (" ", "\t") and _INDENTED_EXCEPTION.match(line):
+                self.message.append(line)     # "in user code:" ... "    ValueError: Cannot reshape ..."
+                return True
+            after_frame, self.after_frame = self.after_frame, False
+            if line.startswith("File "):
+                frame = line.rstrip(" *")     # autograph marks the user's frames with " *"
+                if is_user_frame(frame):
+                    self.user = (frame[:MAX_TEXT],)
+                    self.after_frame = True
+            elif after_frame and line and text[:1] in (" ", "\t"):
+                self.user += (line[:MAX_TEXT],)   # the frame's line of code (TF 2.10-2.11, "in user code:")
+            if not line or text[:1] in (" ", "\t") or _DETAIL_HEAD.match(line) or _TF_FORMAT.match(line):
+                return True
+        elif not line or _TF_FORMAT.match(line) or line.startswith("Traceback (most recent call last)"):
+            return False
+        self.message.append(line)
+        return "last" if _DETAIL_END.search(line) or len(self.message) >= self.MAX_MESSAGE else True
+
+    def event(self) -> LogEvent:
+        """The exception with its message; the user's frame the section named is its last user frame."""
+        frames = self.ev.frames
+        if self.user and self.user[0] not in frames:
+            frames = frames + self.user
+        text = " ".join((self.ev.text,) + tuple(self.message))
+        return replace(self.ev, text=text[:MAX_TEXT], frames=frames)
+
+
+
+def _depth(text: str) -> int:
+    """Brackets ``text`` opens and leaves open: an exception message that prints a value over several lines."""
+    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")

@@ -7,6 +7,10 @@ evidence and remedy; then the other findings; then a short per-task table
 every command makes (``diagnosis.json`` read back with ``Diagnosis.from_json``).
 Every text is a :class:`rich.text.Text`, never markup, so log lines with
 ``[brackets]`` print as they are. This is the one text rendering of a diagnosis.
+
+Texts wrap, never crop: summary, evidence, alternatives and remedy are whole at any width from
+``MIN_WIDTH`` columns, also on a console made with ``soft_wrap=True`` (``diagnose`` makes one, so that a
+long line of the task table is not broken): every print here says ``soft_wrap=False``.
 """
 from __future__ import annotations
 
@@ -22,13 +26,15 @@ from ..model import Diagnosis, Finding, Status, TaskReport, format_clock
 from .attempts import render_attempts
 from .fmt import clean_text, evidence_clock, fmt_bytes, task_sort_key
 
-__all__ = ["render_diagnosis", "MAX_TASK_ROWS"]
+__all__ = ["render_diagnosis", "MAX_TASK_ROWS", "MIN_WIDTH"]
 
+MIN_WIDTH = 60         # the narrowest terminal the report is laid out for (tests render at 60, 80 and 120)
 MAX_TASK_ROWS = 12     # beyond this the table summarises: the point is the few tasks that differ
 _STATUS_STYLE = {"succeeded": "bold white on green", "failed": "bold white on red", "hung": "bold black on yellow",
                  "running": "bold white on blue"}
 _BORDER = {"succeeded": "green", "failed": "red", "hung": "yellow", "running": "blue"}
 _SEV_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold blue"}
+_STAMP_MAX = 34        # an evidence line's "[task time]" column: a longer one (a file:line) folds
 
 
 def _s(value: Any, limit: int = 2000) -> str:
@@ -38,6 +44,9 @@ def _s(value: Any, limit: int = 2000) -> str:
 def render_diagnosis(diag: Diagnosis, console: Console) -> None:
     """Print the diagnosis for a person onto ``console``: the one text rendering of a diagnosis (``run``,
     ``run --node`` and ``diagnose`` all print it; ``console`` may be a plain file: no colours then)."""
+    def show(*what) -> None:
+        console.print(*what, soft_wrap=False)     # wrap, never crop, whatever the console's default
+
     status = diag.status.value
     root = diag.root_cause
     culprits = diag.culprits
@@ -51,14 +60,14 @@ def render_diagnosis(diag: Diagnosis, console: Console) -> None:
     if root is not None:
         body.append(Text(""))
         body.append(_root_cause(root, culprits))
-    console.print(Panel(Group(*body), border_style=_BORDER.get(status, "white"), title="distdoctor",
-                        title_align="left", padding=(0, 1)))
+    show(Panel(Group(*body), border_style=_BORDER.get(status, "white"), title="distdoctor",
+               title_align="left", padding=(0, 1)))
 
     others = diag.others()
     if others:
-        console.print(Text("Other findings", style="bold"))
+        show(Text("Other findings", style="bold"))
         for f in others:
-            line = Text("  ")
+            line = Text()
             sev = f.severity.value
             line.append(f"{sev:<8}", style=_SEV_STYLE.get(sev, "bold"))
             line.append(f"{_s(f.code)} ", style="dim")
@@ -66,13 +75,13 @@ def render_diagnosis(diag: Diagnosis, console: Console) -> None:
             if f.culprit:
                 line.append(f" {_s(f.culprit)}", style="bold")
             line.append("  " + _s(f.summary))
-            console.print(line)
-        console.print()
+            show(Padding(line, (0, 0, 0, 2)))
+        show()
     render_attempts(diag, console)
     if diag.tasks:
-        console.print(_task_table(diag.tasks, culprits))
+        show(_task_table(diag.tasks, culprits))
     for note in diag.notes:
-        console.print(Text("note: " + _s(note), style="dim"))
+        show(Text("note: " + _s(note), style="dim"))
 
 
 def _headline(diag: Diagnosis) -> str:
@@ -100,8 +109,8 @@ def _root_cause(root: Finding, culprits: tuple[str, ...]) -> Group:
     if root.evidence:
         parts.append(Text("Evidence", style="bold"))
         grid = Table.grid(padding=(0, 1))
-        grid.add_column(no_wrap=True)
-        grid.add_column()
+        grid.add_column(max_width=_STAMP_MAX, overflow="fold")
+        grid.add_column(overflow="fold")
         for e in root.evidence:
             consequence = e.role == "consequence"
             clock = evidence_clock(e)
@@ -109,17 +118,20 @@ def _root_cause(root: Finding, culprits: tuple[str, ...]) -> Group:
             text = Text()
             if consequence:
                 text.append("(consequence) ", style="dim italic")
-            text.append(_s(e.text, 500), style="dim" if consequence else "")
+            text.append(_s(e.text, 4000), style="dim" if consequence else "")
             grid.add_row(stamp, text)
         parts.append(Padding(grid, (0, 0, 0, 2)))
     if root.alternatives:
         parts.append(Text("Also possible", style="bold"))
         for a in root.alternatives[:3]:
-            parts.append(Padding(Text(a.category.value + (f" on {_s(a.culprit)}" if a.culprit else "")
-                                      + f": {_s(a.why, 200)}", style="dim"), (0, 0, 0, 2)))
+            alt = Text(a.category.value + (f" on {_s(a.culprit)}" if a.culprit else ""), style="cyan")
+            alt.append(f": {_s(a.why)}", style="dim")
+            if a.settle:
+                alt.append(f"; settled by {_s(a.settle)}", style="dim italic")
+            parts.append(Padding(alt, (0, 0, 0, 2)))
     if root.remedy:
         parts.append(Text("What to do", style="bold green"))
-        parts.append(Padding(Text(_s(root.remedy)), (0, 0, 0, 2)))
+        parts.append(Padding(Text(_s(root.remedy), overflow="fold"), (0, 0, 0, 2)))
     return Group(*parts)
 
 

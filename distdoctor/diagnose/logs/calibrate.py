@@ -9,7 +9,8 @@ would settle it.
   (benchmarks/bench_realworld.py) measures that high verdicts are right >= 95 % of the time on the labelled pool.
 * **Alternatives.** The readings the hits themselves offered (other causes and symptoms) come first, then the causes
   known to produce the same lines (``LOOKALIKES``: a task that died silently was often OOM-killed; a hang in a
-  collective is a stalled task or a mismatch). A verdict that rests on no line from the failure's own source -- only
+  collective is a stalled task or a mismatch) -- none for Python's own exception raised in the user's own file, whose
+  traceback shows the line of code that raised it. A verdict that rests on no line from the failure's own source -- only
   symptoms, a traceback cut before its exception, or no failure line at all -- lists the usual causes of what the log
   does show (:mod:`.usual_causes`); the categories the words of the lines resemble (:mod:`.wordmodel`) are listed
   only where the resemblance is real (``MIN_RESEMBLANCE``: a guess at 0 % says nothing). Each carries what would
@@ -24,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from ...model import Category as C, Status
 from .conclusion import Alternative, Verdict
+from .frames import lines_before, plain_user_error
 from .scan import Hit, StreamFacts
 from .settle import settle_for
 from .usual_causes import MIN_RESEMBLANCE, of_cut_traceback, of_silence, of_symptom
@@ -206,7 +208,8 @@ def _fill(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     for a in v.alternatives:
         if a.category != v.category and a.category not in {b.category for b in out}:
             out.append(a if a.settle else replace(a, settle=settle_for(a.category)))
-    lookalikes = [Alternative(c, v.culprit, _WHY_LOOKALIKE, settle=settle_for(c)) for c in LOOKALIKES.get(v.category, ())]
+    lookalikes = [] if _own_error(v, facts) else \
+        [Alternative(c, v.culprit, _WHY_LOOKALIKE, settle=settle_for(c)) for c in LOOKALIKES.get(v.category, ())]
     if v.root is None and v.category == C.OTHER:
         # no line is evidence of a failure: what the logs' shape says (two at most), what their words strongly
         # resemble, then the causes that leave no line
@@ -224,6 +227,18 @@ def _fill(v: Verdict, hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
         if v.category == C.OTHER:
             out += _guesses(v.root.text, {v.category})
     return replace(v, alternatives=_distinct(v, out))
+
+
+def _own_error(v: Verdict, facts: list[StreamFacts]) -> bool:
+    """Python's own exception raised in the user's own file, as the traceback before the verdict's line shows: no
+    other cause produces that line, so no lookalike is an alternative."""
+    if v.root is None or v.category != C.USER_CODE_ERROR:
+        return False
+    for f in facts:
+        before = lines_before(v.root.text, f.tail) if f.name == v.root.stream else None
+        if before is not None:
+            return plain_user_error(before, v.root.text)
+    return False
 
 
 def _from_other_lines(v: Verdict, readings: list[Alternative], hits: list[Hit]) -> list[Alternative]:

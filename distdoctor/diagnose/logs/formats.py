@@ -7,7 +7,7 @@ from __future__ import annotations
 import calendar
 import re
 
-__all__ = ["MAX_LINE", "MAX_TEXT", "strip_ansi", "clean_line", "split_timestamp", "task_from_path_text"]
+__all__ = ["MAX_LINE", "MAX_TEXT", "strip_ansi", "clean_line", "split_timestamp", "task_from_path_text", "clip"]
 
 MAX_LINE = 64 * 1024      # characters of one line that are ever looked at
 MAX_TEXT = 4000           # characters of one event's text
@@ -32,6 +32,17 @@ _GLUED_BAR = re.compile(r"^\s*\d+/(?:\d+|Unknown)\s*(?:\[[=>.]*\]|\u2501+)?"
                         r"[A-Za-z_][\w]*: (?:-?\d+\.\d{4}(?:e[+-]\d\d)?|nan|inf)))+")
 # A line a poster put in bold, or quoted, when pasting it into a GitHub comment or an e-mail.
 _WRAPPED = re.compile(r"^\s{0,3}(?:>\s?)+|^\s*\*\*(?=[^\s*])(.*?[^\s*])\*\*\s*$")
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` whole when it fits in ``limit`` characters, else cut at the last word boundary before it and ended with
+    "…": a reader sees that something was left out, never a word cut in two."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + " …"
 
 
 def strip_ansi(text: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .conclusion import Alternative
+from .formats import clip
 from .scan import Hit, StreamFacts
 from .signature import Role
 
@@ -83,9 +84,12 @@ def alternatives(job: JobHits, causes: list[Hit], symptoms: list[Hit], root: Hit
     return tuple(out)
 
 
+SUMMARY_TEXT = 1000    # characters of the root line in a summary: whole, unless the line dumps data
+
+
 def summary_of(root: Hit, culprit: str | None) -> str:
     where = f" on {culprit}" if culprit else ""
-    return f"{root.sig.title}{where}: {root.text[:240]}"
+    return f"{root.sig.title}{where}: {clip(root.text, SUMMARY_TEXT)}"
 
 
 def settle_of(culprit: str | None, root: Hit) -> str | None:

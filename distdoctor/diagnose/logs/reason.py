@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import replace
 from collections import Counter
 
 from ...model import Category, Status
@@ -39,6 +40,7 @@ from .multiline import cluster_defect_behind, cut_traceback, multi_line_reading,
 from .safetynet import ERROR_LINE, rescue
 from .priors import apply_priors
 from .calibrate import calibrate
+from .frames import last_user_frame, lines_before
 
 __all__ = ["Verdict", "Alternative", "reason"]
 
@@ -55,7 +57,20 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     v = _reason(hits, facts)
     v = cluster_defect_behind(v, hits) or v
     v = rescue(v, hits, lines, facts)
-    return calibrate(apply_priors(v, hits), hits, facts)
+    return calibrate(apply_priors(_at_user_frame(v, facts), hits), hits, facts)
+
+
+def _at_user_frame(v: Verdict, facts: list[StreamFacts]) -> Verdict:
+    """An exception in the user's code says where: the last frame of its traceback in the user's own code (file:line
+    and the line's text), when the traceback is among its stream's last lines."""
+    if v.root is None or v.category != Category.USER_CODE_ERROR or v.root.sig.role != Role.CAUSE:
+        return v
+    for f in facts:
+        before = lines_before(v.root.text, f.tail) if f.name == v.root.stream else None
+        frame = last_user_frame(before) if before else None
+        if frame is not None:
+            return replace(v, summary=f"{v.summary} (at {frame.where}" + (f": {frame.code})" if frame.code else ")"))
+    return v
 
 
 def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:

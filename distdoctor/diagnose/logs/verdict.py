@@ -15,6 +15,8 @@ from ...catalogue import RuleList
 from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
 from .calibrate import LOOKALIKES, MAX_ALTERNATIVES
 from .conclusion import Verdict
+from .formats import clip
+from .frames import plain_user_error
 from .settle import settle_for
 from . import safetynet  # noqa: F401  (registers DD160, the safety net's rule, beside DD890)
 from .scan import Hit
@@ -58,16 +60,23 @@ def finding_of(v: Verdict) -> Finding:
 
 def _ranked_alternatives(root: Finding | None, v: Verdict) -> Finding | None:
     """A structural root cause gets ranked alternatives like a signature verdict: the lines' own reading when it
-    differs, then the causes known to produce the same evidence, each with what settles it (at most three)."""
+    differs, then the causes known to produce the same evidence, each with what settles it (at most three); none of
+    those for Python's own exception raised in the user's own file (the line of code is the whole story), nor for an
+    exception whose own line the knowledge base reads (its reading is the alternative with evidence)."""
     if root is None or root.alternatives:
         return root
     alts: list[Alternative] = []
     seen = {root.category}
     if v.root is not None and v.category not in seen:
         seen.add(v.category)
-        alts.append(Alternative(v.category, v.culprit, "what the lines themselves say: " + v.summary[:160],
+        alts.append(Alternative(v.category, v.culprit, "what the lines themselves say: " + clip(v.summary, 400),
                                 v.settle or settle_for(v.category)))
-    for cat in LOOKALIKES.get(root.category, ()):
+    texts = [e.text for e in root.evidence if e.role == "cause"]
+    own_error = root.code == _GENERIC_EXCEPTION and bool(texts) and plain_user_error(texts[:-1], texts[-1])
+    # an exception the knowledge base reads on its own line: that reading is the evidence-backed alternative
+    known = root.code == _GENERIC_EXCEPTION and v.root is not None and v.root.sig.role == Role.CAUSE \
+        and v.root.sig.rank >= EXCEPTION_MEANING_RANK and any(t.startswith(v.root.text.rstrip()) for t in texts)
+    for cat in () if own_error or known else LOOKALIKES.get(root.category, ()):
         if cat not in seen:
             seen.add(cat)
             alts.append(Alternative(cat, root.culprit, "a cause known to produce the same evidence", settle_for(cat)))
@@ -125,8 +134,8 @@ def _with_cause_line(root: Finding | None, v: Verdict, structural: Diagnosis) ->
         writer = "worker:" + writer.split(":", 1)[1]
     if writer != root.culprit or v.culprit is None or _task_names(finding_of(v), structural).culprit != root.culprit:
         return root
-    if any(e.text == v.root.text for e in root.evidence):
-        return root
+    if any(e.text == v.root.text or e.text.startswith(v.root.text.rstrip()) for e in root.evidence):
+        return root    # quoted already (the parser's event holds the whole message the line begins)
     return replace(root, evidence=(replace(_ev(v.root, "cause"), task=writer),) + tuple(root.evidence))
 
 
@@ -290,14 +299,25 @@ def _refine_run(diag: Diagnosis, v: Verdict, hits=()) -> Diagnosis:
         if v is None or not _takes_over(root, v):
             return diag
     culprit = v.culprit or v.root.writer
-    f = finding_of(v)
-    alt = Alternative(root.category, root.culprit, f"the run's own reading: {root.summary[:160]}",
+    f = _whole_message(finding_of(v), v, root)
+    alt = Alternative(root.category, root.culprit, f"the run's own reading: {clip(root.summary, 400)}",
                       "the task's traceback and exit status in the bundle")
     f = replace(f, culprit=culprit or root.culprit, at=root.at if root.at is not None else f.at,
                 evidence=tuple(f.evidence) + tuple(e for e in root.evidence if e not in f.evidence)[:4],
                 alternatives=(alt,) + tuple(a for a in f.alternatives if a.category != root.category)[:2],
                 summary=f"{f.summary} (knowledge base: {v.code})")
     return replace(diag, root_cause=f, findings=(f,) + tuple(diag.findings))
+
+
+def _whole_message(f: Finding, v: Verdict, root: Finding) -> Finding:
+    """The signature matched the first line of an exception whose message goes on (``(PerReplica:{`` ...); the run's
+    own evidence holds the whole message: the summary says it, and the line is not quoted twice."""
+    line = v.root.text.strip() if v.root is not None else ""
+    whole = next((e.text for e in root.evidence if line and e.text != line and e.text.startswith(line)), None)
+    if whole is None:
+        return f
+    return replace(f, summary=f.summary.replace(line, clip(whole, 1000), 1),
+                   evidence=tuple(e for e in f.evidence if e.text.strip() != line))
 
 
 def decide(v: Verdict, structural: Diagnosis | None, *, source: str, detected_at: float,

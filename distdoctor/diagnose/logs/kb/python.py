@@ -142,9 +142,11 @@ add("DD1011", "keras3-per-replica", C.VERSION_MISMATCH, R.CAUSE, ("PerReplica",)
     "A tf.distribute per-replica value reached a tensor conversion (Keras 3 under a tf.distribute strategy)", rank=60,
     regex=r"unsupported type \(<class 'tensorflow\.python\.distribute\.values\.PerReplica'>\)|"
           r"Attempt to convert a value \(PerReplica:",
-    remedy="With TF >= 2.16, tf.keras is Keras 3, which does not support tf.distribute strategies this way: install "
-    "tf-keras and set TF_USE_LEGACY_KERAS=1, or pin TF < 2.16; in custom loops, reduce per-replica results "
-    "(strategy.reduce / experimental_local_results) before using them as tensors.",
+    remedy="With TF >= 2.16, tf.keras is Keras 3, which does not train under a tf.distribute strategy such as "
+    "MultiWorkerMirroredStrategy this way: run `pip install tf_keras` (the release matching TensorFlow's, e.g. "
+    "tf_keras~=2.21 for TF 2.21) and set TF_USE_LEGACY_KERAS=1 in every task's environment (before TensorFlow is "
+    "imported; `distdoctor run` passes it on), so that tf.keras is the legacy Keras 2; or pin TF < 2.16. In custom "
+    "loops, reduce per-replica results (strategy.reduce / experimental_local_results) before using them as tensors.",
     component="tensorflow", versions=">=2.16 (tf.keras is Keras 3)",
     source="TensorFlow tensor conversion error (constant_op / tensor_conversion_registry) with tf.distribute values",
     fixture="ValueError: Attempt to convert a value (PerReplica:{ 0: <tf.Tensor: shape=(), dtype=float32, numpy=1.0> }) "
