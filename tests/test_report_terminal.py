@@ -60,3 +60,26 @@ def test_many_tasks_are_summarised():
     assert out.splitlines()[-2].lstrip().startswith("…") or "… " in out
     first_row = next(line for line in out.splitlines() if line.startswith("worker:"))
     assert first_row.startswith("worker:1 ") and "culprit" in first_row
+
+
+def test_servers_stopped_at_a_finished_jobs_end_are_not_killed():
+    """A ParameterServerStrategy success: the chief ran to its end, distdoctor stopped the servers (the normal end
+    of ``server.join()``): the headline and the table say so, never "killed by SIGTERM"."""
+    import io
+
+    from rich.console import Console
+
+    from distdoctor.model import Diagnosis
+    from distdoctor.report.terminal import render_diagnosis as render
+
+    d = Diagnosis.from_json({"schema_version": 1, "command": "run", "status": "succeeded", "root_cause": None,
+                             "findings": [], "detected_at": 1.0,
+                             "tasks": {"chief:0": {"exit_code": 0, "signal": None, "state": "exited",
+                                                   "last_progress_at": None, "stack": ""},
+                                       "ps:0": {"exit_code": -15, "signal": "SIGTERM", "state": "exited",
+                                                "last_progress_at": None, "stack": "", "stopped_at_end": True}}})
+    buf = io.StringIO()
+    render(d, Console(file=buf, width=100, force_terminal=False))
+    out = buf.getvalue()
+    assert "killed by" not in out and "stopped at the job's end" in out, out
+    assert "chief:0 ran to the end; ps:0 was stopped at the job's end" in " ".join(out.split()), out

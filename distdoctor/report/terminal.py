@@ -54,7 +54,8 @@ def render_diagnosis(diag: Diagnosis, console: Console) -> None:
     head = Table.grid(padding=(0, 2))
     head.add_column(no_wrap=True)
     head.add_column()
-    head.add_row(Text(f" {status.upper()} ", style=_STATUS_STYLE.get(status, "bold reverse")),
+    shown = "interrupted" if diag.interrupted and status == "failed" else status   # a person's Ctrl-C, said so
+    head.add_row(Text(f" {shown.upper()} ", style=_STATUS_STYLE.get(status, "bold reverse")),
                  Text(_headline(diag), style="bold"))
     body: list = [head]
     if root is not None:
@@ -87,9 +88,8 @@ def render_diagnosis(diag: Diagnosis, console: Console) -> None:
 def _headline(diag: Diagnosis) -> str:
     if diag.root_cause is not None and diag.root_cause.summary:
         return _s(diag.root_cause.summary)
-    n = len(diag.tasks)
     if diag.status == Status.SUCCEEDED:
-        return f"All {n} tasks finished normally." if n != 1 else "The task finished normally."
+        return _s(diag.finished_line)
     return "No root cause was identified; see the findings and the task logs."
 
 
@@ -136,6 +136,8 @@ def _root_cause(root: Finding, culprits: tuple[str, ...]) -> Group:
 
 
 def _ending(rep: TaskReport) -> tuple[str, str]:
+    if rep.stopped_at_end:
+        return "stopped at the job's end", "green"
     if rep.signal:
         return f"killed by {_s(rep.signal)}", "red"
     if rep.exit_code is not None:
