@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..errors import InputError
+from .bundlefacts import RecordedRun, apply_recorded
 from .events import EventKind, LogEvent
 from .log_rules import TERMINAL_KINDS, ended_with_error, judge_silence
 from .logs.taskscan import TaskScan, TaskScanner
@@ -149,8 +150,12 @@ def _stopped_on_error(t: TaskObservation) -> bool:
     return any(e.line_no > last and (e.kind in TERMINAL_KINDS or e.kind == EventKind.PEER_SYMPTOM) for e in t.events)
 
 
-def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = ()) -> JobObservation:
-    """Assemble the job's observation from its scans (pure). Raises :class:`InputError` when nothing is usable."""
+def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = (),
+                           recorded: RecordedRun | None = None) -> JobObservation:
+    """Assemble the job's observation from its scans (pure). Raises :class:`InputError` when nothing is usable.
+
+    ``recorded``: a run bundle's process facts (exit codes, signals, pids, times), put on the tasks before any
+    judgement: a task that exited 0 finished, whatever its last line."""
     notes = list(notes)
     good = _usable(scans, notes)
     by_task: dict[str, list[TaskScan]] = {}
@@ -181,10 +186,15 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
              for t in tasks.values() for e in t.events) or (tasks and all(t.startswith(("worker:", "chief:")) for t in tasks)):
         strategy = "multi_worker_mirrored"
     job = JobObservation(tasks=tasks, strategy=strategy, source="logs", notes=tuple(notes))
+    if recorded is not None:
+        job = apply_recorded(job, recorded)
+        tasks = job.tasks
     ended = [t.last_output_at for t in tasks.values() if t.last_output_at is not None]
     finished = frozenset(task for task, ss in by_task.items() if any(s.completed or _CLOSING.search(s.last_text) for s in ss))
-    hang = judge_silence(job, finished)
-    if hang is not None:
+    finished |= frozenset(name for name, t in tasks.items() if t.exit_code == 0)
+    recorded_hang = job.hang   # a run bundle's: the hang its supervisor declared
+    hang = recorded_hang or judge_silence(job, finished)
+    if hang is not None and recorded_hang is None:
         silent = [t.task for t in job.ordered() if not ended_with_error(t)]
         notes.append("the logs simply stop: no task reports an error and not every task finished"
                      + (f" ({', '.join(silent[:8])}{'...' if len(silent) > 8 else ''})" if silent else ""))
@@ -196,5 +206,6 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
     from .rules import chief_succeeded, completed
     stopped = not chief_succeeded(job) and any(_stopped_on_error(t) for name, t in tasks.items()
                                                if name not in finished and not completed(t))
-    return replace(job, hang=hang, job_finished=hang is None and not stopped, ended_at=max(ended) if ended else None,
+    return replace(job, hang=hang, job_finished=hang is None and not stopped,
+                   ended_at=job.ended_at if job.ended_at is not None else max(ended) if ended else None,
                    notes=tuple(notes))

@@ -234,7 +234,11 @@ class HangDeclared(RunEvent):
         return f"hang declared: {self.reason}"
 
     def journal(self):
-        return _line(self.ts, self.task, "hang_declared", self.reason)
+        # the verdict's shape travels with the line: `diagnose BUNDLE` reads the hang the run saw (bundlefacts.py)
+        v = self.verdict
+        hang = {"kind": v.kind, "since": v.since, "culprits": list(v.culprits), "waiting": list(v.waiting)} \
+            if v is not None else None
+        return {**_line(self.ts, self.task, "hang_declared", self.reason), "hang": hang}
 
     def alert(self):
         v = self.verdict

@@ -165,6 +165,11 @@ def _own_failure_of_a_task_that_did_not_train(v: Verdict, structural: Diagnosis)
     return report is not None and report.steps is None and v.root.sig.role in (Role.CAUSE, Role.CONTEXT)
 
 
+def _recorded_success(structural: Diagnosis) -> bool:
+    """A run bundle recorded every task's exit code, all 0 (logs alone record none)."""
+    return bool(structural.tasks) and all(r.exit_code == 0 for r in structural.tasks.values())
+
+
 def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = ()) -> Diagnosis:
     """One diagnosis from the signature verdict and the structural rules' diagnosis (None when they could not run)."""
     sig_finding = finding_of(v)
@@ -184,9 +189,11 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
             # line no signature knows is not better than a task seen to stop)
             keep_structural = v.root is None or v.status == Status.UNKNOWN or v.code == safetynet.SAFETY_NET.code
         elif structural.status == Status.SUCCEEDED:   # every trainer's log ends in success: only a specific cause
-            # overturns it, or a task that never showed training and whose own log ends in its failure
-            keep_structural = (v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)) \
-                and not _own_failure_of_a_task_that_did_not_train(v, structural)
+            # overturns it, or a task that never showed training and whose own log ends in its failure; never where
+            # the run recorded every task's exit 0 (a line cannot undo an exit status)
+            keep_structural = _recorded_success(structural) or (
+                (v.status not in (Status.FAILED, Status.HUNG) or not _specific(v))
+                and not _own_failure_of_a_task_that_did_not_train(v, structural))
         if keep_structural and _abort_after_allocation_failure(root, v):
             keep_structural = False
         if keep_structural:
