@@ -14,7 +14,7 @@ from pathlib import Path
 from distdoctor.diagnose.command import diagnose_paths
 from distdoctor.model import Diagnosis
 
-__all__ = ["Reading", "reading_of", "run_bundles", "assert_diagnose_agrees"]
+__all__ = ["Reading", "reading_of", "run_bundles", "assert_diagnose_agrees", "older_than_the_hang_record"]
 
 Reading = tuple[str, str | None, str | None]   # (status, root-cause category, culprit)
 
@@ -29,6 +29,23 @@ def run_bundles(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if (p / "diagnosis.json").is_file() and (p / "logs").is_dir())
+
+
+def older_than_the_hang_record(bundle_dir: Path) -> bool:
+    """The bundle's run declared a hang but its ``events.jsonl`` does not carry the hang's shape (kind, culprits):
+    written by a distdoctor from before that record, so no reading of the bundle can name the hang's culprit."""
+    try:
+        lines = (bundle_dir / "events.jsonl").read_text().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("kind") == "hang_declared" and not isinstance(e.get("hang"), dict):
+            return True
+    return False
 
 
 def assert_diagnose_agrees(bundle_dir: Path | str) -> Reading:

@@ -11,10 +11,6 @@ heartbeat or connection errors about a chief that has already left (the shutdown
 from __future__ import annotations
 
 import argparse
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-
 import tensorflow as tf  # noqa: E402
 import tf_keras as keras  # noqa: E402   (the tutorial's tf.keras, Keras 2)
 
