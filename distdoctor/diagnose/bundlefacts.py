@@ -49,6 +49,16 @@ class RecordedRun:
         """Every task the run launched ended by itself with exit code 0."""
         return bool(self.tasks) and all(t.exit_code == 0 and not t.killed_by_supervisor for t in self.tasks.values())
 
+    def succeeded(self) -> bool:
+        """The processes say the job ran to its end: every task exited 0, or -- ParameterServerStrategy -- the
+        coordinator (``chief:0``) exited 0 and the run stopped the workers and parameter servers it left running
+        (they serve until they are stopped)."""
+        if self.all_exited_zero():
+            return True
+        chief = self.tasks.get("chief:0")
+        return (chief is not None and chief.exit_code == 0 and any(t.startswith("ps:") for t in self.tasks)
+                and all(t.exit_code == 0 or t.killed_by_supervisor for t in self.tasks.values()))
+
     def span(self) -> tuple[float, float] | None:
         """From the first task's start to the last task's end (unix seconds), when the run recorded both."""
         starts = [t.started_at for t in self.tasks.values() if t.started_at is not None]
@@ -144,32 +154,39 @@ def _hang(e: dict, ts: float) -> HangVerdict | None:
                        culprits=names("culprits"), waiting=names("waiting"), reason=str(e.get("text") or ""))
 
 
-def _with_record(t: TaskObservation, r: RecordedTask) -> TaskObservation:
-    return replace(t, exit_code=r.exit_code, signal=r.signal, pid=r.pid, started_at=r.started_at,
-                   ended_at=r.ended_at, killed_by_supervisor=r.killed_by_supervisor,
+def _with_record(t: TaskObservation, r: RecordedTask, exits: bool) -> TaskObservation:
+    t = replace(t, pid=r.pid, started_at=r.started_at, ended_at=r.ended_at)
+    if not exits:
+        return t
+    return replace(t, exit_code=r.exit_code, signal=r.signal, killed_by_supervisor=r.killed_by_supervisor,
                    state=TaskState.EXITED if r.exit_code is not None else t.state)
 
 
 def observation_of_record(run: RecordedRun, notes: tuple[str, ...] = ()) -> JobObservation:
-    """A job seen only through the run's records (its logs hold nothing a TensorFlow reading recognises)."""
-    tasks = {name: _with_record(TaskObservation(task=name), r) for name, r in run.tasks.items()}
-    return apply_recorded(JobObservation(tasks=tasks, source="logs", notes=notes), run)
+    """A job seen only through the run's records (its logs hold nothing a TensorFlow reading recognises): every exit
+    status travels, failed ones too -- there are no lines to read the failure from."""
+    tasks = {name: TaskObservation(task=name) for name in run.tasks}
+    return apply_recorded(JobObservation(tasks=tasks, source="logs", notes=notes), run, exits=True)
 
 
-def apply_recorded(job: JobObservation, run: RecordedRun) -> JobObservation:
+def apply_recorded(job: JobObservation, run: RecordedRun, *, exits: bool | None = None) -> JobObservation:
     """``job`` (read from the logs) with the run's process facts on its tasks (pure).
 
-    A task the run launched but whose log holds nothing is added. When every task exited 0 by itself the job ran to
-    its end: a log that stops without an error is not a hang there, and a task's error lines (a peer that vanished
-    at shutdown) did not fail it."""
+    Pids and times always travel (a kernel OOM record is matched against them). Exit statuses travel when they settle
+    the outcome -- the run succeeded (:meth:`RecordedRun.succeeded`): a log that stops without an error is then no
+    hang, and a task's error lines (a peer that vanished at shutdown) did not fail the job. A failed run's exits stay
+    off: the log rules read its failure from the lines, as for any logs, and the exit rules of ``run`` expect the
+    evidence only a live run has (the memory cgroup, stacks). The hang the run declared is the job's hang. A task the
+    run launched but whose log holds nothing is added."""
+    exits = run.succeeded() if exits is None else exits
     tasks = dict(job.tasks)
     for name, r in run.tasks.items():
-        tasks[name] = _with_record(tasks.get(name) or TaskObservation(task=name), r)
+        tasks[name] = _with_record(tasks.get(name) or TaskObservation(task=name), r, exits)
     ends = [r.ended_at for r in run.tasks.values() if r.ended_at is not None]
     out = replace(job, tasks=tasks, ended_at=max(ends) if ends else job.ended_at,
                   started_at=min((r.started_at for r in run.tasks.values() if r.started_at is not None),
                                  default=job.started_at))
-    if run.all_exited_zero():
+    if run.succeeded():
         out = replace(out, hang=None, job_finished=True)
     elif run.hang is not None:
         out = replace(out, hang=run.hang, job_finished=False)

@@ -166,8 +166,13 @@ def _own_failure_of_a_task_that_did_not_train(v: Verdict, structural: Diagnosis)
 
 
 def _recorded_success(structural: Diagnosis) -> bool:
-    """A run bundle recorded every task's exit code, all 0 (logs alone record none)."""
-    return bool(structural.tasks) and all(r.exit_code == 0 for r in structural.tasks.values())
+    """A run bundle's records say the job succeeded: its exit codes are on the tasks only then (logs alone record
+    none; see ``bundlefacts.apply_recorded``): every task exited 0, or the ParameterServerStrategy coordinator did."""
+    tasks = structural.tasks
+    if not tasks or any(r.exit_code is None for r in tasks.values()):
+        return False
+    chief = tasks.get("chief:0")
+    return all(r.exit_code == 0 for r in tasks.values()) or (chief is not None and chief.exit_code == 0)
 
 
 def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = ()) -> Diagnosis:
