@@ -4,7 +4,8 @@
 
 One run, interleaved job by job: the healthy matrix (tests/workers/healthy.py: chief-only evaluation in
 Python, a slow download, a large checkpoint to slow storage, a long trace, a dataset cache fill, every worker
-sleeping, a slow input pipeline, Keras fit with validation) and the stall faults (tests/workers/trainer.py: a
+sleeping, a slow input pipeline, Keras fit with validation; and the tutorial-shaped jobs of tests/workers/tutorial_*.py
+with 40 s of chief-only work at an epoch's end: the custom loop with numpy or eager model calls, Keras fit with numpy) and the stall faults (tests/workers/trainer.py: a
 deadlock on a lock, sleeping forever, SIGSTOP), each under this tree's `distdoctor run --workers 2` and under the
 baseline revision's (a git worktree of REV, default the commit before the own-progress detector). Real
 TensorFlow, real processes, nothing mocked. Reports, per side:
@@ -33,6 +34,14 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKERS = ROOT / "tests" / "workers"
 PY = sys.executable
 HEALTHY = ["eval_python", "download", "save", "trace", "cache", "sleep_all", "slow_input", "fit_val"]
+# healthy jobs in the shapes of TensorFlow's official tutorials (tests/workers/tutorial_*.py): the chief alone does
+# 40 s of extra work at the end of epoch 1 (numpy; eager model calls) while worker:1 waits in the all-reduce
+TUTORIALS = {
+    "ctl_chief_numpy": ("tutorial_ctl.py", {"DD_FAULT": "extra_numpy", "DD_FAULT_TASK": "worker:0", "DD_FAULT_ARG": "40"}),
+    "ctl_chief_eager": ("tutorial_ctl.py", {"DD_FAULT": "extra_eager", "DD_FAULT_TASK": "worker:0", "DD_FAULT_ARG": "40"}),
+    "keras_chief_numpy": ("tutorial_keras.py", {"DD_FAULT": "extra_numpy", "DD_FAULT_TASK": "worker:0",
+                                                "DD_FAULT_ARG": "40"}),
+}
 # name, trainer args, the culprit, the line the fault prints first (its time is the fault's)
 STALLS = [("deadlock", ["--fault", "stall"], "worker:1", "stuck in a callback"),
           ("sleep_forever", ["--fault", "sleep"], "worker:1", "sleeping forever"),
@@ -101,7 +110,7 @@ def main() -> int:
     ap.add_argument("--no-stalls", action="store_true", help="run the healthy matrix only")
     ap.add_argument("--out", default=None, help="also write the markdown table to this file")
     a = ap.parse_args()
-    scenarios = HEALTHY if a.only is None else a.only
+    scenarios = HEALTHY + list(TUTORIALS) if a.only is None else a.only
     work = Path(tempfile.mkdtemp(prefix="dd-falsealarms-"))
     sides = [("this tree", str(ROOT))]
     if a.baseline != "none":
@@ -117,9 +126,12 @@ def main() -> int:
         for rep in range(a.reps):
             for sc in scenarios:
                 for side, path in sides:
-                    r = run_job(side, path, work / "runs" / f"{side[:4]}-{sc}-{rep}",
-                                [PY, str(WORKERS / "healthy.py"), "--scenario", sc, "--pause", a.pause],
-                                {"DD_SLOW_URL": url})
+                    if sc in TUTORIALS:
+                        script, env = TUTORIALS[sc]
+                        cmd = [PY, str(WORKERS / script)]
+                    else:
+                        cmd, env = [PY, str(WORKERS / "healthy.py"), "--scenario", sc, "--pause", a.pause], {}
+                    r = run_job(side, path, work / "runs" / f"{side[:4]}-{sc}-{rep}", cmd, {"DD_SLOW_URL": url, **env})
                     row = healthy_row(r) | {"scenario": sc}
                     healthy[side].append(row)
                     print(f"[{side}] healthy {sc}: {row}", flush=True)

@@ -139,6 +139,11 @@ def reference(text: str) -> tuple[EventKind, dict] | None:
         return EventKind.PORT_IN_USE, {}
     if "mismatch in the collective instance" in text:
         return EventKind.COLLECTIVE_MISMATCH, {}
+    if ("but got type" in text and "Collective instance" in text and "expected type" in text
+            and "Collective ops is aborted by" not in text):
+        return EventKind.COLLECTIVE_MISMATCH, {}
+    if "in _all_reduce_sum_fn" in text or "in all_reduce_sum_gradients" in text:
+        return EventKind.GRADIENT_REDUCE, {}
     m = _WAITING.search(text)
     if m and m.group(1) == "0":
         return EventKind.PEER_CONNECTED, {}      # "Waiting for 0/2 tasks to connect.": every task has joined

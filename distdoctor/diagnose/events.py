@@ -30,7 +30,8 @@ class EventKind(str, enum.Enum):
     RESOURCE = "resource"                  # disk full, too many open files, ...
     DISTDOCTOR = "distdoctor"              # a line distdoctor's bootstrap wrote
     TF_ERROR = "tf_error"                  # other E/F-level TensorFlow line
-    COLLECTIVE_MISMATCH = "collective_mismatch"  # tasks entered different collectives (shape mismatch)
+    COLLECTIVE_MISMATCH = "collective_mismatch"  # tasks entered different collectives (shape or type mismatch)
+    GRADIENT_REDUCE = "gradient_reduce"    # the failing collective node was defined in the gradient all-reduce
 
 
 SYMPTOM_KINDS = frozenset({EventKind.PEER_SYMPTOM, EventKind.WAITING_FOR_TASKS})

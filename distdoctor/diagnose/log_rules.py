@@ -25,6 +25,7 @@ import re
 from collections import Counter
 
 from ..catalogue import Rule, RuleList
+from ..cluster.drift import DRIFT_MARK
 from ..model import Category, Evidence, Severity, format_clock
 from .events import EventKind, LogEvent, unresolved_waits
 from .observations import HangVerdict, JobObservation, TaskObservation
@@ -265,6 +266,22 @@ def _wrong_index(rule: Rule, job: JobObservation):
             if claimed and claimed != t.task:
                 yield rule.finding(culprit=t.task, at=e.ts, evidence=[_ev(e)],
                                    summary=f"the log of {t.task} says this process is {claimed}: its TF_CONFIG has the wrong task")
+                break
+
+
+@RULES.check(code="DD154", rank=88, name="tf-config-changed", category=Category.CONFIG_TF_CONFIG,
+             title="A task runs with a TF_CONFIG other than the one it was given",
+             detects="`distdoctor run` gave each task its TF_CONFIG; the bootstrap agent saw a task's process hold another one (a wrapper or the script changed it before TensorFlow read it) with an address where no task listens, another task's index, or a different set of tasks. The supervisor notes it in that task's log (`[distdoctor] worker:1 runs with a TF_CONFIG other than the one distdoctor gave it: ...`).",
+             why="TensorFlow waits at start-up, silently and for ever, for a peer at an address nobody listens on; two tasks with one index fight over one port and the other index never joins. The healthy tasks' symptoms (waiting, a port in use) name the wrong task.",
+             evidence="The TF_CONFIG the process held, and what is wrong with it against the job's.",
+             remedy="Do not rewrite TF_CONFIG inside the task (or compute it from the same cluster definition for every task): under `distdoctor run` leave it as given; with your own launcher, generate every task's TF_CONFIG from one cluster list, only `task` differing.")
+def _tf_config_changed(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        for e in _of(t, EventKind.DISTDOCTOR):
+            if DRIFT_MARK in e.text:
+                what = e.text.split(DRIFT_MARK, 1)[1].lstrip(": ").split(". TF_CONFIG in this process", 1)[0]
+                yield rule.finding(culprit=t.task, at=e.ts, evidence=[_ev(e)],
+                                   summary=f"{t.task} runs with a TF_CONFIG other than the job's: {what}")
                 break
 
 

@@ -108,9 +108,27 @@ def _ps_worker_lost(rule: Rule, job: JobObservation):
 _SHAPES = re.compile(r"Op at device /job:(\w+)/replica:\d+/task:(\d+)\S* expected shape \[([^\]]*)\] but another member in the group expected shape \[([^\]]*)\]")
 
 
+def _outside_the_step(job: JobObservation) -> tuple[str | None, list[Evidence]]:
+    """With the same step counts, the task whose failing collective was *not* the gradient all-reduce (TensorFlow's
+    "defined at" frames name the optimizer's all-reduce on the others) ran another collective: its input's
+    end-of-data sync (a finite or shorter shard), a metric or an end-of-epoch reduction. It left the step."""
+    trainers = [t for t in job.ordered() if t.task.split(":")[0] in ("worker", "chief") and t.exit_code != 0
+                and _of(t, EventKind.COLLECTIVE_MISMATCH, EventKind.PY_EXCEPTION, EventKind.PEER_SYMPTOM)]
+    in_step = {t.task: _of(t, EventKind.GRADIENT_REDUCE) for t in trainers}
+    odd = [n for n, evs in in_step.items() if not evs]
+    if len(trainers) < 2 or len(odd) != 1:
+        return None, []
+    normal = [(n, evs[0]) for n, evs in in_step.items() if evs]
+    ev = [Evidence(task=odd[0], ts=None, role="cause",
+                   text=f"{odd[0]}'s failing collective was not the gradient all-reduce its peers were in "
+                        "(another collective: its input's end-of-data sync, a metric, an end-of-epoch reduction)")]
+    ev += [_ev(e, "consequence") for _, e in normal[:2]]
+    return odd[0], ev
+
+
 @RULES.check(code="DD209", rank=75, role="own_failure", name="collective-shape-mismatch", category=Category.DATA_SHARDING_IMBALANCE,
              title="Tasks entered different collectives: one left the step loop early",
-             detects="`Shape mismatch in the collective instance`: one task runs an end-of-epoch or metric reduction (a scalar) while its peers still all-reduce gradients.",
+             detects="`Shape mismatch in the collective instance`, or `Collective instance N expected type .. and data_type A but got .. data_type B`: one task runs an end-of-epoch, metric or end-of-data reduction while its peers still all-reduce gradients. The culprit: the task that ran fewer steps, or, with equal counts, the one whose failing collective was not the gradient all-reduce (TensorFlow's `defined at` frames).",
              why="Each worker computed its own number of steps (from the size of its own shard); the one with fewer batches leaves the loop first and the collectives no longer match.",
              evidence="TensorFlow's shape-mismatch message naming the task and both shapes; step counts.",
              remedy="Give every worker the same number of steps per epoch: compute `steps_per_epoch` from the global dataset size (not the local shard), or `repeat()` the data and set it explicitly; shard files evenly.")
@@ -147,10 +165,20 @@ def _shape_mismatch(rule: Rule, job: JobObservation):
         if culprit is None and len(behind) == 1:
             culprit = behind[0]
         count_ev = count_evidence({n: (c, True) for n, c in counts.items()}, behind)
+    grad_ev: list[Evidence] = []
+    if culprit is None:
+        culprit, grad_ev = _outside_the_step(job)
     category = Category.DATA_SHARDING_IMBALANCE if culprit else Category.HANG_COLLECTIVE_MISMATCH
     ran = f" ({counts[culprit]} steps against {max(counts.values())})" if culprit in counts and count_ev else ""
+    if grad_ev:
+        summary = (f"{culprit} entered another collective than its peers' gradient all-reduce: its input ended "
+                   "first or its shard differs (a shorter or finite dataset on one worker)")
+    elif culprit:
+        summary = f"{culprit} left the training loop early (it ran fewer steps{ran}) and its collectives no longer match its peers'"
+    else:
+        summary = "tasks entered collectives of different shapes or types"
+    quoted = [_ev(e, "cause" if e.task == culprit else "consequence") for e in hits[:3]]
+    quoted.sort(key=lambda e: e.role != "cause")
     yield rule.finding(culprit=culprit, at=hits[0].ts, category=category,
-                       candidates=() if culprit else tuple(job.tasks),
-                       summary=(f"{culprit} left the training loop early (it ran fewer steps{ran}) and its collectives no "
-                                "longer match its peers'" if culprit else "tasks entered collectives of different shapes"),
-                       evidence=[_ev(e, "cause" if e.task == culprit else "consequence") for e in hits[:3]] + count_ev)
+                       candidates=() if culprit else tuple(job.tasks), summary=summary,
+                       evidence=grad_ev[:1] + quoted + count_ev + grad_ev[1:])

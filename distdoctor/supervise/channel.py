@@ -30,6 +30,7 @@ class AgentSample:
     step_calls: int | None = None    # calls entered of the task's most-called TF function (its step function)
     step_fn: str | None = None       # that function's name
     final: bool = False              # sent as the task's Python exited: the counts are those at its end
+    tf_config: str | None = None     # the TF_CONFIG the process holds now (a wrapper may have changed it)
 
     @staticmethod
     def from_json(d: dict) -> "AgentSample":
@@ -43,6 +44,7 @@ class AgentSample:
             user_threads=tuple(d.get("user_threads") or ()), tf_loaded=bool(d.get("tf_loaded")),
             checkpoints=tuple((str(k), v if v is None else str(v)) for k, v in (d.get("checkpoints") or ())),
             step_calls=_top_calls(d)[1], step_fn=_top_calls(d)[0], final=d.get("final") is True,
+            tf_config=d["tf_config"] if isinstance(d.get("tf_config"), str) else None,
         )
 
     def stack_text(self) -> str:

@@ -11,6 +11,13 @@ A hang is declared only when tasks wait on each other:
 * **collective mismatch**: every live task waits inside TensorFlow, idle, and
   none is busy elsewhere.
 
+A task whose Python frame is plain code but whose main thread is blocked inside TensorFlow's native library
+(``py-spy dump --native``: destroying the last epoch's iterator, a tf.data ``GetNext``; :mod:`.nativewait`)
+waits on TensorFlow like its peers: it is never the stalled culprit. A stalled worker idle outside TensorFlow is
+declared only after that look was taken. When every task waits inside TensorFlow and one of them outside a
+collective, TensorFlow's runtime is busy with something of its own (an iterator's teardown takes ~30 s on a
+large shuffle buffer): declared only after ``NATIVE_WAIT_S``.
+
 A task that keeps making progress of its own while its peers wait (chief-only
 evaluation, a slow upload, filling a dataset cache) is a **pause**: it is
 suspected early (named within ``threshold / 2``) and never declared, unless the
@@ -23,7 +30,7 @@ reads the clock.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..diagnose.observations import FROZEN_STATES, HangVerdict, TaskState
 
@@ -38,6 +45,9 @@ SUSPECT_AFTER_S = 7.0  # a suspect is named by then at the latest (half the thre
                        # within 10 s of a stall's start, sampling and the loop's tick included
 IDLE_CPU = 0.15        # cores: a task waiting in a collective uses almost none
 AGENT_STALE_S = 5.0    # an agent silent this long (10 samples) no longer tells what its task is doing
+CONFIG_WAIT_S = 30.0   # a task with a wrong TF_CONFIG and a job that never made a step since: it cannot start
+NATIVE_WAIT_S = 120.0  # every task inside TensorFlow, one of them in its runtime outside a collective (a tf.data
+                       # teardown seen at ~30 s): strong evidence only after this, unless --hang-timeout says less
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,10 @@ class TaskSnapshot:
     agent_ts: float | None = None    # when the agent last reported (None: not known, trusted as fresh)
     own_progress_at: float | None = None  # when its CPU, I/O, network or stack last moved (:mod:`.activity`)
     activity: str = ""               # what moved then
+    native_wait: str | None = None   # TensorFlow's native code its main thread waits in (py-spy --native), if any
+    native_looked: bool = True       # that look was taken for its current place (or cannot be taken)
+    config_problem: str | None = None  # its process holds a TF_CONFIG other than the job's, wrong thus
+    config_since: float | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +204,18 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
                                   reason=f"{t.task} has been in uninterruptible sleep (state D) for {now - t.state_since:.1f} s")
             return Assessment("hung", threshold, stalled_for, verdict, t.task, verdict.reason)
 
+    # 2. a task holds a TF_CONFIG other than the job's (a wrapper changed it) and nobody ever made a step
+    wrong = [t for t in live if t.config_problem]
+    if wrong and not progress:
+        t = wrong[0]
+        waited = now - max(job.started_at, t.config_since or job.started_at)
+        reason = f"{t.task} runs with a TF_CONFIG other than the job's: {t.config_problem}"
+        verdict = HangVerdict(kind="config", declared_at=now, since=job.started_at, culprits=(t.task,),
+                              waiting=tuple(w.task for w in live if w is not t), reason=reason)
+        if waited >= CONFIG_WAIT_S:
+            return Assessment("hung", threshold, stalled_for, verdict, t.task, reason)
+        return Assessment("suspect", threshold, stalled_for, None, t.task, reason)
+
     training = [t for t in live if t.has_agent and t.tf_loaded and not t.serving]
     # waiting needs someone to wait for: a lone training task (a ParameterServerStrategy
     # coordinator) waits on servers, whose freezing is caught above.
@@ -207,6 +233,18 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
     need = threshold if not first_call else max(threshold, 3 * MAX_STALL_S)
     others = [t for t in training if not _waiting(t, now)] + working_in_tf
     exited_early = [t for t in job.tasks if not t.alive and t.exit_code == 0]
+    # outside TensorFlow by its Python frames, inside it by its native ones: it waits on TensorFlow too
+    native = [t for t in others if t.native_wait and t not in working_in_tf and _idle(t)]
+    if native:
+        others = [t for t in others if t not in native]
+        waiting = waiting + native
+        if not others:
+            n = native[0]
+            reason = (f"every task waits inside TensorFlow; {n.task} waits in {n.native_wait} at "
+                      f"{n.location or 'Python code'}, not in a collective")
+            bound = job.hang_timeout if job.hang_timeout is not None else NATIVE_WAIT_S
+            return _mismatch("collective_mismatch", native, waiting, reason, max(need, bound), threshold,
+                             stalled_for, last, now, job.hang_timeout)
 
     if others:
         idle = [t for t in others if _idle(t)]
@@ -219,8 +257,12 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
         inside = "inside" if culprits[0] in working_in_tf else "outside"
         reason = (f"{len(waiting)} task(s) wait in a TensorFlow collective while {names} is "
                   f"{'idle' if idle else 'busy'} {inside} TensorFlow at {where}")
-        return _judge("stalled_worker", culprits, waiting, reason, need, threshold, stalled_for, last, now,
-                      job.hang_timeout)
+        a = _judge("stalled_worker", culprits, waiting, reason, need, threshold, stalled_for, last, now,
+                   job.hang_timeout)
+        if a.status == "hung" and inside == "outside" and not all(t.native_looked for t in culprits):
+            # its Python frame says idle: not declared before its native frames were looked at
+            return replace(a, status="suspect", verdict=None)
+        return a
 
     busy_thread = [t for t in waiting if t.user_thread_busy]
     if busy_thread:

@@ -83,6 +83,20 @@ class TaskProcess:
             except (OSError, ValueError):
                 pass
 
+    def note(self, text: str) -> None:
+        """A line of distdoctor's own in the task's log (``[distdoctor] ...``), read like the task's lines: what the
+        supervisor learned about the task that its output does not say (the log stays the whole record)."""
+        now = time.time()
+        line = f"[distdoctor] {text}"
+        try:
+            self._log.write(f"{timestamp_prefix(now)} {line}\n")
+        except (OSError, ValueError):
+            pass
+        try:
+            self.on_line(self.task, now, line)
+        except Exception:
+            pass
+
     def _wait(self) -> None:
         rc = self.proc.wait()
         self.ended_at = time.time()

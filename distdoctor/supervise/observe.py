@@ -11,12 +11,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+import threading
 from dataclasses import replace
 
 from ..diagnose.events import EventKind
 from ..diagnose.observations import MemorySample
 from . import probe
 from .detect import JobSnapshot
+from .nativewait import tf_native_wait
 from .runevents import Journal, MemoryWarning, ProcSampled
 from .step import ExitSeen
 from .tracking import TaskTrack
@@ -24,6 +26,7 @@ from .tracking import TaskTrack
 __all__ = ["Observer", "signal_label", "oom_kills_since", "FAULT_KINDS", "NET_LOOK_EVERY_S"]
 
 NET_LOOK_EVERY_S = 1.0   # how often sockets are looked at while a task makes no steps
+NATIVE_QUIET_S = 3.0     # a task idle outside TensorFlow this long gets its native stack looked at (once per place)
 FAULT_KINDS = (EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR, EventKind.OOM_GPU,
                EventKind.CHECK_FAILED, EventKind.PORT_IN_USE, EventKind.NAN_LOSS)
 
@@ -52,6 +55,7 @@ class Observer:
         self.publish = publish
         self._oom_baselines: dict[str | None, int] = {}
         self._net_look_at = 0.0
+        self._py_spy = probe.py_spy_path() is not None
         self.oom_since_start(probe.read_cgroup_memory(probe.cgroup_of(os.getpid())))  # tasks start in ours
 
     def oom_since_start(self, oom):
@@ -92,6 +96,42 @@ class Observer:
                 limit = min(limit, oom.limit_bytes)
             self.apply_sample(track, s, oom, limit, now)
 
+    def look_native(self, tracks: dict[str, TaskTrack], own: tuple[str, ...], suspect: str | None,
+                    now: float) -> None:
+        """Look at the native stack of the task the detector suspects of a stall (idle outside TensorFlow by its
+        Python frames, not a pause), once per place, in a thread (py-spy takes 1-3 s): the detector does not
+        declare it stalled before, and not at all when it waits inside TensorFlow's runtime (:mod:`.nativewait`)."""
+        for task in own:
+            t = tracks.get(task)
+            if t is None:
+                continue
+            t.native_possible = self._py_spy
+            if t.native_look is not None and t.native_look[2] and not t.native_said:
+                t.native_said = True
+                self.publish(Journal(now, task, "native_wait",
+                                     f"{task} waits inside TensorFlow: {t.native_look[2]} (py-spy --native)"))
+            if (task != suspect or not self._py_spy or t.native_pending or not t.proc.alive
+                    or t.where() != "python"):
+                continue
+            if now - (t.last_progress_at or t.proc.started_at) < NATIVE_QUIET_S:
+                continue
+            looked, _ = t.native_view()
+            if looked:
+                continue
+            t.native_pending = True
+            t.native_said = False
+            threading.Thread(target=self._native_look, args=(t, t.location(), now), daemon=True,
+                             name=f"native-look-{task}").start()
+
+    @staticmethod
+    def _native_look(track: TaskTrack, place: str | None, at: float) -> None:
+        try:
+            dump = probe.py_spy_dump(track.agent_pid or track.proc.pid, native=True, timeout=10.0)
+            with track.lock:
+                track.native_look = (place, at, tf_native_wait(dump))
+        finally:
+            track.native_pending = False
+
     def _look_at_sockets(self, tracks, own, now: float) -> dict | None:
         """Every TCP socket's byte counters, once a second while one of this supervisor's tasks has made no step
         for 2 s (a task that downloads or uploads while its peers wait is working, not stuck); else None."""
@@ -107,7 +147,8 @@ class Observer:
     def apply_sample(self, track: TaskTrack, s: probe.ProcSample, oom, limit: int, now: float) -> None:
         """Record one process sample of a task (taken here, or by a remote node supervisor)."""
         track.last_proc = s
-        if s.state != track.state:
+        if s.state != track.state and not track.native_pending:
+            # (while py-spy looks at it, the task is stopped by ptrace: that state is ours, not the task's)
             track.state, track.state_since = s.state, now
         track.cpu_hist.append((now, s.cpu_seconds))
         with track.lock:

@@ -16,7 +16,7 @@ import psutil
 
 from ..diagnose.observations import OomEvidence, TaskState
 
-__all__ = ["ProcSample", "sample_tree", "tcp_bytes", "parse_ss", "cgroup_of", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "host_memory_limit"]
+__all__ = ["ProcSample", "sample_tree", "tcp_bytes", "parse_ss", "cgroup_of", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "py_spy_path", "host_memory_limit"]
 
 _STATE_NAMES = {
     psutil.STATUS_RUNNING: TaskState.RUNNING, psutil.STATUS_SLEEPING: TaskState.SLEEPING,
@@ -229,10 +229,16 @@ def kernel_oom_lines(pids: set[int]) -> list[str]:
     return lines[-5:]
 
 
+def py_spy_path() -> str | None:
+    """The py-spy executable (on PATH, or beside this interpreter), or None."""
+    exe = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    return exe if os.path.exists(exe) else None
+
+
 def py_spy_dump(pid: int, native: bool = False, timeout: float = 8.0, nonblocking: bool = False) -> str | None:
     """``py-spy dump`` of a process (needs ptrace rights: root, or the same user)."""
-    exe = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
-    if not os.path.exists(exe):
+    exe = py_spy_path()
+    if exe is None:
         return None
     argv = [exe, "dump", "--pid", str(pid)]
     if native:

@@ -29,6 +29,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from ..cluster.drift import DRIFT_MARK, tf_config_drift
 from ..cluster.local import LOCAL, LocalCluster, build_local_cluster
 from ..diagnose.observations import FROZEN_STATES, JobObservation
 from ..model import Diagnosis
@@ -130,6 +131,8 @@ class Supervisor:
         self.clock = cfg.clock or SYSTEM_CLOCK
         self.role = role or Solo()
         self.tracks: dict[str, TaskTrack] = {}
+        self._given_tf_config: dict[str, str] = {}   # task -> the TF_CONFIG it was launched with
+        self._last_assessment = None                 # the detector's reading of the previous turn
         self.interrupted: str | None = None       # set by the signal handler (or a collector's stop)
         self._signals = 0
         self.state = RunState(self._rules(), phase=Phase.IDLE)
@@ -174,13 +177,24 @@ class Supervisor:
             first = track.agent is None
             track.on_agent(sample)
             self.publish(AgentSampled(sample, first))
+            given = self._given_tf_config.get(sample.task)
+            if sample.tf_config and given and sample.tf_config != track.tf_config_seen:
+                track.tf_config_seen = sample.tf_config
+                problem = tf_config_drift(sample.task, given, sample.tf_config)
+                if problem:
+                    track.config_problem = (problem, sample.ts)
+                    track.proc.note(f"{sample.task} {DRIFT_MARK}: {problem}. TF_CONFIG in this process: "
+                                    f"{sample.tf_config}")
 
     # -- launch ---------------------------------------------------------------------------------
     def _env(self, task: str) -> dict[str, str]:
         env = dict(os.environ)
         env.pop("DISTDOCTOR_AGENT_PID", None)
         env.update(self.cfg.extra_env)
-        env.update(LOCAL.task_environ(self.cfg.cluster, task))
+        given = LOCAL.task_environ(self.cfg.cluster, task)
+        env.update(given)
+        if given.get("TF_CONFIG"):
+            self._given_tf_config[task] = given["TF_CONFIG"]
         env["DISTDOCTOR_SOCK"] = self.channel.path if self.channel else ""
         env["DISTDOCTOR_SAMPLE_S"] = str(self.cfg.sample_s)
         env["PYTHONUNBUFFERED"] = "1"
@@ -248,7 +262,11 @@ class Supervisor:
             self.observer.poll(self.tracks, self.own_tasks(), now)
             exits = self.observer.exits(self.tracks, now)
             if any(t.proc.alive for t in self.tracks.values()):
-                a = assess(self.observer.snapshot(self.tracks, self.cfg.hang_timeout), now)
+                prev = self._last_assessment
+                self.observer.look_native(self.tracks, self.own_tasks(),
+                                          prev.suspect if prev and prev.status == "suspect" and not prev.pause
+                                          else None, now)
+                a = self._last_assessment = assess(self.observer.snapshot(self.tracks, self.cfg.hang_timeout), now)
                 if a.status == "hung" and a.verdict is not None and a.verdict.culprits:
                     culprit = self.tracks.get(a.verdict.culprits[0])
                     where = culprit.location() if culprit else None
@@ -416,6 +434,7 @@ class Supervisor:
         self._enter(Phase.LAUNCHING)
         self._attempt_started_at = self.clock.now()
         self.tracks = {}
+        self._last_assessment = None
         self.state = RunState(self._rules(), phase=self.state.phase)
         self.restarts.begin_attempt()
         self.publish(AttemptStarted(self._attempt_started_at, len(self.ledger) + 1,

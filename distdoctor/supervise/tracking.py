@@ -68,6 +68,12 @@ class TaskTrack:
         self.lost_at: float | None = None      # run --node: its supervisor was last heard from then ...
         self.lost_how = ""                     # ... and was lost this way
         self.activity = Activity()             # its own progress (CPU, I/O, network, new code) while peers wait
+        self.native_possible = False           # its native stack can be looked at (py-spy here, a task of ours)
+        self.native_look: tuple[str | None, float, str | None] | None = None  # (place, when, TF wait found)
+        self.native_pending = False            # a look is under way
+        self.native_said = False               # its TensorFlow wait went on the event stream
+        self.tf_config_seen: str | None = None  # the TF_CONFIG its process held at the last look
+        self.config_problem: tuple[str, float] | None = None  # what is wrong with it against the job's, since when
 
     def freeze(self) -> None:
         """Remember the task's state at the verdict, before it is stopped."""
@@ -212,10 +218,19 @@ class TaskTrack:
             return self.agent.calls  # TF function calls: one per step in Keras fit and tf.function loops
         return None
 
+    def native_view(self) -> tuple[bool, str | None]:
+        """(looked, TensorFlow wait): whether its native stack was looked at in its current place since its last
+        progress, and what TensorFlow code its main thread waited in then (None: none)."""
+        look = self.native_look
+        if look is None or look[0] != self.location() or look[1] < (self.last_progress_at or 0.0):
+            return (not self.native_possible), None
+        return True, look[2]
+
     def snapshot(self) -> TaskSnapshot:
         with self.lock:
             s = self.agent
             p = self.proc
+            looked, native = self.native_view()
             return TaskSnapshot(
                 task=self.task, alive=p.alive, exit_code=p.returncode, state=self.state,
                 state_since=self.state_since, has_agent=s is not None, tf_loaded=bool(s and s.tf_loaded),
@@ -223,7 +238,10 @@ class TaskTrack:
                 calls=s.calls if s else 0, location=self.location(), in_tf_code=self._in_tf_code(s),
                 serving=self._serving(s), user_thread_busy=bool(s and s.user_threads),
                 last_progress_at=self.last_progress_at, cpu_rate=self.cpu_rate(1.5), started_at=p.started_at,
-                agent_ts=s.ts if s else None, own_progress_at=self.activity.at, activity=self.activity.how)
+                agent_ts=s.ts if s else None, own_progress_at=self.activity.at, activity=self.activity.how,
+                native_wait=native, native_looked=looked,
+                config_problem=self.config_problem[0] if self.config_problem else None,
+                config_since=self.config_problem[1] if self.config_problem else None)
 
     def position(self) -> tuple[int | None, int | None]:
         """(0-based epoch, steps done in it) from Keras' lines, else (None, steps done)."""

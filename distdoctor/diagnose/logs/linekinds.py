@@ -132,6 +132,15 @@ def _fatal(text, low):
     return _NO
 
 
+_GRADIENT_FRAMES = ("in _all_reduce_sum_fn", "in all_reduce_sum_gradients")
+
+
+def _type_mismatch(text, low):
+    if "Collective instance" in text and "expected type" in text and "Collective ops is aborted by" not in text:
+        return EventKind.COLLECTIVE_MISMATCH, {}
+    return _NO
+
+
 def _shell_crash(text, low):
     return (EventKind.FATAL_SIGNAL, {}) if _SHELL_CRASH.match(text) else _NO
 
@@ -276,6 +285,13 @@ KINDS: tuple[LineKind, ...] = (
                 "No address added out of total"), (EventKind.PORT_IN_USE, {}))),
     LineKind("COLLECTIVE_MISMATCH", ("mismatch in the collective instance",),
          _when(("mismatch in the collective instance",), (EventKind.COLLECTIVE_MISMATCH, {}))),
+    # the collective group's leader found two members' instances of different types (TF's
+    # CollectiveParamResolverLocal: "Collective instance 122 expected type 0 and data_type 9 but got type 0 and
+    # data_type 1"): the tasks ran different collectives (an input's end-of-data sync against the gradients)
+    LineKind("COLLECTIVE_MISMATCH (types)", ("but got type",), _type_mismatch),
+    # "Detected at node CollectiveReduceV2 defined at": a frame of the optimizer's gradient all-reduce says the
+    # failing collective was the step's ordinary one (a task in another collective left the step)
+    LineKind("GRADIENT_REDUCE", _GRADIENT_FRAMES, _when(_GRADIENT_FRAMES, (EventKind.GRADIENT_REDUCE, {}))),
     LineKind("PEER_CONNECTED / WAITING_FOR_TASKS", ("tasks to connect", "Example stragglers"), _waiting),
     LineKind("TF_ERROR (configuration)", _CONFIG_ERRORS, _when(_CONFIG_ERRORS, _TF_ERROR)),
     # Keras names this task's own callbacks as the slow part of each step

@@ -80,6 +80,7 @@ _PREFILTER: re.Pattern[bytes] | None = None   # built when first needed (no Hype
 # absl's E/F lines are matched raw: "E1"/"F0" on translated bytes would match every "T1" of an ISO time stamp.
 _RAW_PREFILTERS = (re.compile(rb"Waiting for \d"), re.compile(rb"I(?:nvalid loss|llegal instruction|nf values)"),
                    re.compile(rb"connected to coordination service"),
+                   re.compile(rb"in _all_reduce_sum_fn|in all_reduce_sum_gradients"),  # a "defined at" frame
                    re.compile(rb"(?:^|[0-9Z] )[EF][01]\d{3} \d\d:\d\d:", re.M))
 
 

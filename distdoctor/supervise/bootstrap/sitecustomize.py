@@ -286,6 +286,7 @@ def _start_agent():
                 "stack": stack[-30:], "location": loc, "user_threads": user_threads[:4],
                 "tf_loaded": "tensorflow" in sys.modules, "checkpoints": list(state["checkpoints"]),
                 "fn_calls": sorted(fn_calls.items(), key=lambda kv: -kv[1])[:3], "final": state["final"],
+                "tf_config": (os.environ.get("TF_CONFIG") or "")[:16384] or None,
             }
         data = json.dumps(msg).encode()
         if len(data) > 60000:

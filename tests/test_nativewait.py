@@ -1,0 +1,92 @@
+"""A task idle outside TensorFlow by its Python frames but blocked inside TensorFlow's native code waits on
+TensorFlow: never the stalled culprit, and no hang is declared before its native stack was looked at.
+
+The parser runs on a real ``py-spy dump --native`` of a TensorFlow 2.21 process whose main thread waited in a
+tf.data GetNext (tests/data/pyspy/native-getnext.txt); the detector is driven with plain numbers."""
+from pathlib import Path
+
+from distdoctor.supervise.detect import NATIVE_WAIT_S, JobSnapshot, TaskSnapshot, assess
+from distdoctor.supervise.nativewait import main_thread_frames, tf_native_wait
+
+DATA = Path(__file__).parent / "data" / "pyspy"
+T0 = 1000.0
+
+SLEEPING = '''Process 42: python train.py
+Python v3.11.7 (/usr/bin/python3.11)
+
+Thread 42 (idle): "MainThread"
+    clock_nanosleep (libc.so.6)
+    time_sleep (libpython3.11.so.1.0)
+    inject (train.py:93)
+    on_epoch_end (tensorflow/python/keras/callbacks.py:1200)
+Thread 50 (idle)
+    syscall (libc.so.6)
+    tensorflow::data::PrefetchDatasetOp::Dataset::Iterator::GetNextInternal (tensorflow/libtensorflow_cc.so.2)
+'''
+
+TEARDOWN = '''Thread 7 (idle): "MainThread"
+    syscall (libc.so.6)
+    absl::lts_20250814::CondVar::WaitCommon (tensorflow/libtensorflow_framework.so.2)
+    tensorflow::data::MultiDeviceIterator::~MultiDeviceIterator (tensorflow/libtensorflow_cc.so.2)
+    tensorflow::core::RefCounted::Unref (tensorflow/libtensorflow_framework.so.2)
+    EagerTensor_dealloc (tensorflow/python/_pywrap_tfe.so)
+    <module> (train.py:95)
+'''
+
+
+def test_a_real_native_dump_inside_tf_data_is_a_tensorflow_wait():
+    text = (DATA / "native-getnext.txt").read_text()
+    frames = main_thread_frames(text)
+    assert frames[0][0] == "syscall" and frames[-1] == ("<module>", "getnext.py:9")
+    what = tf_native_wait(text)
+    assert what and what.startswith("a tf.data pipeline") and "GetNextInternal" in what
+
+
+def test_a_sleeping_main_thread_is_not_waiting_in_tensorflow():
+    # the other thread's TensorFlow frames do not count, nor do Python frames inside the tensorflow package
+    assert tf_native_wait(SLEEPING) is None
+    assert tf_native_wait("") is None and tf_native_wait(None) is None
+
+
+def test_an_iterator_teardown_is_named():
+    assert tf_native_wait(TEARDOWN).startswith("destroying a tf.data iterator (tensorflow::data::MultiDeviceIterator")
+
+
+def _task(name, **kw):
+    base = dict(task=name, alive=True, exit_code=None, state="sleeping", state_since=T0, has_agent=True,
+                tf_loaded=True, in_call="__inference_train_function_1", call_since=T0 + 5, calls=50,
+                location="train.py:10 in main", in_tf_code=True, serving=False, user_thread_busy=False,
+                last_progress_at=T0 + 5, cpu_rate=0.01, started_at=T0)
+    base.update(kw)
+    return TaskSnapshot(**base)
+
+
+def _job(*tasks, hang_timeout=None):
+    return JobSnapshot(tasks=tuple(tasks), step_intervals=(0.05,) * 20, started_at=T0, hang_timeout=hang_timeout)
+
+
+def _chief(**kw):
+    return _task("worker:0", in_call=None, in_tf_code=False, location="train.py:95 in <module>", **kw)
+
+
+def test_the_chief_in_an_iterator_teardown_is_not_a_stalled_worker():
+    """The custom-loop tutorial after a chief-only pause: worker:1 waits in the all-reduce, worker:0's Python frame
+    is the loop's head while TensorFlow destroys the last epoch's iterator. Not a hang at 20 s, 60 s, 110 s."""
+    w0, w1 = _chief(native_wait=tf_native_wait(TEARDOWN)), _task("worker:1")
+    for after in (11, 21, 60, NATIVE_WAIT_S - 10):
+        a = assess(_job(w0, w1), T0 + 5 + after)
+        assert a.status == "suspect" and a.verdict is None, (after, a)
+    assert "not in a collective" in a.reason and "destroying a tf.data iterator" in a.reason
+    # TensorFlow's runtime that never returns is a hang in the end (strong evidence: minutes), or at --hang-timeout
+    a = assess(_job(w0, w1), T0 + 5 + NATIVE_WAIT_S + 1)
+    assert a.status == "hung" and a.verdict.kind == "collective_mismatch"
+    assert assess(_job(w0, w1, hang_timeout=30), T0 + 5 + 31).status == "hung"
+
+
+def test_no_stall_is_declared_before_the_native_look():
+    w0, w1 = _chief(native_looked=False), _task("worker:1")
+    assert assess(_job(w0, w1), T0 + 5 + 30).status == "suspect"
+    # looked, and nothing of TensorFlow's there: idle in its own code, declared as before
+    w0 = _chief(native_looked=True, native_wait=None)
+    a = assess(_job(w0, w1), T0 + 5 + 21)
+    assert a.status == "hung" and a.verdict.kind == "stalled_worker" and a.verdict.culprits == ("worker:0",)
