@@ -37,6 +37,13 @@ def test_a_healthy_custom_loop_that_prints_epoch_results_succeeded(run):
     assert (status, cat, culprit) == ("succeeded", None, None)
 
 
+@pytest.mark.parametrize("name", ["ctl-healthy-tutorial", "ps-healthy-tutorial"])
+def test_the_logs_of_a_healthy_tutorial_run_read_alone_succeeded(name):
+    # the bundle's logs folder without its records: what a user has who ran the tutorial without distdoctor
+    status, cat, culprit, _ = _reading(DATA / "bundles" / name / "logs")
+    assert (status, cat, culprit) == ("succeeded", None, None)
+
+
 def _raced(tmp_path: Path, *, chief_cut: bool = False, own_error: str = "") -> Path:
     out = tmp_path / "race"
     shutil.copytree(BARE[-1], out)

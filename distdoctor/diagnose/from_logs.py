@@ -22,6 +22,7 @@ from ..errors import InputError
 from .bundlefacts import RecordedRun, apply_recorded
 from .events import EventKind, LogEvent
 from .log_rules import TERMINAL_KINDS, ended_with_error, judge_silence
+from .logs.formats import split_timestamp
 from .logs.taskscan import TaskScan, TaskScanner
 from .logsource import Discovery, discover, scan_sources
 from .observations import JobObservation, TaskObservation
@@ -39,9 +40,10 @@ _TZ_SLACK_S = 120.0
 # A last line that reports a finished epoch's results, as custom loops print them (TensorFlow's multi_worker_with_ctl
 # tutorial: "Epoch: 2, accuracy: 0.83, train_loss: 0.41."; its custom-training guide: "Epoch 5, Loss: 0.3, Accuracy:
 # 91"): the task ended an epoch and printed nothing after it -- a run that ended there, or one between epochs; either
-# way a log that merely ends, not a hang. Keras' "Epoch 3/3" header reports nothing and is not one.
-_EPOCH_RESULT = re.compile(r"^\W{0,3}epoch\b[:\s#]*\d+(?:\s*/\s*\d+)?\s*[,:;|\-]\s*.{0,200}?\b(?:\w*loss|acc(?:uracy)?)\b"
-                           r"\s*[:=]?\s*[-+]?(?:\d|nan|inf)", re.IGNORECASE)
+# way a log that merely ends, not a hang; parameter_server_training's "Finished epoch 3, accuracy is 0.41." likewise.
+# Keras' "Epoch 3/3" header reports nothing and is not one.
+_EPOCH_RESULT = re.compile(r"^\W{0,3}(?:finished |end of |completed )?epoch\b[:\s#]*\d+(?:\s*/\s*\d+)?\s*[,:;|\-]\s*"
+                           r".{0,200}?\b(?:\w*loss|acc(?:uracy)?)\b\s*(?:[:=]|is)?\s*[-+]?(?:\d|nan|inf)", re.IGNORECASE)
 
 
 def observe_logs(sources: Sequence[str] | Discovery, task_map: dict[str, str] | None = None, *,
@@ -158,7 +160,8 @@ def _stopped_on_error(t: TaskObservation) -> bool:
 
 def _ends_its_run(s: TaskScan) -> bool:
     """The log's last line closes the run: its last epoch ran to the end, a closing phrase, or an epoch's results."""
-    return s.completed or _CLOSING.search(s.last_text) is not None or _EPOCH_RESULT.match(s.last_text) is not None
+    text = split_timestamp(s.last_text)[1].strip()   # less a collector's time stamp (run bundles, kubectl)
+    return s.completed or _CLOSING.search(text) is not None or _EPOCH_RESULT.match(text) is not None
 
 
 _RACE_KINDS = frozenset({EventKind.PEER_SYMPTOM, EventKind.TF_ERROR})
@@ -243,10 +246,15 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
     ended = [t.last_output_at for t in tasks.values() if t.last_output_at is not None]
     finished = frozenset(task for task, ss in by_task.items() if any(_ends_its_run(s) for s in ss))
     finished |= frozenset(name for name, t in tasks.items() if t.exit_code == 0)
+    if strategy == "parameter_server" and "chief:0" in finished:
+        # the coordinator ran its training to the end: the workers and parameter servers serve until they are
+        # stopped, and their logs simply stop
+        finished |= frozenset(tasks)
     job, finished = _shutdown_race(job, finished, notes)
     tasks = job.tasks
     recorded_hang = job.hang   # a run bundle's: the hang its supervisor declared
-    hang = recorded_hang or judge_silence(job, finished)
+    settled = recorded is not None and recorded.succeeded()   # the processes say the job ran to its end
+    hang = recorded_hang or (None if settled else judge_silence(job, finished))
     if hang is not None and recorded_hang is None:
         silent = [t.task for t in job.ordered() if not ended_with_error(t)]
         notes.append("the logs simply stop: no task reports an error and not every task finished"
