@@ -155,10 +155,11 @@ def _hang(e: dict, ts: float) -> HangVerdict | None:
 
 
 def _with_record(t: TaskObservation, r: RecordedTask, exits: bool) -> TaskObservation:
-    t = replace(t, pid=r.pid, started_at=r.started_at, ended_at=r.ended_at)
+    t = replace(t, pid=r.pid)
     if not exits:
         return t
     return replace(t, exit_code=r.exit_code, signal=r.signal, killed_by_supervisor=r.killed_by_supervisor,
+                   started_at=r.started_at, ended_at=r.ended_at,
                    state=TaskState.EXITED if r.exit_code is not None else t.state)
 
 
@@ -172,20 +173,21 @@ def observation_of_record(run: RecordedRun, notes: tuple[str, ...] = ()) -> JobO
 def apply_recorded(job: JobObservation, run: RecordedRun, *, exits: bool | None = None) -> JobObservation:
     """``job`` (read from the logs) with the run's process facts on its tasks (pure).
 
-    Pids and times always travel (a kernel OOM record is matched against them). Exit statuses travel when they settle
-    the outcome -- the run succeeded (:meth:`RecordedRun.succeeded`): a log that stops without an error is then no
-    hang, and a task's error lines (a peer that vanished at shutdown) did not fail the job. A failed run's exits stay
-    off: the log rules read its failure from the lines, as for any logs, and the exit rules of ``run`` expect the
-    evidence only a live run has (the memory cgroup, stacks). The hang the run declared is the job's hang. A task the
-    run launched but whose log holds nothing is added."""
+    Pids always travel. Exit statuses and times travel when they settle the outcome -- the run succeeded
+    (:meth:`RecordedRun.succeeded`): a log that stops without an error is then no hang, and a task's error lines (a
+    peer that vanished at shutdown) did not fail the job. A failed run's exits and times stay off: the log rules read
+    its failure from the lines, as for any logs; the exit rules of ``run`` expect evidence only a live run has (the
+    memory cgroup, stacks), and a task's recorded end alone would make it the first failure of rules that order by
+    time (a worker that ran fewer steps before another was killed). The hang the run declared is the job's hang. A
+    task the run launched but whose log holds nothing is added."""
     exits = run.succeeded() if exits is None else exits
     tasks = dict(job.tasks)
     for name, r in run.tasks.items():
         tasks[name] = _with_record(tasks.get(name) or TaskObservation(task=name), r, exits)
-    ends = [r.ended_at for r in run.tasks.values() if r.ended_at is not None]
-    out = replace(job, tasks=tasks, ended_at=max(ends) if ends else job.ended_at,
-                  started_at=min((r.started_at for r in run.tasks.values() if r.started_at is not None),
-                                 default=job.started_at))
+    out = replace(job, tasks=tasks)
+    span = run.span()
+    if exits and span is not None:
+        out = replace(out, started_at=span[0], ended_at=span[1])
     if run.succeeded():
         out = replace(out, hang=None, job_finished=True)
     elif run.hang is not None:

@@ -21,7 +21,7 @@ from typing import Sequence
 from ..errors import InputError
 from .bundlefacts import RecordedRun, apply_recorded
 from .events import EventKind, LogEvent
-from .log_rules import TERMINAL_KINDS, ended_with_error, judge_silence
+from .log_rules import CAUSE_KINDS, TERMINAL_KINDS, ended_with_error, judge_silence
 from .logs.formats import split_timestamp
 from .logs.taskscan import TaskScan, TaskScanner
 from .logsource import Discovery, discover, scan_sources
@@ -165,8 +165,7 @@ def _ends_its_run(s: TaskScan) -> bool:
 
 
 _RACE_KINDS = frozenset({EventKind.PEER_SYMPTOM, EventKind.TF_ERROR})
-_OWN_FAILURE = TERMINAL_KINDS | {EventKind.NCCL_ERROR, EventKind.CUDA_ERROR, EventKind.RESOURCE, EventKind.PREEMPTION,
-                                 EventKind.NAN_LOSS, EventKind.COLLECTIVE_MISMATCH}
+_OWN_FAILURE = CAUSE_KINDS | {EventKind.NAN_LOSS, EventKind.COLLECTIVE_MISMATCH}
 
 
 def _shutdown_race(job: JobObservation, finished: frozenset[str], notes: list[str]
