@@ -112,3 +112,32 @@ def test_a_bundle_whose_tasks_all_exited_zero_is_never_hung_or_failed(tmp_path):
         log.write_text(log.read_text() + "2026-11-28T03:34:23.000000+0000 UnavailableError: Connection reset by peer\n")
     status, _, _, _ = _reading(bundle)
     assert status == "succeeded"
+
+
+def test_a_killed_tasks_memory_evidence_is_read_back_from_its_exit_line(tmp_path):
+    # the sigkill bundle's worker:1 exit line, as a run writes it when the task's memory cgroup counted an OOM kill
+    bundle = tmp_path / "b"
+    shutil.copytree(DATA / "bundles" / "sigkill", bundle)
+    events = [json.loads(ln) for ln in (bundle / "events.jsonl").read_text().splitlines()]
+    for e in events:
+        if e["kind"] == "exit" and e["task"] == "worker:1":
+            e["oom"] = {"cgroup": "/distdoctor-test", "limit_bytes": 900 << 20, "usage_bytes": None,
+                        "max_usage_bytes": 900 << 20, "failcnt": 160, "oom_kill_count": 1, "under_oom": False,
+                        "kernel_lines": []}
+    (bundle / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    run = read_recorded_run(str(bundle))
+    assert run.tasks["worker:1"].oom.oom_kill_count == 1 and run.tasks["worker:0"].oom is None
+    status, cat, culprit, _ = _reading(bundle)
+    assert (status, cat, culprit) == ("failed", "oom_host", "worker:1")
+    assert _reading(DATA / "bundles" / "sigkill")[:3] == ("failed", "peer_crashed", "worker:1")
+
+
+def test_a_bundle_with_a_task_that_died_is_failed_not_a_silent_hang(tmp_path):
+    # worker:1 killed mid-epoch, its peer (no collective) ran to its end: the logs alone simply stop
+    bundle = tmp_path / "b"
+    shutil.copytree(DATA / "bundles" / "sigkill", bundle)
+    w0 = bundle / "logs" / "worker-0.log"
+    w0.write_text("".join(ln for ln in w0.read_text().splitlines(keepends=True)
+                          if "Error" not in ln and "error" not in ln and "Traceback" not in ln and "File" not in ln))
+    status, _, culprit, _ = _reading(bundle)
+    assert (status, culprit) == ("failed", "worker:1")

@@ -7,8 +7,9 @@ them beside the logs (:func:`read_recorded_run`, the I/O) and puts them on the l
 (:func:`apply_recorded`, pure). The run's *verdict* is not taken: ``diagnose`` still reasons from the logs and these
 facts, and ``tests/agreement.py`` checks that the two readings agree.
 
-Only process facts travel: exit codes, signals, pids, times, and the hang the supervisor declared (its kind, culprits
-and waiters, which it saw in stacks, CPU and I/O that no log shows). Stacks, states and the run's findings stay in the
+Only process facts travel: exit codes, signals, pids, times, a killed task's memory-cgroup evidence (the OOM-kill
+count, the kernel's lines), and the hang the supervisor declared (its kind, culprits and waiters, which it saw in
+stacks, CPU and I/O that no log shows). Stacks, states and the run's findings stay in the
 bundle's own ``diagnosis.json``.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import signal as _signal
 from dataclasses import dataclass, field, replace
 
-from .observations import HangVerdict, JobObservation, TaskObservation, TaskState
+from .observations import HangVerdict, JobObservation, OomEvidence, TaskObservation, TaskState
 
 __all__ = ["RecordedTask", "RecordedRun", "read_recorded_run", "apply_recorded", "observation_of_record"]
 
@@ -36,6 +37,7 @@ class RecordedTask:
     started_at: float | None = None
     ended_at: float | None = None
     killed_by_supervisor: bool = False    # the run stopped it (a declared hang, the failure grace, Ctrl-C)
+    oom: OomEvidence | None = None        # its memory cgroup's evidence when it was killed (the OOM-kill count...)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class RecordedRun:
     def all_exited_zero(self) -> bool:
         """Every task the run launched ended by itself with exit code 0."""
         return bool(self.tasks) and all(t.exit_code == 0 and not t.killed_by_supervisor for t in self.tasks.values())
+
+    def failed_tasks(self) -> list[str]:
+        """Tasks that ended by themselves with a non-zero exit status or a signal."""
+        return [t.task for t in self.tasks.values() if t.exit_code not in (None, 0) and not t.killed_by_supervisor]
 
     def succeeded(self) -> bool:
         """The processes say the job ran to its end: every task exited 0, or -- ParameterServerStrategy -- the
@@ -119,6 +125,7 @@ def read_recorded_run(folder: str) -> RecordedRun | None:
     ended: dict[str, float] = {}
     stopped: set[str] = set()
     hang = None
+    ooms: dict[str, OomEvidence] = {}
     for e in _events(folder):
         task, kind, ts = e["task"], e.get("kind"), float(e["ts"])
         if kind == "hang_declared":
@@ -129,6 +136,8 @@ def read_recorded_run(folder: str) -> RecordedRun | None:
             stopped.discard(task)
         elif kind == "exit":
             ended[task] = ts
+            if isinstance(e.get("oom"), dict):
+                ooms[task] = _oom(e["oom"])
         elif kind == "signal_sent":
             stopped.add(task)
     tasks = {}
@@ -139,8 +148,17 @@ def read_recorded_run(folder: str) -> RecordedRun | None:
         tasks[str(name)] = RecordedTask(
             task=str(name), exit_code=code, signal=_signum(t.get("signal")), pid=_int(t.get("pid")),
             started_at=started.get(name), ended_at=ended.get(name),
-            killed_by_supervisor=name in stopped and code != 0)
+            killed_by_supervisor=name in stopped and code != 0, oom=ooms.get(name))
     return RecordedRun(tasks=tasks, hang=hang) if tasks else None
+
+
+def _oom(d: dict) -> OomEvidence:
+    """The memory evidence of an ``exit`` line (written for a killed task whose cgroup saw an OOM kill or pressure)."""
+    return OomEvidence(cgroup=d.get("cgroup") if isinstance(d.get("cgroup"), str) else None,
+                       limit_bytes=_int(d.get("limit_bytes")), usage_bytes=_int(d.get("usage_bytes")),
+                       max_usage_bytes=_int(d.get("max_usage_bytes")), failcnt=_int(d.get("failcnt")),
+                       oom_kill_count=_int(d.get("oom_kill_count")), under_oom=d.get("under_oom") is True,
+                       kernel_lines=tuple(str(x) for x in d.get("kernel_lines") or () if isinstance(x, str)))
 
 
 def _hang(e: dict, ts: float) -> HangVerdict | None:
@@ -155,12 +173,9 @@ def _hang(e: dict, ts: float) -> HangVerdict | None:
 
 
 def _with_record(t: TaskObservation, r: RecordedTask, exits: bool) -> TaskObservation:
-    t = replace(t, pid=r.pid)
-    if not exits:
-        return t
-    return replace(t, exit_code=r.exit_code, signal=r.signal, killed_by_supervisor=r.killed_by_supervisor,
-                   started_at=r.started_at, ended_at=r.ended_at,
-                   state=TaskState.EXITED if r.exit_code is not None else t.state)
+    t = replace(t, pid=r.pid, exit_code=r.exit_code, signal=r.signal, killed_by_supervisor=r.killed_by_supervisor,
+                oom=r.oom or t.oom, state=TaskState.EXITED if r.exit_code is not None else t.state)
+    return replace(t, started_at=r.started_at, ended_at=r.ended_at) if exits else t
 
 
 def observation_of_record(run: RecordedRun, notes: tuple[str, ...] = ()) -> JobObservation:
@@ -173,13 +188,13 @@ def observation_of_record(run: RecordedRun, notes: tuple[str, ...] = ()) -> JobO
 def apply_recorded(job: JobObservation, run: RecordedRun, *, exits: bool | None = None) -> JobObservation:
     """``job`` (read from the logs) with the run's process facts on its tasks (pure).
 
-    Pids always travel. Exit statuses and times travel when they settle the outcome -- the run succeeded
-    (:meth:`RecordedRun.succeeded`): a log that stops without an error is then no hang, and a task's error lines (a
-    peer that vanished at shutdown) did not fail the job. A failed run's exits and times stay off: the log rules read
-    its failure from the lines, as for any logs; the exit rules of ``run`` expect evidence only a live run has (the
-    memory cgroup, stacks), and a task's recorded end alone would make it the first failure of rules that order by
-    time (a worker that ran fewer steps before another was killed). The hang the run declared is the job's hang. A
-    task the run launched but whose log holds nothing is added."""
+    Pids, exit statuses, signals and a killed task's memory-cgroup evidence always travel: they are the processes'
+    own word, and the exit rules read them as ``run`` does. Times (each task's start and end) travel only when the
+    run succeeded: for a failed run the lines' own times order its failures -- a task's recorded end alone would make
+    it the first failure of rules that order by time (a worker that ran fewer steps before another was killed). When
+    the run succeeded (:meth:`RecordedRun.succeeded`) a log that stops without an error is no hang, and a task's error
+    lines (a peer that vanished at shutdown) did not fail the job. The hang the run declared is the job's hang. A task
+    the run launched but whose log holds nothing is added."""
     exits = run.succeeded() if exits is None else exits
     tasks = dict(job.tasks)
     for name, r in run.tasks.items():
