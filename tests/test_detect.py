@@ -192,3 +192,15 @@ def test_a_suspect_that_worked_a_moment_ago_but_not_now_is_no_pause():
               activity="computing (0.32 cores)")
     a = assess(job(task("worker:0", last_progress_at=last), w1), last + 7.5)
     assert a.status == "suspect" and not a.pause and "a pause" not in a.reason and "done nothing" in a.reason
+
+
+def test_the_jobs_end_is_not_a_peer_that_finished_early():
+    """worker:1 ran its last step and exited 0; worker:0 ran as many and sits in TensorFlow's shutdown (outside any
+    step function) waiting for the coordination service: the job's end, no suspicion, no pause warning."""
+    done = task("worker:1", alive=False, exit_code=0, calls=60)
+    shutting = task("worker:0", in_call=None, in_tf_code=True, calls=60, location="train.py:40 in <module>")
+    for after in (8, 30, 120):
+        assert assess(job(shutting, done), T0 + 5 + after).status == "ok"
+    # inside a step function while its peer is gone: it waits in a collective the peer will never join
+    stuck = task("worker:0", calls=61)
+    assert assess(job(stuck, done), T0 + 5 + 30).verdict.kind == "peer_exited"

@@ -3,6 +3,8 @@ events out, no processes). The real-TF counterpart is test_run_faults.py's
 test_a_message_only_the_knowledge_base_knows_names_the_cause_in_a_live_run."""
 from __future__ import annotations
 
+import pytest
+
 from distdoctor.diagnose.runlogs import refine_with_signatures
 from distdoctor.model import Category, Diagnosis, Finding, Severity, Status
 from distdoctor.supervise.knowledge import KnowledgeSink, stream_of
@@ -67,3 +69,59 @@ def test_the_attempts_reader_gives_the_verdict_and_a_new_attempt_starts_a_new_on
 
 def test_stream_of_names_the_launchers_log_files():
     assert stream_of("worker:1") == "worker-1.log" and stream_of("chief:0") == "chief-0.log"
+
+
+# -- run's verdict takes what its reader recognised, over any generic reading of its own -------------------------
+
+def _hit(code: str, writer: str, text: str, ts: float):
+    from distdoctor.diagnose.logs import kb  # noqa: F401  (registers the signatures)
+    from distdoctor.diagnose.logs.scan import Hit
+    from distdoctor.diagnose.logs.signature import by_code
+    return Hit(sig=by_code(code), stream=stream_of(writer), writer=writer, named=None, line_no=3, ts=ts, text=text)
+
+
+def _generic(code: str, category: Category, culprit: str | None) -> Diagnosis:
+    f = Finding(code=code, category=category, severity=Severity.ERROR, culprit=culprit,
+                summary=f"{culprit} failed ({code})", at=T0 + 4)
+    return Diagnosis(status=Status.FAILED, root_cause=f, findings=(f,), detected_at=T0 + 5)
+
+
+HOROVOD = "HorovodVersionMismatchError: Framework tensorflow installed with version 2.3.0 but found version 2.4.1."
+PER_REPLICA = "ValueError: Attempt to convert a value (PerReplica:{ 0: <tf.Tensor: shape=(64,)> }) to a Tensor."
+
+
+@pytest.mark.parametrize("code,category", [("DD106", Category.OTHER), ("DD104", Category.USER_CODE_ERROR),
+                                           ("DD111", Category.OTHER), ("DD100", Category.OTHER)])
+@pytest.mark.parametrize("sig,line,want", [("DD723", HOROVOD, Category.VERSION_MISMATCH),
+                                           ("DD1011", PER_REPLICA, Category.VERSION_MISMATCH)])
+def test_a_recognised_cause_replaces_every_generic_reading(code, category, sig, line, want):
+    """The reasoning over every line may settle elsewhere (here: nothing); the line recognised on the run's culprit
+    is still the cause, the run's own reading its first alternative."""
+    from distdoctor.diagnose.logs.conclusion import Verdict
+    from distdoctor.diagnose.logs.verdict import decide
+    nothing = Verdict(status=Status.UNKNOWN, category=Category.OTHER, culprit=None, confidence="low", code=None,
+                      summary="", remedy="", root=None)
+    hits = [_hit("DD860", "worker:1", "Traceback (most recent call last):", T0 + 3),
+            _hit(sig, "worker:1", line, T0 + 3.5)]
+    culprit = None if code == "DD100" else "worker:1"
+    out = decide(nothing, _generic(code, category, culprit), source="run", detected_at=T0 + 5, hits=hits)
+    rc = out.root_cause
+    if code == "DD100" and sig == "DD1011":
+        # a failure nobody placed needs a specific cause (rank 70 and up); DD1011 is 60
+        assert rc.code == "DD100"
+        return
+    assert (rc.code, rc.category, rc.culprit) == (sig, want, "worker:1")
+    assert rc.alternatives[0].category == category and rc.evidence[0].text == line
+
+
+def test_a_cause_recognised_on_another_task_or_process_evidence_is_not_overruled():
+    from distdoctor.diagnose.logs.conclusion import Verdict
+    from distdoctor.diagnose.logs.verdict import decide
+    nothing = Verdict(status=Status.UNKNOWN, category=Category.OTHER, culprit=None, confidence="low", code=None,
+                      summary="", remedy="", root=None)
+    on_peer = [_hit("DD723", "worker:0", HOROVOD, T0 + 3)]
+    assert decide(nothing, _generic("DD106", Category.OTHER, "worker:1"), source="run", detected_at=T0,
+                  hits=on_peer).root_cause.code == "DD106"
+    mine = [_hit("DD723", "worker:1", HOROVOD, T0 + 3)]
+    killed = _generic("DD101", Category.PEER_CRASHED, "worker:1")     # killed by SIGKILL: process evidence
+    assert decide(nothing, killed, source="run", detected_at=T0, hits=mine).root_cause.code == "DD101"

@@ -65,6 +65,17 @@ def test_json_keeps_its_fields():
     assert "attempts" not in Diagnosis(Status.FAILED, None, (), T0, command="diagnose").to_json()
 
 
+def test_interrupted_and_stopped_at_end_round_trip():
+    """The signal distdoctor received, and a server stopped at the job's end, read back as written; an older file
+    (without them) reads as not interrupted, nothing stopped at the end."""
+    d = Diagnosis(Status.FAILED, None, (), T0, tasks={"ps:0": TaskReport(exit_code=-15, signal="SIGTERM",
+                                                                        stopped_at_end=True)}, interrupted="SIGINT")
+    back = Diagnosis.from_json(json.loads(json.dumps(d.to_json())))
+    assert back == d and back.exit_code == 130 and back.tasks["ps:0"].ending == "stopped at the job's end"
+    assert Diagnosis.from_json({"status": "failed", "tasks": {"ps:0": {"signal": "SIGTERM"}}}).interrupted is None
+    assert TaskReport(exit_code=-15, signal="SIGTERM").ending == "killed by SIGTERM"
+
+
 def test_an_old_run_bundle_diagnosis_loads():
     """tests/corpus/sigkill-run-bundle/diagnosis.json was written before evidence_detail and attempts existed."""
     with open(os.path.join(CORPUS, "sigkill-run-bundle", "diagnosis.json")) as fh:

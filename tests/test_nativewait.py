@@ -5,7 +5,7 @@ The parser runs on a real ``py-spy dump --native`` of a TensorFlow 2.21 process 
 tf.data GetNext (tests/data/pyspy/native-getnext.txt); the detector is driven with plain numbers."""
 from pathlib import Path
 
-from distdoctor.supervise.detect import NATIVE_WAIT_S, JobSnapshot, TaskSnapshot, assess
+from distdoctor.supervise.detect import JobSnapshot, TaskSnapshot, assess
 from distdoctor.supervise.nativewait import main_thread_frames, tf_native_wait
 
 DATA = Path(__file__).parent / "data" / "pyspy"
@@ -71,16 +71,16 @@ def _chief(**kw):
 
 def test_the_chief_in_an_iterator_teardown_is_not_a_stalled_worker():
     """The custom-loop tutorial after a chief-only pause: worker:1 waits in the all-reduce, worker:0's Python frame
-    is the loop's head while TensorFlow destroys the last epoch's iterator. Not a hang at 20 s, 60 s, 110 s."""
+    is the loop's head (``iterator = iter(dataset)``) while TensorFlow destroys the last epoch's iterator (40 s
+    measured here). Never a hang by default, however long: TensorFlow's runtime works on something of its own."""
     w0, w1 = _chief(native_wait=tf_native_wait(TEARDOWN)), _task("worker:1")
-    for after in (11, 21, 60, NATIVE_WAIT_S - 10):
+    for after in (11, 21, 60, 300, 3600):
         a = assess(_job(w0, w1), T0 + 5 + after)
-        assert a.status == "suspect" and a.verdict is None, (after, a)
+        assert a.status == "suspect" and a.verdict is None and a.suspect == "worker:0", (after, a)
     assert "not in a collective" in a.reason and "destroying a tf.data iterator" in a.reason
-    # TensorFlow's runtime that never returns is a hang in the end (strong evidence: minutes), or at --hang-timeout
-    a = assess(_job(w0, w1), T0 + 5 + NATIVE_WAIT_S + 1)
-    assert a.status == "hung" and a.verdict.kind == "collective_mismatch"
-    assert assess(_job(w0, w1, hang_timeout=30), T0 + 5 + 31).status == "hung"
+    # the user's --hang-timeout bounds it
+    a = assess(_job(w0, w1, hang_timeout=30), T0 + 5 + 31)
+    assert a.status == "hung" and a.verdict.kind == "collective_mismatch" and "--hang-timeout" in a.reason
 
 
 def test_no_stall_is_declared_before_the_native_look():
@@ -90,3 +90,9 @@ def test_no_stall_is_declared_before_the_native_look():
     w0 = _chief(native_looked=True, native_wait=None)
     a = assess(_job(w0, w1), T0 + 5 + 21)
     assert a.status == "hung" and a.verdict.kind == "stalled_worker" and a.verdict.culprits == ("worker:0",)
+
+
+def test_the_frames_are_kept_as_one_line_of_evidence():
+    from distdoctor.supervise.nativewait import native_summary
+    line = native_summary((DATA / "native-getnext.txt").read_text())
+    assert "\n" not in line and line.startswith("syscall (libc.so.6) <- ") and "GetNextInternal" in line

@@ -76,8 +76,8 @@ def label(case: str) -> dict:
 
 
 def test_fragment_cases_are_well_formed():
-    from distdoctor.model import Category
-    slugs = {c.value for c in Category}
+    from distdoctor.model import RUN_ONLY_CATEGORIES, Category
+    slugs = {c.value for c in Category if c not in RUN_ONLY_CATEGORIES}   # no log shows what befell distdoctor
     assert set(KNOWN) <= set(CASES), set(KNOWN) - set(CASES)
     shapes = set()
     for case in CASES:

@@ -78,8 +78,8 @@ PROBES = load_probes()
 
 
 def test_probe_table_is_well_formed():
-    from distdoctor.model import Category
-    slugs = {c.value for c in Category}
+    from distdoctor.model import RUN_ONLY_CATEGORIES, Category
+    slugs = {c.value for c in Category if c not in RUN_ONLY_CATEGORIES}   # no log shows what befell distdoctor
     ids = [p["id"] for p in PROBES]
     assert len(ids) == len(set(ids))
     assert set(KNOWN) <= set(ids), set(KNOWN) - set(ids)

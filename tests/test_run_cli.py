@@ -84,17 +84,45 @@ def _all_gone(pids, timeout=20) -> bool:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
 def test_signalled_supervisor_leaves_no_orphans(sig, tmp_path):
     bundle = tmp_path / "b"
+    (tmp_path / "sleeper.py").write_text(SLEEPER)
     proc = subprocess.Popen([PY, "-m", "distdoctor", "run", "--workers", "3", "--grace", "2", "--no-report",
-                             "--out", str(bundle), "--", PY, "-c", SLEEPER], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--out", str(bundle), "--", PY, str(tmp_path / "sleeper.py")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         pids = _pids_from_logs(bundle, 3)
+        time.sleep(2.0)                      # the tasks' agents have sent where they are
         proc.send_signal(sig)
         proc.wait(timeout=30)
         assert _all_gone(pids), "task processes survived the supervisor"
         if sig != signal.SIGKILL:
-            assert proc.returncode == 1
+            # a signal to distdoctor itself is the run's end, not a task's preemption: 128 + the signal, as a
+            # shell says it, and the verdict says what each task was doing (the sleeper's own line)
+            assert proc.returncode == 128 + sig
             d = json.loads((bundle / "diagnosis.json").read_text())
-            assert d["status"] == "failed" and d["root_cause"]["category"] == "preemption"
+            rc = d["root_cause"]
+            assert d["status"] == "failed" and rc["category"] == "interrupted" and rc["code"] == "DD109"
+            assert d["interrupted"] == sig.name and rc["culprit"] is None
+            assert f"stopped by {sig.name} sent to distdoctor" in rc["summary"]
+            assert "worker:0 was in its own code at " in rc["summary"] and "sleeper.py:3" in rc["summary"], rc["summary"]
+            assert all(t["signal"] == "SIGTERM" and not t["stopped_at_end"] for t in d["tasks"].values())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_sigterm_to_a_task_is_still_a_preemption(tmp_path):
+    """Only a signal to distdoctor is an interruption: a SIGTERM that reaches a task from outside is a preemption."""
+    bundle = tmp_path / "b"
+    proc = subprocess.Popen([PY, "-m", "distdoctor", "run", "--workers", "2", "--grace", "2", "--no-report",
+                             "--failure-grace", "2", "--out", str(bundle), "--", PY, "-c", SLEEPER],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        pids = _pids_from_logs(bundle, 2)
+        time.sleep(3.5)                      # past the start-up check: a training job that was preempted
+        os.kill(pids[1], signal.SIGTERM)
+        proc.wait(timeout=40)
+        d = json.loads((bundle / "diagnosis.json").read_text())
+        assert d["root_cause"]["category"] == "preemption" and d["root_cause"]["code"] == "DD108"
+        assert "interrupted" not in d and proc.returncode == 1
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -257,6 +257,8 @@ def test_parameter_server_strategy(kill, status, culprit):
     # servers were stopped by distdoctor after the chief ended: no orphans
     for t, v in r.diag["tasks"].items():
         assert v["exit_code"] is not None, t
+        # ... their normal end when the job succeeded (the signal kept), never in a failed job
+        assert v["stopped_at_end"] == (status == "succeeded" and t != "chief:0" and t != kill), (t, v)
 
 
 @pytest.mark.browser

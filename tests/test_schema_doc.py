@@ -29,7 +29,7 @@ def test_every_key_has_a_meaning(cls):
 
 
 def _examples() -> dict[type, object]:
-    d = _run_diagnosis()
+    d = dataclasses.replace(_run_diagnosis(), interrupted="SIGINT")
     a = d.attempts[0]
     f = dataclasses.replace(a.root_cause, candidates=("worker:0", "worker:1"))    # every key set
     return {Diagnosis: d, type(d.tasks["worker:0"]): d.tasks["worker:0"], Finding: f, type(f.evidence[0]): f.evidence[0],

@@ -126,13 +126,16 @@ def _frozen(root: Finding | None) -> bool:
     return root is not None and root.category == Category.PEER_UNRESPONSIVE
 
 
-def _task_reports(job: JobObservation) -> dict[str, TaskReport]:
+def _task_reports(job: JobObservation, succeeded: bool) -> dict[str, TaskReport]:
+    """Each task's facts; in a job that succeeded, a task distdoctor stopped (a parameter server, a worker serving
+    in ``server.join()`` once the chief finished) ended the normal way: its signal is kept, and said so."""
     out = {}
     for t in job.ordered():
         peak = max((m.rss_bytes for m in t.memory), default=None)
         out[t.task] = TaskReport(exit_code=t.exit_code, signal=signal_name(t.signal), state=t.state,
                                  last_progress_at=t.last_progress_at, stack=t.stack, steps=t.steps, pid=t.pid,
-                                 log=t.log_path, peak_rss_bytes=peak)
+                                 log=t.log_path, peak_rss_bytes=peak,
+                                 stopped_at_end=succeeded and t.killed_by_supervisor)
     return out
 
 
@@ -178,4 +181,5 @@ def diagnose(job: JobObservation, *, detected_at: float, command: str = "run") -
     sev = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
     findings.sort(key=lambda f: (f is not root, sev[f.severity], f.at or 0))
     return Diagnosis(status=status, root_cause=root, findings=tuple(findings), detected_at=detected_at,
-                     tasks=_task_reports(job), command=command, notes=job.notes)
+                     tasks=_task_reports(job, status == Status.SUCCEEDED), command=command, notes=job.notes,
+                     interrupted=job.interrupted if job.source == "run" else None)

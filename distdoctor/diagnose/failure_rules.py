@@ -1,6 +1,6 @@
 """The rules over how a task ended (DD101-DD120): a signal, a native crash, the OOM killer, an exception, an
-allocation failure, an unexplained exit, a peer reported lost, a termination, a taken port, NCCL/CUDA errors, a lost
-node supervisor, an exhausted system resource.
+allocation failure, an unexplained exit, a peer reported lost, a termination, distdoctor itself stopped, a taken
+port, NCCL/CUDA errors, a lost node supervisor, an exhausted system resource.
 
 Each check is a pure function of the :class:`JobObservation`; its findings carry ``at`` (when the problem began)
 so the root-cause policy in :mod:`.engine` can pick the first failure.
@@ -13,6 +13,7 @@ from ..catalogue import Rule, RuleList
 from ..model import Category, Evidence, Severity
 from .events import EventKind, LogEvent
 from .observations import JobObservation, TaskState
+from .stopped import doing_when_stopped, each_task_when_stopped
 from .taskfacts import (NATIVE_CRASH_SIGNALS, completed, died_of_own_failure, events_of, evidence_of, exit_evidence,
                         heard_the_abort, last_lines, oom_proved, own_events, signal_name)
 
@@ -203,9 +204,27 @@ def _terminated(rule: Rule, job: JobObservation):
             yield rule.finding(culprit=t.task, at=saved[0].ts or t.ended_at, evidence=[_ev(saved[0]), exit_evidence(t, f"exit code {t.exit_code}")],
                                summary=f"{t.task} saved a checkpoint after a termination notice (SIGTERM, preemption) "
                                        f"and exited with code {t.exit_code}")
+
+
+def _how_stopped(interrupted: str) -> str:
+    """``by SIGINT sent to distdoctor``; a stop that came another way (a node's collector) says its own words."""
+    return f"by {interrupted} sent to distdoctor" if interrupted.startswith("SIG") else f"({interrupted})"
+
+
+@RULES.check(code="DD109", rank=65, name="interrupted", category=Category.INTERRUPTED, title="distdoctor itself was stopped",
+             detects="A run ended because distdoctor received Ctrl-C (SIGINT), SIGTERM or SIGHUP: a person or the scheduler stopped it, not a task's failure.",
+             why="A stopped run is not a preempted task: calling it a preemption sends people to the scheduler, and a retry policy would start again a run someone ended on purpose. What the job was doing at that moment is the useful part: a person usually presses Ctrl-C on a job that looks stuck.",
+             evidence="The signal distdoctor received, and each task's state at that moment (in a TensorFlow call or in its own code, where, its step).",
+             remedy="Nothing failed by itself. If the job looked stuck, the verdict says who waited for whom; run it again with `--hang-timeout` to let distdoctor name a stall, or `--on-hang wait` to keep it alive for a debugger.")
+def _interrupted(rule: Rule, job: JobObservation):
     if job.interrupted:
-        yield rule.finding(culprit=None, at=job.ended_at, summary=f"the run was interrupted ({job.interrupted}); every task was stopped",
-                           evidence=[Evidence(task=None, ts=job.ended_at, text=f"distdoctor received {job.interrupted}")])
+        doing = doing_when_stopped(job)
+        yield rule.finding(culprit=None, at=job.ended_at,
+                           summary=f"the run was stopped {_how_stopped(job.interrupted)}; at that moment {doing}",
+                           evidence=[Evidence(task=None, ts=job.ended_at, text=f"distdoctor received {job.interrupted}"
+                                              if job.interrupted.startswith("SIG") else job.interrupted)]
+                           + [Evidence(task=task, ts=job.ended_at, text=what, role="context")
+                              for task, what in each_task_when_stopped(job)[:8]])
 
 
 @RULES.check(code="DD110", rank=81, name="port-in-use", category=Category.PORT_IN_USE, title="A task's gRPC port was already in use",

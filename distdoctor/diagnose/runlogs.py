@@ -3,8 +3,10 @@
 ``distdoctor run`` knows what no log says (exit statuses, signals, the memory cgroup, stacks, step counts) and
 builds its diagnosis from that; ``diagnose`` knows what the lines mean (412 signatures of TensorFlow, Keras,
 NCCL, MPI, Slurm, Kubernetes, ...). When the run's reading is only generic -- a task raised *some* exception
-(DD104), or tasks failed and nothing named a cause (DD100) -- and the signature reading of the same logs names a
-specific cause on the same task, the signature's reading is the root cause, with the run's as an alternative.
+(DD104), a task exited non-zero with no exception (DD106), NCCL or CUDA said "error" (DD111), or tasks failed and
+nothing named a cause (DD100) -- and the signature reading of the same logs names a specific cause on the same task
+(the reasoning's verdict, else a line the reader recognised as a cause on that task, as ``run`` told it live), the
+signature's reading is the root cause, with the run's as an alternative.
 A task that dies on a message only the knowledge base knows is then named by that message in a live run too.
 Process evidence is never overruled: any other root cause of the run stands.
 
@@ -50,7 +52,8 @@ def refine_with_signatures(diag: Diagnosis, log_dir: str | None = None, *, reade
     if reader is None and (log_dir is None or not os.path.isdir(log_dir)):
         return diag
     try:
-        v = (reader if reader is not None else read_logs(log_dir)).verdict()
+        reader = reader if reader is not None else read_logs(log_dir)
+        v = reader.verdict()
     except (DistDoctorError, OSError, ValueError):
         return diag
-    return decide(v, diag, source="run", detected_at=diag.detected_at)
+    return decide(v, diag, source="run", detected_at=diag.detected_at, hits=reader.hits())

@@ -4,6 +4,7 @@ any such file back (those of earlier versions included), so every renderer and t
 one object. Pure data."""
 from __future__ import annotations
 
+import signal as _signal
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ class TaskReport:
     pid: int | None = None  # its process id
     log: str | None = None  # its log file
     peak_rss_bytes: int | None = None  # its highest resident memory
+    stopped_at_end: bool = False  # distdoctor stopped it because the job had finished (a server's normal end)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +44,7 @@ class TaskReport:
             "pid": self.pid,
             "log": self.log,
             "peak_rss_bytes": self.peak_rss_bytes,
+            "stopped_at_end": self.stopped_at_end,
         }
 
     @staticmethod
@@ -54,11 +57,15 @@ class TaskReport:
         return TaskReport(exit_code=_int("exit_code"), signal=_str(d.get("signal")) or None,
                           state=_str(d.get("state")) or "unknown", last_progress_at=_num(d.get("last_progress_at")),
                           stack=_str(d.get("stack")) or "", steps=_int("steps"), pid=_int("pid"),
-                          log=_str(d.get("log")) or None, peak_rss_bytes=_int("peak_rss_bytes"))
+                          log=_str(d.get("log")) or None, peak_rss_bytes=_int("peak_rss_bytes"),
+                          stopped_at_end=d.get("stopped_at_end") is True)
 
     @property
     def ending(self) -> str:
-        """How the task ended, in a few words: ``killed by SIGKILL``, ``exit 1``, or its state."""
+        """How the task ended, in a few words: ``killed by SIGKILL``, ``exit 1``, ``stopped at the job's end`` (a
+        server task distdoctor stopped once the job had finished: its signal is the normal end), or its state."""
+        if self.stopped_at_end:
+            return "stopped at the job's end"
         if self.signal:
             return f"killed by {self.signal}"
         if self.exit_code is not None:
@@ -82,6 +89,7 @@ class Diagnosis:
     attempts: tuple[Attempt, ...] = ()  # ``run``: one record per attempt (written when there is one)
     goodput: Goodput | None = None  # ``run``: the job's goodput (with ``attempts``)
     task_restarts: tuple[dict, ...] = ()  # ``run --restarts`` under ParameterServerStrategy: workers restarted alone
+    interrupted: str | None = None  # ``run``: the signal distdoctor itself received that ended the run (SIGINT...)
 
     def to_json(self) -> dict[str, Any]:
         rc = None
@@ -102,6 +110,8 @@ class Diagnosis:
             out["goodput"] = self.goodput.to_json() if self.goodput is not None else None
         if self.task_restarts:
             out["task_restarts"] = [dict(r) for r in self.task_restarts]
+        if self.interrupted:
+            out["interrupted"] = self.interrupted
         return out
 
     @staticmethod
@@ -136,10 +146,18 @@ class Diagnosis:
             tasks={str(k): TaskReport.from_json(v) for k, v in (d.get("tasks") or {}).items()},
             command=_str(d.get("command")) or "run", notes=tuple(str(n) for n in d.get("notes") or ()),
             attempts=tuple(attempts), goodput=Goodput.from_json(goodput) if isinstance(goodput, dict) else None,
-            task_restarts=tuple(r for r in d.get("task_restarts") or () if isinstance(r, dict)))
+            task_restarts=tuple(r for r in d.get("task_restarts") or () if isinstance(r, dict)),
+            interrupted=_str(d.get("interrupted")) or None)
 
     @property
     def exit_code(self) -> int:
+        """0 succeeded, 1 failed, 3 hung; a run distdoctor was stopped in: 128 + the signal, as a shell says it
+        (130 after Ctrl-C)."""
+        if self.interrupted:
+            try:
+                return 128 + _signal.Signals[self.interrupted].value
+            except KeyError:
+                return 1
         return {Status.SUCCEEDED: 0, Status.UNKNOWN: 0, Status.FAILED: 1, Status.HUNG: 3}.get(self.status, 1)
 
     @property
@@ -152,6 +170,18 @@ class Diagnosis:
         rc = self.root_cause
         return tuple(f for f in self.findings
                      if rc is None or (f.code, f.culprit, f.summary) != (rc.code, rc.culprit, rc.summary))
+
+    @property
+    def finished_line(self) -> str:
+        """A succeeded job's headline: every task finished normally, or -- where distdoctor stopped the server tasks
+        once the job was done (ParameterServerStrategy) -- which tasks ran to their end and which were stopped."""
+        n = len(self.tasks)
+        at_end = [k for k, r in self.tasks.items() if r.stopped_at_end]
+        if not at_end:
+            return f"All {n} tasks finished normally." if n != 1 else "The task finished normally."
+        ran = [k for k in self.tasks if k not in at_end]
+        return (f"The job finished: {', '.join(ran) or 'no task'} ran to the end; {', '.join(at_end)} "
+                f"{'was' if len(at_end) == 1 else 'were'} stopped at the job's end (the normal end of a server).")
 
     def restarted(self) -> tuple[Attempt, ...]:
         """The attempts worth showing a person: all of them when there was more than one or a restart was

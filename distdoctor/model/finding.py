@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "Category", "CATEGORY_DOCS", "Severity", "Status", "Evidence", "Finding", "Alternative", "JobEvent",
+    "Category", "CATEGORY_DOCS", "RUN_ONLY_CATEGORIES", "Severity", "Status", "Evidence", "Finding", "Alternative", "JobEvent",
     "format_clock", "format_iso", "SCHEMA_VERSION",
 ]
 
@@ -42,6 +42,7 @@ class Category(str, enum.Enum):
     NUMERICAL_DIVERGENCE = "numerical_divergence"
     PREEMPTION = "preemption"
     OTHER = "other"
+    INTERRUPTED = "interrupted"
 
 
 CATEGORY_DOCS: dict[Category, str] = {
@@ -65,7 +66,13 @@ CATEGORY_DOCS: dict[Category, str] = {
     Category.NUMERICAL_DIVERGENCE: "The loss became NaN or infinite.",
     Category.PREEMPTION: "A task was terminated from outside (SIGTERM, preemption, eviction).",
     Category.OTHER: "A failure that no more specific category describes.",
+    Category.INTERRUPTED: "distdoctor itself was stopped (Ctrl-C, SIGTERM or SIGHUP sent to it, not to a task): a person "
+                          "or the scheduler ended the run; the verdict says what the job was doing then.",
 }
+
+# What only ``run`` can conclude, from what happened to distdoctor itself: no task's log line shows it, so
+# ``diagnose`` never gives it and the log corpora (probes, fragments) have no cases of it.
+RUN_ONLY_CATEGORIES = frozenset({Category.INTERRUPTED})
 
 
 class Severity(str, enum.Enum):

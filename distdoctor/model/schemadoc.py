@@ -40,7 +40,7 @@ DERIVED: dict[tuple[type, str], tuple[str, str]] = {
 }
 # Keys written only when they hold something.
 OPTIONAL: dict[type, frozenset[str]] = {
-    Diagnosis: frozenset({"attempts", "goodput", "task_restarts"}),
+    Diagnosis: frozenset({"attempts", "goodput", "task_restarts", "interrupted"}),
     Finding: frozenset({"candidates", "confidence", "alternatives"}),
     Alternative: frozenset({"settle"}),
 }

@@ -36,7 +36,8 @@ def _verdict(diag: Diagnosis, n_tasks: int) -> PageVerdict:
     if root is not None and root.summary:
         headline = root.summary
     elif diag.status == Status.SUCCEEDED:
-        headline = f"All {n_tasks} tasks finished normally." if n_tasks != 1 else "The task finished normally."
+        headline = diag.finished_line if diag.tasks else \
+            (f"All {n_tasks} tasks finished normally." if n_tasks != 1 else "The task finished normally.")
     elif diag.status == Status.RUNNING:
         headline = "The job is still running."
     else:
@@ -46,6 +47,8 @@ def _verdict(diag: Diagnosis, n_tasks: int) -> PageVerdict:
 
 
 def _outcome(rep: TaskReport, stopped_by_us: bool, last_state: str | None) -> TaskOutcome:
+    if rep.stopped_at_end:     # a server stopped once the job was done: its normal end
+        return TaskOutcome.OK
     if stopped_by_us:
         return TaskOutcome.STOPPED
     if rep.signal or (rep.exit_code is not None and rep.exit_code != 0):

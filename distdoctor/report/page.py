@@ -60,7 +60,7 @@ class LanePhase(str, enum.Enum):
 
 
 class TaskOutcome(str, enum.Enum):
-    OK = "ok"                 # exited 0 on its own
+    OK = "ok"                 # exited 0 on its own, or a server stopped at the job's end (its normal end)
     FAILED = "failed"         # exited non-zero or died from a signal on its own
     STOPPED = "stopped"       # stopped by distdoctor (after a hang or a peer's failure)
     RUNNING = "running"       # still alive when the record ends
@@ -140,6 +140,8 @@ class TaskFacts:
     @property
     def ending(self) -> str:
         """How the task ended, in a few words."""
+        if self.signal and self.outcome == TaskOutcome.OK:
+            return f"stopped at the job's end ({self.signal})"
         if self.signal:
             how = f"killed by {self.signal}"
         elif self.exit_code is not None:

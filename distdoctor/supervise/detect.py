@@ -15,8 +15,9 @@ A task whose Python frame is plain code but whose main thread is blocked inside 
 (``py-spy dump --native``: destroying the last epoch's iterator, a tf.data ``GetNext``; :mod:`.nativewait`)
 waits on TensorFlow like its peers: it is never the stalled culprit. A stalled worker idle outside TensorFlow is
 declared only after that look was taken. When every task waits inside TensorFlow and one of them outside a
-collective, TensorFlow's runtime is busy with something of its own (an iterator's teardown takes ~30 s on a
-large shuffle buffer): declared only after ``NATIVE_WAIT_S``.
+collective, TensorFlow's runtime is busy with something of its own (the last epoch's iterator torn down: 40 s
+measured here after a chief-only pause, with the tutorial's 60,000-element shuffle buffer; longer with larger
+ones): like a pause, it is never declared by default, only past ``--hang-timeout`` when the user set one.
 
 A task that keeps making progress of its own while its peers wait (chief-only
 evaluation, a slow upload, filling a dataset cache) is a **pause**: it is
@@ -46,8 +47,6 @@ SUSPECT_AFTER_S = 7.0  # a suspect is named by then at the latest (half the thre
 IDLE_CPU = 0.15        # cores: a task waiting in a collective uses almost none
 AGENT_STALE_S = 5.0    # an agent silent this long (10 samples) no longer tells what its task is doing
 CONFIG_WAIT_S = 30.0   # a task with a wrong TF_CONFIG and a job that never made a step since: it cannot start
-NATIVE_WAIT_S = 120.0  # every task inside TensorFlow, one of them in its runtime outside a collective (a tf.data
-                       # teardown seen at ~30 s): strong evidence only after this, unless --hang-timeout says less
 
 
 @dataclass(frozen=True)
@@ -242,9 +241,15 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
             n = native[0]
             reason = (f"every task waits inside TensorFlow; {n.task} waits in {n.native_wait} at "
                       f"{n.location or 'Python code'}, not in a collective")
-            bound = job.hang_timeout if job.hang_timeout is not None else NATIVE_WAIT_S
-            return _mismatch("collective_mismatch", native, waiting, reason, max(need, bound), threshold,
-                             stalled_for, last, now, job.hang_timeout)
+            verdict = HangVerdict(kind="collective_mismatch", declared_at=now, since=last,
+                                  culprits=tuple(t.task for t in native),
+                                  waiting=tuple(t.task for t in waiting if t not in native), reason=reason)
+            if job.hang_timeout is not None and stalled_for >= job.hang_timeout:
+                reason = f"{reason} (bounded by --hang-timeout {job.hang_timeout:g} s)"
+                return Assessment("hung", threshold, stalled_for, replace(verdict, reason=reason), n.task, reason,
+                                  where=n.location)
+            return Assessment("suspect", threshold, stalled_for, None, n.task, reason, where=n.location,
+                              waiting=verdict.waiting)
 
     if others:
         idle = [t for t in others if _idle(t)]
@@ -270,6 +275,10 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
         kind = "stalled_worker"
         reason = (f"every task waits in TensorFlow; {culprits[0].task}'s own input thread is busy in user code "
                   f"({culprits[0].location or 'a Python thread'}) while the others wait on it")
+    elif exited_early and all(t.in_call is None and t.calls == e.calls for t in waiting for e in exited_early):
+        # the job's end: a peer finished the same steps and exited; the others are in TensorFlow's shutdown
+        # (outside any step function), which waits up to a minute for the coordination service
+        return Assessment("ok", threshold, stalled_for)
     elif exited_early:
         culprits = exited_early
         kind = "peer_exited"

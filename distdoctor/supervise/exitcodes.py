@@ -12,8 +12,11 @@ codes, chosen from the verdict by :func:`.policy.classify` (pure, tested with pl
   128 and 139 are its permanent codes), a ``podFailurePolicy`` rule ``FailJob`` on 1 ends it
   at once, Slurm does not requeue.
 
-Usage errors keep exit 2 (also permanent). Without the policy (the default) each node exits
-with its task's own status, as the scheduler would see it without distdoctor.
+Usage errors keep exit 2 (also permanent). A run distdoctor itself was stopped in (category
+``interrupted``) is permanent after Ctrl-C (SIGINT: a person ended it) and retryable after SIGTERM or
+SIGHUP (how a scheduler evicts or preempts). Without the policy (the default) each node exits
+with its task's own status, as the scheduler would see it without distdoctor; ``run`` exits
+128 + the signal it received (130 after Ctrl-C), as a shell would.
 """
 from __future__ import annotations
 
@@ -47,6 +50,18 @@ def task_exit_status(rc: int | None) -> int:
     return rc
 
 
+def _interrupted(sig: str) -> ExitChoice:
+    """distdoctor itself was stopped. Ctrl-C is a person ending the run on purpose: not retried. A SIGTERM (or
+    SIGHUP) to the supervisor is how a scheduler stops a pod or a step -- an eviction, a preemption, a time limit --
+    and a job it deleted on purpose reads no exit code: retryable."""
+    if sig == "SIGINT":
+        return ExitChoice(PERMANENT, RestartClass.DETERMINISTIC,
+                          "distdoctor received SIGINT (Ctrl-C): a person stopped the run; not asking for a retry")
+    how = f"distdoctor received {sig}" if sig.startswith("SIG") else sig
+    return ExitChoice(RETRYABLE, RestartClass.TRANSIENT,
+                      f"{how}: the scheduler stopped the run (eviction, preemption, a time limit); a retry resumes it")
+
+
 def policy_exit_status(diagnosis: Diagnosis, own_rc: int | None = None) -> ExitChoice:
     """The exit code for a job that stops for good with ``diagnosis`` (the run's, attempts included).
 
@@ -55,6 +70,8 @@ def policy_exit_status(diagnosis: Diagnosis, own_rc: int | None = None) -> ExitC
     """
     if diagnosis.status in (Status.SUCCEEDED, Status.UNKNOWN):
         return ExitChoice(0, None, "the job succeeded")
+    if diagnosis.interrupted:
+        return _interrupted(diagnosis.interrupted)
     attempts = diagnosis.attempts
     last_class = attempts[-1].restart_class if attempts else None
     root = diagnosis.root_cause

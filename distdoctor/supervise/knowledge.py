@@ -12,9 +12,7 @@ from __future__ import annotations
 import threading
 
 from ..diagnose.logs.live import LiveReader
-from ..diagnose.logs.signature import Role
-from ..diagnose.logs.verdict import EXCEPTION_MEANING_RANK
-from ..model import Category
+from ..diagnose.logs.verdict import names_a_cause
 from .runevents import AttemptStarted, OutputLine, Recognised, RunEvent
 
 __all__ = ["KnowledgeSink", "stream_of"]
@@ -24,15 +22,6 @@ def stream_of(task: str) -> str:
     """The log file a task's lines go to (``worker:1`` -> ``worker-1.log``), as the launcher names it."""
     job, _, idx = task.partition(":")
     return f"{job}-{idx}.log"
-
-
-_GENERIC = frozenset({Category.USER_CODE_ERROR, Category.OTHER})
-
-
-def _specific(sig) -> bool:
-    """A signature that names a cause beyond "the code raised": what an exception means (a library of another
-    version, memory of the GPU) reads from rank 45, as ``run``'s verdict reads it."""
-    return sig.role == Role.CAUSE and sig.rank >= EXCEPTION_MEANING_RANK and sig.category not in _GENERIC
 
 
 class KnowledgeSink:
@@ -59,7 +48,7 @@ class KnowledgeSink:
             new = []
             for h in hits:
                 key = (ev.task, h.sig.code)
-                if _specific(h.sig) and key not in self._told:
+                if names_a_cause(h.sig) and key not in self._told:
                     self._told.add(key)
                     new.append(h)
         for h in new:

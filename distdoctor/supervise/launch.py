@@ -3,7 +3,10 @@
 Each line goes to ``logs/<job>-<index>.log`` prefixed with a wall-clock
 timestamp, is handed to a line callback (terminal streaming, log parsing) and
 is flushed at once, so the log is complete even when the task dies by SIGKILL
-(the pipe still holds what it wrote; the reader drains it to EOF).
+(the pipe still holds what it wrote; the reader drains it to EOF). A line still
+being redrawn with ``\r`` (a Keras progress bar, one line per epoch) goes to the
+log when it ends; each of its drawings is handed to a redraw callback as it comes,
+so the step count moves during an epoch, not only at its end.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import threading
 import time
 from typing import Callable
 
-__all__ = ["TaskProcess", "timestamp_prefix"]
+__all__ = ["TaskProcess", "timestamp_prefix", "last_drawing"]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -33,15 +36,33 @@ def _child_setup() -> None:  # runs in the child between fork and exec
         pass
 
 
+def last_drawing(pending: bytes | bytearray) -> bytes | None:
+    """The newest drawing of a line being redrawn (after its last ``\r``, or before it when nothing follows yet),
+    backspaces removed; None when the line has not been redrawn. A drawing still arriving is cut short, which a
+    progress bar survives: ``40/7`` is no step of 70, ``40/70 [==`` is step 40."""
+    end = len(pending)
+    for _ in range(2):
+        cr = pending.rfind(b"\r", 0, end)
+        if cr < 0:
+            return None
+        drawing = bytes(pending[cr + 1:end]).replace(b"\x08", b"")
+        if drawing.strip():
+            return drawing
+        end = cr
+    return None
+
+
 class TaskProcess:
     """One launched task. Thread-safe accessors; the process is ours to signal."""
 
     def __init__(self, task: str, argv: list[str], env: dict[str, str], log_path: str,
-                 on_line: Callable[[str, float, str], None], cwd: str | None = None) -> None:
+                 on_line: Callable[[str, float, str], None], cwd: str | None = None,
+                 on_redraw: Callable[[str, float, str], None] | None = None) -> None:
         self.task = task
         self.argv = argv
         self.log_path = log_path
         self.on_line = on_line
+        self.on_redraw = on_redraw
         self.started_at = time.time()
         self.ended_at: float | None = None
         self.returncode: int | None = None
@@ -49,6 +70,7 @@ class TaskProcess:
         self.killed_by_supervisor = False
         self.signals_sent: list[tuple[float, int]] = []
         self._log = open(log_path, "w", encoding="utf-8", errors="replace", buffering=1)
+        self._emit_lock = threading.Lock()
         self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      start_new_session=True, preexec_fn=_child_setup)
@@ -62,21 +84,33 @@ class TaskProcess:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         stream = self.proc.stdout
+        pending = bytearray()
+        shown = None
         try:
-            for raw in iter(stream.readline, b""):
+            while True:
+                chunk = stream.read1(65536)
+                if not chunk:
+                    break
                 now = time.time()
-                line = raw.decode("utf-8", errors="replace").rstrip("\n")
-                if len(line) > 65536:
-                    line = line[:65536] + " [line cut by distdoctor]"
-                self.last_output_at = now
-                try:
-                    self._log.write(f"{timestamp_prefix(now)} {line}\n")
-                except (OSError, ValueError):
-                    pass
-                try:
-                    self.on_line(self.task, now, line)
-                except Exception:
-                    pass
+                start = len(pending)
+                pending += chunk
+                cut = pending.rfind(b"\n", start)
+                if cut >= 0:
+                    lines, pending = bytes(pending[:cut]).split(b"\n"), pending[cut + 1:]
+                    for raw in lines:
+                        self._line(now, raw)
+                    shown = None
+                if self.on_redraw is not None and b"\r" in chunk:
+                    drawing = last_drawing(pending)
+                    if drawing is not None and drawing != shown:
+                        shown = drawing
+                        self.last_output_at = now
+                        try:
+                            self.on_redraw(self.task, now, drawing.decode("utf-8", errors="replace"))
+                        except Exception:
+                            pass
+            if pending:
+                self._line(time.time(), bytes(pending))
         finally:
             try:
                 self._log.flush()
@@ -86,16 +120,25 @@ class TaskProcess:
     def note(self, text: str) -> None:
         """A line of distdoctor's own in the task's log (``[distdoctor] ...``), read like the task's lines: what the
         supervisor learned about the task that its output does not say (the log stays the whole record)."""
-        now = time.time()
-        line = f"[distdoctor] {text}"
-        try:
-            self._log.write(f"{timestamp_prefix(now)} {line}\n")
-        except (OSError, ValueError):
-            pass
-        try:
-            self.on_line(self.task, now, line)
-        except Exception:
-            pass
+        self._emit(time.time(), f"[distdoctor] {text}")
+
+    def _line(self, now: float, raw: bytes) -> None:
+        line = raw.decode("utf-8", errors="replace")
+        if len(line) > 65536:
+            line = line[:65536] + " [line cut by distdoctor]"
+        self.last_output_at = now
+        self._emit(now, line)
+
+    def _emit(self, now: float, line: str) -> None:
+        with self._emit_lock:   # the reader's lines and the supervisor's notes, one at a time
+            try:
+                self._log.write(f"{timestamp_prefix(now)} {line}\n")
+            except (OSError, ValueError):
+                pass
+            try:
+                self.on_line(self.task, now, line)
+            except Exception:
+                pass
 
     def _wait(self) -> None:
         rc = self.proc.wait()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["tf_native_wait", "main_thread_frames"]
+__all__ = ["tf_native_wait", "main_thread_frames", "native_summary"]
 
 _THREAD = re.compile(r'^Thread \S+ \([^)]*\)(?::\s*"(?P<name>[^"]*)")?')
 _FRAME = re.compile(r"^\s+(?P<func>.+?) \((?P<where>[^()]*)\)\s*$")
@@ -37,6 +37,12 @@ def main_thread_frames(dump: str) -> list[tuple[str, str]]:
         if name == "MainThread":
             return frames
     return blocks[0][1] if blocks else []
+
+
+def native_summary(dump: str | None, limit: int = 10) -> str:
+    """The main thread's innermost frames, native ones first, as one line (evidence for the event stream)."""
+    frames = main_thread_frames(dump or "")[:limit]
+    return " <- ".join(re.sub(r"\(.*", "", f)[:100] + (f" ({w.rsplit('/', 1)[-1]})" if w else "") for f, w in frames)
 
 
 def tf_native_wait(dump: str | None) -> str | None:

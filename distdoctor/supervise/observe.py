@@ -18,7 +18,7 @@ from ..diagnose.events import EventKind
 from ..diagnose.observations import MemorySample
 from . import probe
 from .detect import JobSnapshot
-from .nativewait import tf_native_wait
+from .nativewait import native_summary, tf_native_wait
 from .runevents import Journal, MemoryWarning, ProcSampled
 from .step import ExitSeen
 from .tracking import TaskTrack
@@ -109,7 +109,8 @@ class Observer:
             if t.native_look is not None and t.native_look[2] and not t.native_said:
                 t.native_said = True
                 self.publish(Journal(now, task, "native_wait",
-                                     f"{task} waits inside TensorFlow: {t.native_look[2]} (py-spy --native)"))
+                                     f"{task} waits inside TensorFlow: {t.native_look[2]} (py-spy --native: "
+                                     f"{t.native_frames})"))
             if (task != suspect or not self._py_spy or t.native_pending or not t.proc.alive
                     or t.where() != "python"):
                 continue
@@ -129,6 +130,7 @@ class Observer:
             dump = probe.py_spy_dump(track.agent_pid or track.proc.pid, native=True, timeout=10.0)
             with track.lock:
                 track.native_look = (place, at, tf_native_wait(dump))
+                track.native_frames = native_summary(dump)
         finally:
             track.native_pending = False
 

@@ -127,8 +127,8 @@ def classify(root_cause: Finding, history: Sequence[AttemptOutcome] = (), *,
     cat = root_cause.category
     where = _where(root_cause, reached)
     prev = history[-1] if history else None
-    if root_cause.culprit is None and cat == Category.PREEMPTION:
-        return RestartClass.TRANSIENT, "distdoctor itself was stopped from outside"
+    if cat == Category.INTERRUPTED:
+        return RestartClass.DETERMINISTIC, "distdoctor itself was stopped (a person's Ctrl-C, a kill): not retried"
     if cat == Category.USER_CODE_ERROR and _TRANSIENT_EXCEPTIONS.search(root_cause.summary):
         name = _TRANSIENT_EXCEPTIONS.search(root_cause.summary).group(1)
         return RestartClass.TRANSIENT, f"{where}: {name} is a lost peer or a network fault, which a restart can fix"

@@ -170,6 +170,12 @@ class Supervisor:
             self.observer.parse_line(track, ts, line)
         self.publish(OutputLine(ts, task, line))
 
+    def on_redraw(self, task: str, ts: float, drawing: str) -> None:
+        """A drawing of a task's progress bar whose line has not ended yet (its reader thread)."""
+        track = self.tracks.get(task)
+        if track is not None:
+            track.on_redraw(ts, drawing)
+
     def on_agent(self, sample) -> None:
         """A bootstrap agent's sample (the agent channel's thread)."""
         track = self.tracks.get(sample.task)
@@ -202,7 +208,7 @@ class Supervisor:
         return env
 
     def _start(self, task: str, log_path: str) -> TaskProcess:
-        return TaskProcess(task, self.cfg.argv, self._env(task), log_path, self.on_line)
+        return TaskProcess(task, self.cfg.argv, self._env(task), log_path, self.on_line, on_redraw=self.on_redraw)
 
     def _launch(self) -> None:
         logs = os.path.join(self.cfg.out_dir, "logs")
@@ -289,6 +295,10 @@ class Supervisor:
             if not isinstance(ev, ACTIONS):
                 self.publish(ev)
             elif isinstance(ev, StopTasks):
+                if self.interrupted:   # the verdict says what the job was doing when distdoctor was stopped
+                    for t in self.tracks.values():
+                        if t.frozen_view is None:
+                            t.freeze()
                 self.stop_all(ev.reason)
             elif isinstance(ev, RecordHang):
                 self._record_hang()

@@ -12,6 +12,8 @@ import threading
 
 from ..diagnose.events import EventKind, LogEvent
 from ..diagnose.logparse import TaskLogParser
+from ..diagnose.logs.formats import clean_line
+from ..diagnose.logs.progress import progress_of
 from ..diagnose.observations import MemorySample, OomEvidence, TaskObservation, TaskState
 from .activity import Activity
 from .channel import AgentSample
@@ -50,6 +52,7 @@ class TaskTrack:
         self.last_progress_at: float | None = None
         self.keras_steps = 0
         self._epoch_step = 0
+        self._redraw_step = 0                  # the step a progress bar still being redrawn shows (its line unended)
         self.explicit_steps: int | None = None
         self.samples_training = 0
         self.samples_outside = 0
@@ -72,6 +75,7 @@ class TaskTrack:
         self.native_look: tuple[str | None, float, str | None] | None = None  # (place, when, TF wait found)
         self.native_pending = False            # a look is under way
         self.native_said = False               # its TensorFlow wait went on the event stream
+        self.native_frames = ""                # the main thread's innermost frames at that look
         self.tf_config_seen: str | None = None  # the TF_CONFIG its process held at the last look
         self.config_problem: tuple[str, float] | None = None  # what is wrong with it against the job's, since when
 
@@ -98,6 +102,7 @@ class TaskTrack:
                 if e.ts is None or abs(e.ts - ts) > 5:
                     e = LogEvent(**{**e.__dict__, "ts": ts})
                 if e.kind in (EventKind.PROGRESS, EventKind.NAN_LOSS) and e.step is not None:
+                    self._redraw_step = 0   # the bar's line ended: its drawings are this line's events
                     if e.step < self._epoch_step:
                         self.keras_steps += self._epoch_step
                     self._epoch_step = e.step
@@ -106,8 +111,8 @@ class TaskTrack:
                     if self.first_step_at is None and e.step > 0:
                         self.first_step_at = ts
                 elif e.kind == EventKind.EPOCH:
-                    self.keras_steps += self._epoch_step
-                    self._epoch_step = 0
+                    self.keras_steps += max(self._epoch_step, self._redraw_step)
+                    self._epoch_step = self._redraw_step = 0
                     self.last_progress_at = ts
                     if e.epoch is not None and len(self.epoch_marks) < 10000:
                         self.epoch_marks.append((e.epoch - 1, ts, self.keras_steps))
@@ -116,6 +121,22 @@ class TaskTrack:
             if len(self.events) >= 2 * self.MAX_EVENTS:
                 self._thin_events()
             return evs
+
+    def on_redraw(self, ts: float, drawing: str) -> None:
+        """A drawing of a progress bar whose line has not ended (Keras draws one line per epoch, redrawn with
+        ``\r`` at every step): the step it shows counts now; the line's own events replace it when it ends."""
+        found = progress_of(clean_line(drawing))
+        if found is None or found[0] != EventKind.PROGRESS or found[1]["step"] is None:
+            return
+        step = found[1]["step"]
+        with self.lock:
+            if step == self._redraw_step:
+                return
+            self._redraw_step = step
+            self.last_progress_at = ts
+            self.activity.on_step()
+            if self.first_step_at is None and step > 0:
+                self.first_step_at = ts
 
     _KEEP_KINDS = (EventKind.PY_EXCEPTION, EventKind.FATAL_SIGNAL, EventKind.OOM_TENSOR, EventKind.OOM_GPU,
                    EventKind.CHECK_FAILED, EventKind.PORT_IN_USE, EventKind.NAN_LOSS, EventKind.CLUSTER_CONNECTED,
@@ -212,8 +233,8 @@ class TaskTrack:
     def steps(self) -> int | None:
         if self.explicit_steps is not None:
             return self.explicit_steps
-        if self.keras_steps or self._epoch_step:
-            return self.keras_steps + self._epoch_step
+        if self.keras_steps or self._epoch_step or self._redraw_step:
+            return self.keras_steps + max(self._epoch_step, self._redraw_step)
         if self.agent is not None and self.agent.calls:
             return self.agent.calls  # TF function calls: one per step in Keras fit and tf.function loops
         return None
@@ -247,7 +268,7 @@ class TaskTrack:
         """(0-based epoch, steps done in it) from Keras' lines, else (None, steps done)."""
         with self.lock:
             if self.epoch_marks:
-                return self.epoch_marks[-1][0], self._epoch_step
+                return self.epoch_marks[-1][0], max(self._epoch_step, self._redraw_step)
         return None, self.steps()
 
     def where(self) -> str | None:

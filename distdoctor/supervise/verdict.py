@@ -30,12 +30,15 @@ def diagnose_attempt(job: JobObservation, detected_at: float, logs_dir: str | No
 
 
 def check_startup_failure(job: JobObservation, tf_loaded) -> None:
-    """A command that fails at once on every task is a usage error, not a training failure.
+    """A command that fails at once on every task is a usage error, not a training failure (a task distdoctor had
+    to stop did not fail at once: the job's verdict says why the others did).
     ``tf_loaded(task)``: whether the task's agent saw TensorFlow imported."""
     if job.hang or job.interrupted:
         return
     quick = []
     for t in job.tasks.values():
+        if t.killed_by_supervisor:   # distdoctor stopped it (another task failed): not every task failed at once
+            return
         if t.exit_code in (None, 0) or t.ended_at is None or t.started_at is None:
             return
         if t.ended_at - t.started_at > STARTUP_FAIL_S or tf_loaded(t.task):

@@ -2,7 +2,7 @@
 
 It does not import distdoctor. Usage (under ``distdoctor run``)::
 
-    python trainer.py [--loop fit|custom] [--fault NAME] [--fault-task worker:1] [--fault-step N]
+    python trainer.py [--loop fit|custom] [--fault NAME] [--fault-task worker:1] [--fault-step N] [--verbose 1]
 
 Faults (applied on --fault-task only, at --fault-step):
   sigkill, segv, abort, exception, stall (deadlock on a lock in a callback), sleep (sleep forever in a callback),
@@ -39,6 +39,7 @@ p.add_argument("--fault-step", type=int, default=8)
 p.add_argument("--steps", type=int, default=30)
 p.add_argument("--epochs", type=int, default=2)
 p.add_argument("--batch", type=int, default=32)
+p.add_argument("--verbose", type=int, default=2)   # Keras' own: 1 draws a progress bar per epoch
 p.add_argument("--backup", default=None)
 p.add_argument("--fault-epoch", type=int, default=None)
 p.add_argument("--fault-once", default=None)
@@ -171,7 +172,7 @@ if args.loop == "fit":
         callbacks.insert(0, keras.callbacks.BackupAndRestore(backup_dir=args.backup,
                                                              save_before_preemption=args.save_before_preemption))
     hist = model.fit(ds.repeat(), epochs=args.epochs, steps_per_epoch=spe,
-                     callbacks=callbacks, verbose=2)
+                     callbacks=callbacks, verbose=args.verbose)
     print(f"{me} final loss {hist.history['loss'][-1]:.6f}", flush=True)
 else:
     dist = strategy.experimental_distribute_dataset(ds) if args.input == "distributed" else ds

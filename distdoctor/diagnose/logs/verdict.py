@@ -20,7 +20,7 @@ from . import safetynet  # noqa: F401  (registers DD160, the safety net's rule, 
 from .scan import Hit
 from .signature import Role
 
-__all__ = ["decide", "combine", "finding_of", "NO_EVIDENCE", "GENERIC_RUN_CODES", "SPECIFIC_RANK"]
+__all__ = ["decide", "combine", "finding_of", "NO_EVIDENCE", "GENERIC_RUN_CODES", "SPECIFIC_RANK", "names_a_cause"]
 
 RULES = RuleList()
 NO_EVIDENCE = RULES.add(
@@ -100,6 +100,19 @@ def _reads_the_exception(root: Finding, v: Verdict) -> bool:
         return False
     line = v.root.text.strip()
     return any(e.text and e.text.strip() == line for e in root.evidence)
+
+
+# The structural readings that know only that a task was lost or failed, not why: an exit with no exception (DD106),
+# peers that report a task lost (DD107, DD156), NCCL or CUDA said "error" (DD111).
+_LOST_OR_UNEXPLAINED = ("DD106", "DD107", "DD111", "DD156")
+
+
+def _names_the_loss(root: Finding, v: Verdict) -> bool:
+    """The structural rules saw a task fail or its peers lose it; the task's own line names a specific cause (a
+    library of another version, say): that cause is why it was lost, so its category stands -- as ``run`` reads the
+    same task (:func:`_refine_run`)."""
+    return (root.code in _LOST_OR_UNEXPLAINED and root.culprit is not None and _specific(v)
+            and v.category != root.category and v.culprit == root.culprit and v.root.writer == root.culprit)
 
 
 def _with_cause_line(root: Finding | None, v: Verdict, structural: Diagnosis) -> Finding | None:
@@ -188,7 +201,7 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
         if root is not None and root.code not in _WEAK_STRUCTURAL:
             # the structural rules also saw steps and exits: when they agree on the task, their reading is richer
             keep_structural = not _specific(v) or (root.culprit is not None and root.culprit == v.culprit)
-            if keep_structural and _reads_the_exception(root, v):
+            if keep_structural and (_reads_the_exception(root, v) or _names_the_loss(root, v)):
                 keep_structural = False
         elif root is not None:   # DD150/DD100: only when the lines show nothing better (a word model's guess at a
             # line no signature knows is not better than a task seen to stop)
@@ -230,26 +243,65 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
 
 # -- run: its own reading (exits, signals, cgroup, stacks) refined by what its tasks printed -----------------------
 
-GENERIC_RUN_CODES = ("DD104", "DD100")   # a task raised *some* exception; tasks failed and nothing named a cause
+# The run's readings that know only *that* a task failed, not why: tasks failed and nothing named a cause (DD100), a
+# task raised some exception (DD104), a task exited non-zero with no exception or signal (DD106), NCCL or CUDA said
+# "error" (DD111). A line that names the cause on that task says more; any other reading is process evidence.
+GENERIC_RUN_CODES = ("DD100", "DD104", "DD106", "DD111")
 EXCEPTION_MEANING_RANK = 45
+_GENERIC_CATEGORIES = frozenset({Category.USER_CODE_ERROR, Category.OTHER})
 
 
-def _refine_run(diag: Diagnosis, v: Verdict) -> Diagnosis:
+def names_a_cause(sig) -> bool:
+    """A signature that names a cause beyond "the code raised" or "it failed": what an exception or an exit means
+    (a library of another version, memory of the GPU) reads from rank 45. ``run`` recognises such a line live and
+    its verdict takes it over a generic reading."""
+    return sig.role == Role.CAUSE and sig.rank >= EXCEPTION_MEANING_RANK and sig.category not in _GENERIC_CATEGORIES
+
+
+def _of_hit(h: Hit) -> Verdict:
+    """A verdict of one recognised line (its signature's own reading, on the task that wrote it)."""
+    where = f" on {h.writer}" if h.writer else ""
+    return Verdict(status=Status.FAILED, category=h.sig.category, culprit=h.writer, confidence="medium",
+                   code=h.sig.code, summary=f"{h.sig.title}{where}: {h.text.strip()[:300]}", remedy=h.sig.remedy, root=h)
+
+
+def _takes_over(root: Finding, v: Verdict) -> bool:
+    """Whether the signature reading ``v`` names the cause of the run's generic ``root`` on the same task."""
+    if v.root is None or v.status not in (Status.FAILED, Status.HUNG) or v.category == root.category:
+        return False
+    # an exception's or an exit's own meaning (a GPU out of memory in disguise, a library of another version)
+    # reads from rank 45, as `diagnose` reads it; a failure nobody could place needs a specific cause
+    if not (names_a_cause(v.root.sig) if root.code != "DD100" else _specific(v)):
+        return False
+    culprit = v.culprit or v.root.writer
+    return root.culprit is None or culprit == root.culprit
+
+
+def _recognised_on(root: Finding, hits) -> Verdict | None:
+    """The strongest line recognised as a cause on the run's culprit (the first of them at equal rank): what the
+    live reader told the person watching, when the reasoning over every line chose another reading."""
+    mine = [h for h in hits if names_a_cause(h.sig) and h.writer is not None
+            and (root.culprit is None or h.writer == root.culprit)]
+    if root.culprit is None and len({h.writer for h in mine}) != 1:
+        return None       # a failure nobody could place is placed only by one task's own line
+    if not mine:
+        return None
+    return _of_hit(min(mine, key=lambda h: (-h.sig.rank, h.ts if h.ts is not None else float("inf"), h.line_no)))
+
+
+def _refine_run(diag: Diagnosis, v: Verdict, hits=()) -> Diagnosis:
     """``run`` knows what no log says; when its reading is only generic and the signature reading of the same tasks'
-    output names a specific cause on the same task, the signature's reading is the root cause, the run's its
+    output names a specific cause on the same task -- the reasoning's verdict, else a line recognised as a cause on
+    that task (``hits``: every hit of the reading) -- the signature's reading is the root cause, the run's its
     alternative. Process evidence is never overruled: any other root cause of the run stands."""
     root = diag.root_cause
     if root is None or root.code not in GENERIC_RUN_CODES:
         return diag
-    # an exception's own meaning (a GPU out of memory in disguise, a library of another version) reads from rank 45,
-    # as `diagnose` reads it; a failure nobody named needs a specific cause
-    need = EXCEPTION_MEANING_RANK if root.code == _GENERIC_EXCEPTION else SPECIFIC_RANK
-    if v.root is None or v.status not in (Status.FAILED, Status.HUNG) or v.root.sig.role != Role.CAUSE \
-            or v.root.sig.rank < need or v.category == root.category:
-        return diag
+    if not _takes_over(root, v):
+        v = _recognised_on(root, hits)
+        if v is None or not _takes_over(root, v):
+            return diag
     culprit = v.culprit or v.root.writer
-    if root.culprit is not None and culprit != root.culprit:
-        return diag
     f = finding_of(v)
     alt = Alternative(root.category, root.culprit, f"the run's own reading: {root.summary[:160]}",
                       "the task's traceback and exit status in the bundle")
@@ -261,7 +313,7 @@ def _refine_run(diag: Diagnosis, v: Verdict) -> Diagnosis:
 
 
 def decide(v: Verdict, structural: Diagnosis | None, *, source: str, detected_at: float,
-           notes: tuple[str, ...] = ()) -> Diagnosis:
+           notes: tuple[str, ...] = (), hits=()) -> Diagnosis:
     """The one step that chooses a job's root cause between its two readings: ``v``, the signature reading of what
     its tasks printed (:func:`.reason.reason`), and ``structural``, the rule engine's reading of exits, steps and
     silences (:func:`distdoctor.diagnose.engine.diagnose`, None when it could not run).
@@ -269,11 +321,12 @@ def decide(v: Verdict, structural: Diagnosis | None, *, source: str, detected_at
     ``source`` says where the structural reading came from, and so how much it knows: ``"diagnose"`` -- the same
     logs, read for steps and exits (:func:`combine`: the richer reading wins where both name the task, a specific
     cause line overrules a generic one); ``"run"`` -- the processes themselves, which no line can contradict
-    (:func:`_refine_run`: only a generic reading is replaced)."""
+    (:func:`_refine_run`: only a generic reading is replaced, by the verdict or by a line of ``hits`` -- the
+    reading's hits -- recognised as a cause on the same task)."""
     if source == "run":
         if structural is None:
             raise ValueError("run's reading is the processes' own: it is never missing")
-        return _refine_run(structural, v)
+        return _refine_run(structural, v, hits)
     if source != "diagnose":
         raise ValueError(f"unknown source {source!r}")
     return combine(v, structural, detected_at=detected_at, notes=notes)

@@ -1,0 +1,66 @@
+"""``run``'s verdict against real (TensorFlow-free) tasks: a library's fatal line names the cause over a generic exit,
+and ``diagnose`` on the bundle agrees; the server tasks of a finished ParameterServerStrategy job were stopped at
+its end, not killed."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+from conftest import PY, WORKERS, dd_run
+
+HOROVOD = ("HorovodVersionMismatchError: Framework tensorflow installed with version 2.3.0 but found version "
+           "2.4.1.")
+
+
+def _diagnose(bundle) -> dict:
+    r = subprocess.run([PY, "-m", "distdoctor", "diagnose", str(bundle), "--json"], capture_output=True, text=True,
+                       timeout=60)
+    return json.loads(r.stdout)
+
+
+def test_a_fatal_library_line_names_the_cause_and_diagnose_agrees():
+    """worker:1 prints Horovod's version mismatch and exits 1 (no traceback: an exit the run alone calls DD106);
+    worker:0 then reports it lost as TensorFlow's collectives do (which `diagnose` alone called peer_crashed)."""
+    r = dd_run("fatal-line", ["--workers", "2"],
+               [PY, str(WORKERS / "fatal_line.py"), "--line", HOROVOD, "--after", "3.5", "--wait", "5", "--peer-lost"])
+    assert r.diag is not None, r.stderr[-2000:]
+    assert "worker:1 printed a known cause: DD723 version_mismatch" in r.stderr
+    rc = r.diag["root_cause"]
+    assert (r.diag["status"], rc["code"], rc["category"], rc["culprit"]) == \
+        ("failed", "DD723", "version_mismatch", "worker:1"), json.dumps(rc)[:2000]
+    assert rc["alternatives"][0]["category"] == "other"          # the run's own reading, kept beside it
+    assert any(e["text"] == HOROVOD for e in rc["evidence_detail"])
+    d = _diagnose(r.bundle)
+    assert (d["status"], d["root_cause"]["category"], d["root_cause"]["culprit"]) == \
+        ("failed", "version_mismatch", "worker:1"), json.dumps(d["root_cause"])[:2000]
+
+
+def test_servers_stopped_at_a_finished_jobs_end_are_not_killed():
+    """ParameterServerStrategy: the chief finishes, its servers (ps, workers in server.join()) never exit by
+    themselves; distdoctor stops them. That is their normal end: said so, the signal kept."""
+    r = dd_run("pss-stopped-at-end", ["--workers", "2", "--ps", "1"],
+               [PY, str(WORKERS / "roles.py"), "--chief-s", "4"])
+    assert r.diag is not None and r.rc == 0, r.stderr[-2000:]
+    assert r.diag["status"] == "succeeded" and r.diag["root_cause"] is None
+    tasks = r.diag["tasks"]
+    assert tasks["chief:0"]["exit_code"] == 0 and not tasks["chief:0"]["stopped_at_end"]
+    for t in ("worker:0", "worker:1", "ps:0"):
+        assert tasks[t]["signal"] == "SIGTERM" and tasks[t]["stopped_at_end"], tasks[t]
+    # the human report: the table and the headline, from the same diagnosis
+    out = subprocess.run([PY, "-m", "distdoctor", "report", str(r.bundle), "--html", str(r.bundle / "r.html")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    html = (r.bundle / "r.html").read_text()
+    assert "stopped at the job&#x27;s end (SIGTERM)" in html or "stopped at the job's end (SIGTERM)" in html
+    assert "killed by SIGTERM" not in html
+    assert "chief:0 ran to the end; worker:0, worker:1, ps:0 were stopped at the job" in html
+
+
+def test_a_task_distdoctor_stopped_did_not_fail_at_once():
+    """worker:1 dies on its fatal line at once, worker:0 keeps running until distdoctor stops it: that is a
+    training failure with a cause (not the usage error of a command that fails at once on every task, whose message
+    quoted the SIGTERM distdoctor sent worker:0)."""
+    r = dd_run("fatal-line-at-once", ["--workers", "2", "--failure-grace", "1", "--grace", "2"],
+               [PY, str(WORKERS / "fatal_line.py"), "--line", HOROVOD, "--after", "0.2", "--wait", "60"])
+    assert "exited at once" not in r.stderr and r.diag is not None, r.stderr[-2000:]
+    assert (r.diag["root_cause"]["category"], r.diag["root_cause"]["culprit"]) == ("version_mismatch", "worker:1")
