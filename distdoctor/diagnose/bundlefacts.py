@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal as _signal
 from dataclasses import dataclass, field, replace
 
@@ -24,6 +25,7 @@ from .observations import HangVerdict, JobObservation, OomEvidence, TaskObservat
 __all__ = ["RecordedTask", "RecordedRun", "read_recorded_run", "apply_recorded", "observation_of_record"]
 
 _MAX_EVENTS_BYTES = 16 << 20   # events.jsonl of a long run with restarts stays far below this
+_STOPPED_BY = re.compile(r"^SIG[A-Z]+ \((SIG[A-Z]+)\)$")   # signal_sent's "SIGTERM (reason)": a signal is the reason
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class RecordedRun:
 
     tasks: dict[str, RecordedTask] = field(default_factory=dict)
     hang: HangVerdict | None = None       # the hang the supervisor declared (from stacks, CPU, I/O: no log says it)
+    interrupted: str | None = None        # the signal (SIGINT, SIGTERM) that stopped distdoctor itself, and so the job
 
     def all_exited_zero(self) -> bool:
         """Every task the run launched ended by itself with exit code 0."""
@@ -125,6 +128,7 @@ def read_recorded_run(folder: str) -> RecordedRun | None:
     ended: dict[str, float] = {}
     stopped: set[str] = set()
     hang = None
+    interrupted = None
     ooms: dict[str, OomEvidence] = {}
     for e in _events(folder):
         task, kind, ts = e["task"], e.get("kind"), float(e["ts"])
@@ -140,6 +144,9 @@ def read_recorded_run(folder: str) -> RecordedRun | None:
                 ooms[task] = _oom(e["oom"])
         elif kind == "signal_sent":
             stopped.add(task)
+            m = _STOPPED_BY.search(str(e.get("text") or ""))
+            if m:   # the supervisor stops every task with the signal it received as the reason: "SIGTERM (SIGINT)"
+                interrupted = m.group(1)
     tasks = {}
     for name, t in tasks_doc.items():
         if not isinstance(t, dict):
@@ -149,7 +156,7 @@ def read_recorded_run(folder: str) -> RecordedRun | None:
             task=str(name), exit_code=code, signal=_signum(t.get("signal")), pid=_int(t.get("pid")),
             started_at=started.get(name), ended_at=ended.get(name),
             killed_by_supervisor=name in stopped and code != 0, oom=ooms.get(name))
-    return RecordedRun(tasks=tasks, hang=hang) if tasks else None
+    return RecordedRun(tasks=tasks, hang=hang, interrupted=interrupted) if tasks else None
 
 
 def _oom(d: dict) -> OomEvidence:
@@ -203,6 +210,8 @@ def apply_recorded(job: JobObservation, run: RecordedRun, *, exits: bool | None 
     span = run.span()
     if exits and span is not None:
         out = replace(out, started_at=span[0], ended_at=span[1])
+    if run.interrupted:
+        out = replace(out, interrupted=run.interrupted)
     if run.succeeded():
         out = replace(out, hang=None, job_finished=True)
     elif run.hang is not None:

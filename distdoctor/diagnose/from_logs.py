@@ -252,9 +252,10 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
     job, finished = _shutdown_race(job, finished, notes)
     tasks = job.tasks
     recorded_hang = job.hang   # a run bundle's: the hang its supervisor declared
-    # the processes' own word settles it: the job ran to its end, or a task died by itself (a job that failed is
-    # no silent hang: its hang, if any, is the one the run declared)
-    settled = recorded is not None and (recorded.succeeded() or bool(recorded.failed_tasks()))
+    # the processes' own word settles it: the job ran to its end, a task died by itself, or distdoctor was stopped
+    # (a job that failed or was interrupted is no silent hang: its hang, if any, is the one the run declared)
+    settled = recorded is not None and (recorded.succeeded() or bool(recorded.failed_tasks())
+                                        or recorded.interrupted is not None)
     hang = recorded_hang or (None if settled else judge_silence(job, finished))
     if hang is not None and recorded_hang is None:
         silent = [t.task for t in job.ordered() if not ended_with_error(t)]

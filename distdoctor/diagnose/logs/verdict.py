@@ -99,7 +99,10 @@ def _reads_the_exception(root: Finding, v: Verdict) -> bool:
     if v.category == root.category:
         return False
     line = v.root.text.strip()
-    return any(e.text and e.text.strip() == line for e in root.evidence)
+    # the cause line itself, or -- the signature matched the traceback's ``raise X("...")`` source line -- the
+    # exception's own line, which the same signature matches
+    return any(e.text and (e.text.strip() == line or (e.task == v.root.writer and v.root.sig.match(e.text)))
+               for e in root.evidence)
 
 
 # The structural readings that know only that a task was lost or failed, not why: an exit with no exception (DD106),
