@@ -95,7 +95,7 @@ def time_of(text: str, year: int | None = None) -> float | None:
     return None
 
 
-def relation(text: str, pids: dict[int, str], span: tuple[float, float] | None) -> tuple[Relation, str | None]:
+def relation(text: str, pids: dict[int, str | None], span: tuple[float, float] | None) -> tuple[Relation, str | None]:
     """How the kernel line ``text`` relates to a job whose tasks had ``pids`` and ran during ``span``; with the task
     whose pid it names, when it names one."""
     pid = pid_of(text)
@@ -116,22 +116,22 @@ def relation(text: str, pids: dict[int, str], span: tuple[float, float] | None) 
     return Relation.UNCHECKED, None
 
 
-def pids_in_lines(hits: Iterable[Hit]) -> dict[int, str]:
+def pids_in_lines(hits: Iterable[Hit]) -> dict[int, str | None]:
     """Task pids the lines themselves state: Open MPI's ``process rank R with PID P`` (rank R is ``rank:R``) and a
-    shell's ``line 1:  P Killed`` in a task's own log."""
-    out: dict[int, str] = {}
+    shell's ``line 1:  P Killed`` (in a task's log, that task's; in a pasted log, the job's, task unknown)."""
+    out: dict[int, str | None] = {}
     for h in hits:
         m = _RANK_PID.search(h.text)
         if m:
             out[int(m.group(2))] = h.writer if h.writer and not h.writer.startswith("rank:") else f"rank:{m.group(1)}"
             continue
         m = _SHELL_PID.search(h.text)
-        if m and h.writer:
+        if m:   # the job's own process, even where no task is named (one pasted log)
             out[int(m.group(1))] = h.writer
     return out
 
 
-def sort_kernel_ooms(hits: Sequence[Hit], pids: dict[int, str], span: tuple[float, float] | None
+def sort_kernel_ooms(hits: Sequence[Hit], pids: dict[int, str | None], span: tuple[float, float] | None
                      ) -> tuple[list[Hit], list[Hit], list[Hit]]:
     """``hits`` less the kernel OOM records that are unrelated to the job; those unrelated ones; and the kept
     records that could not be checked."""
