@@ -27,6 +27,7 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
     """Read the logs under ``paths`` and diagnose them. Raises :class:`InputError` for unusable input."""
     now = time.time() if detected_at is None else detected_at
     try:
+        from .bundlefacts import observation_of_record, read_recorded_run
         from .engine import diagnose
         from .from_logs import observation_from_scans
         from .logs.reason import reason
@@ -41,13 +42,21 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
         if not text:
             raise InputError(f"{facts[0].name}{' and the others' if len(facts) > 1 else ''} hold binary data, not "
                              "logs: nothing to diagnose")
+        recorded = read_recorded_run(disc.bundle) if disc.bundle else None
+        hits, unchecked, oom_notes = _kernel_ooms_of_the_job(hits, scans, recorded)
+        notes = notes + oom_notes
         verdict = reason(hits, text)
         structural = None
         try:
-            job = observation_from_scans(scans, notes=list(disc.notes) + notes)
+            job = observation_from_scans(scans, notes=list(disc.notes) + notes, recorded=recorded)
             structural = diagnose(job, detected_at=now, command="diagnose")
-        except InputError:   # no task could be named, or no TF lines: the signature reading stands alone
-            job = JobObservation(tasks={}, source="logs", notes=tuple(list(disc.notes) + notes))
+        except InputError:   # no task could be named, or no TF lines: the signature reading stands alone, with the
+            # run's records of its processes when this is a run bundle
+            if recorded is not None:
+                job = observation_of_record(recorded, tuple(list(disc.notes) + notes))
+                structural = diagnose(job, detected_at=now, command="diagnose")
+            else:
+                job = JobObservation(tasks={}, source="logs", notes=tuple(list(disc.notes) + notes))
         diag = decide(verdict, structural, source="diagnose", detected_at=now, notes=tuple(job.notes))
     except DistDoctorError:
         raise
@@ -58,7 +67,48 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
             raise
         raise InputError(f"could not diagnose these logs: internal error {type(exc).__name__}: {str(exc)[:200]} "
                          "(set DISTDOCTOR_DEBUG=1 for the traceback and report it)") from None
+    diag = _unchecked_is_not_certain(diag, unchecked)
     missing = tuple(n for n in job.notes if n not in diag.notes)
     if missing:
         diag = replace(diag, notes=tuple(diag.notes) + missing)
     return diag, job
+
+
+def _kernel_ooms_of_the_job(hits: list, scans: list, recorded) -> tuple[list, list, list[str]]:
+    """The hits less the kernel OOM-killer records that are not about this job (:mod:`.logs.kernel_oom`): another
+    process's pid, or a time outside the job's span. Returns the hits, the kept records that could not be checked,
+    and a note for what was set aside."""
+    from .logs.kernel_oom import is_kernel_record, pids_in_lines, sort_kernel_ooms
+    if not any(is_kernel_record(h) for h in hits):
+        return hits, [], []
+    pids = pids_in_lines(hits)
+    if recorded is not None:
+        pids.update(recorded.pids())
+    span = recorded.span() if recorded is not None else None
+    if span is None:
+        firsts = [s.first_ts for s in scans if s.task and s.first_ts is not None]
+        lasts = [s.last_ts for s in scans if s.task and s.last_ts is not None]
+        span = (min(firsts), max(lasts)) if firsts and lasts else None
+    kept, unrelated, unchecked = sort_kernel_ooms(hits, pids, span)
+    notes = []
+    if unrelated:
+        notes.append(f"{len(unrelated)} kernel OOM-killer line(s) ({unrelated[0].stream}: "
+                     f"{unrelated[0].text.strip()[:120]}) are about another process or another time than this job's "
+                     "(no pid of its tasks, outside its time span): not read as evidence")
+    return kept, unchecked, notes
+
+
+def _unchecked_is_not_certain(diag: Diagnosis, unchecked: list) -> Diagnosis:
+    """A root cause that rests on a kernel OOM record whose pid and time could not be matched to the job is not
+    high-confidence (at most medium): it may be another process's kill."""
+    root = diag.root_cause
+    if root is None or not unchecked or root.confidence not in ("high", None):
+        return diag
+    lines = {h.text for h in unchecked}
+    if not any(e.text in lines for e in root.evidence[:2]):
+        return diag
+    low = replace(root, confidence="medium")
+    return replace(diag, root_cause=low, findings=tuple(low if f is root else f for f in diag.findings),
+                   notes=tuple(diag.notes) + ("the kernel's OOM-killer line names no pid of this job's tasks and "
+                                              "carries no time that can be set against the job's: it may be "
+                                              "another process's kill",))

@@ -140,9 +140,10 @@ def _task_reports(job: JobObservation, succeeded: bool) -> dict[str, TaskReport]
 
 
 def _all_exited_zero(job: JobObservation) -> bool:
-    """Every task ran to exit 0 by itself (``run`` knows exit codes; logs alone do not)."""
+    """Every task ran to exit 0 by itself (``run`` knows exit codes, and so does ``diagnose`` of its bundle; logs
+    alone do not: their exit codes stay None)."""
     tasks = list(job.ordered())
-    return bool(tasks) and job.source == "run" and job.hang is None and not job.interrupted and \
+    return bool(tasks) and job.hang is None and not job.interrupted and \
         all(t.exit_code == 0 and not t.killed_by_supervisor for t in tasks)
 
 

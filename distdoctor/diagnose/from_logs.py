@@ -19,8 +19,10 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..errors import InputError
+from .bundlefacts import RecordedRun, apply_recorded
 from .events import EventKind, LogEvent
-from .log_rules import TERMINAL_KINDS, ended_with_error, judge_silence
+from .log_rules import CAUSE_KINDS, TERMINAL_KINDS, ended_with_error, judge_silence
+from .logs.formats import split_timestamp
 from .logs.taskscan import TaskScan, TaskScanner
 from .logsource import Discovery, discover, scan_sources
 from .observations import JobObservation, TaskObservation
@@ -35,6 +37,13 @@ _CLOSING = re.compile(r"\b(?:training (?:is )?(?:finished|complete[d]?|done|over
                       r"final (?:loss|accuracy|step|metrics?)|loss for final step|saved (?:the )?(?:final )?model)\b",
                       re.IGNORECASE)
 _TZ_SLACK_S = 120.0
+# A last line that reports a finished epoch's results, as custom loops print them (TensorFlow's multi_worker_with_ctl
+# tutorial: "Epoch: 2, accuracy: 0.83, train_loss: 0.41."; its custom-training guide: "Epoch 5, Loss: 0.3, Accuracy:
+# 91"): the task ended an epoch and printed nothing after it -- a run that ended there, or one between epochs; either
+# way a log that merely ends, not a hang; parameter_server_training's "Finished epoch 3, accuracy is 0.41." likewise.
+# Keras' "Epoch 3/3" header reports nothing and is not one.
+_EPOCH_RESULT = re.compile(r"^\W{0,3}(?:finished |end of |completed )?epoch\b[:\s#]*\d+(?:\s*/\s*\d+)?\s*[,:;|\-]\s*"
+                           r".{0,200}?\b(?:\w*loss|acc(?:uracy)?)\b\s*(?:[:=]|is)?\s*[-+]?(?:\d|nan|inf)", re.IGNORECASE)
 
 
 def observe_logs(sources: Sequence[str] | Discovery, task_map: dict[str, str] | None = None, *,
@@ -149,8 +158,57 @@ def _stopped_on_error(t: TaskObservation) -> bool:
     return any(e.line_no > last and (e.kind in TERMINAL_KINDS or e.kind == EventKind.PEER_SYMPTOM) for e in t.events)
 
 
-def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = ()) -> JobObservation:
-    """Assemble the job's observation from its scans (pure). Raises :class:`InputError` when nothing is usable."""
+def _ends_its_run(s: TaskScan) -> bool:
+    """The log's last line closes the run: its last epoch ran to the end, a closing phrase, or an epoch's results."""
+    text = split_timestamp(s.last_text)[1].strip()   # less a collector's time stamp (run bundles, kubectl)
+    return s.completed or _CLOSING.search(text) is not None or _EPOCH_RESULT.match(text) is not None
+
+
+_RACE_KINDS = frozenset({EventKind.PEER_SYMPTOM, EventKind.TF_ERROR})
+_OWN_FAILURE = CAUSE_KINDS | {EventKind.NAN_LOSS, EventKind.COLLECTIVE_MISMATCH}
+
+
+def _shutdown_race(job: JobObservation, finished: frozenset[str], notes: list[str]
+                   ) -> tuple[JobObservation, frozenset[str]]:
+    """MultiWorkerMirroredStrategy trains in lock-step: when the chief (``chief:0``, else ``worker:0``, whose process
+    holds the coordination service) ran its training to the end and its log shows no error, every worker ran every
+    step too. A worker whose log then holds only errors about losing a peer (a heartbeat, a connection, an
+    unavailable service: the chief's process has gone) and nothing of its own lost a chief that had left -- the
+    shutdown race -- and finished as well. Its peer errors are set aside (said in ``notes``), so no rule reads them
+    as a crash."""
+    if job.strategy != "multi_worker_mirrored":
+        return job, finished
+    chief = "chief:0" if "chief:0" in job.tasks else "worker:0"
+    c = job.tasks.get(chief)
+    if c is None or chief not in finished or any(e.kind in _OWN_FAILURE or e.kind in _RACE_KINDS for e in c.events):
+        return job, finished
+    tasks = dict(job.tasks)
+    raced = []
+    for name, t in job.tasks.items():
+        if name in finished or name == chief or t.exit_code not in (None, 0):
+            continue
+        lost = [e for e in t.events if e.kind in _RACE_KINDS]
+        if not lost or any(e.kind in _OWN_FAILURE or (e.kind == EventKind.PEER_SYMPTOM and e.frames) for e in t.events):
+            continue
+        if any(e.peer not in (None, chief) for e in lost):
+            continue
+        tasks[name] = replace(t, events=tuple(e for e in t.events if e.kind not in _RACE_KINDS))
+        raced.append((name, lost[0]))
+    if not raced:
+        return job, finished
+    for name, e in raced:
+        notes.append(f"{name} reported losing its peers after {chief} ran its training to the end (the shutdown race: "
+                     f"{chief}'s process, which holds the coordination service, exits first): not a failure "
+                     f"({name}:{e.line_no}: {e.text.strip()[:160]})")
+    return replace(job, tasks=tasks), finished | frozenset(name for name, _ in raced)
+
+
+def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = (),
+                           recorded: RecordedRun | None = None) -> JobObservation:
+    """Assemble the job's observation from its scans (pure). Raises :class:`InputError` when nothing is usable.
+
+    ``recorded``: a run bundle's process facts (exit codes, signals, pids, times), put on the tasks before any
+    judgement: a task that exited 0 finished, whatever its last line."""
     notes = list(notes)
     good = _usable(scans, notes)
     by_task: dict[str, list[TaskScan]] = {}
@@ -181,10 +239,25 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
              for t in tasks.values() for e in t.events) or (tasks and all(t.startswith(("worker:", "chief:")) for t in tasks)):
         strategy = "multi_worker_mirrored"
     job = JobObservation(tasks=tasks, strategy=strategy, source="logs", notes=tuple(notes))
+    if recorded is not None:
+        job = apply_recorded(job, recorded)
+        tasks = job.tasks
     ended = [t.last_output_at for t in tasks.values() if t.last_output_at is not None]
-    finished = frozenset(task for task, ss in by_task.items() if any(s.completed or _CLOSING.search(s.last_text) for s in ss))
-    hang = judge_silence(job, finished)
-    if hang is not None:
+    finished = frozenset(task for task, ss in by_task.items() if any(_ends_its_run(s) for s in ss))
+    finished |= frozenset(name for name, t in tasks.items() if t.exit_code == 0)
+    if strategy == "parameter_server" and "chief:0" in finished:
+        # the coordinator ran its training to the end: the workers and parameter servers serve until they are
+        # stopped, and their logs simply stop
+        finished |= frozenset(tasks)
+    job, finished = _shutdown_race(job, finished, notes)
+    tasks = job.tasks
+    recorded_hang = job.hang   # a run bundle's: the hang its supervisor declared
+    # the processes' own word settles it: the job ran to its end, a task died by itself, or distdoctor was stopped
+    # (a job that failed or was interrupted is no silent hang: its hang, if any, is the one the run declared)
+    settled = recorded is not None and (recorded.succeeded() or bool(recorded.failed_tasks())
+                                        or recorded.interrupted is not None)
+    hang = recorded_hang or (None if settled else judge_silence(job, finished))
+    if hang is not None and recorded_hang is None:
         silent = [t.task for t in job.ordered() if not ended_with_error(t)]
         notes.append("the logs simply stop: no task reports an error and not every task finished"
                      + (f" ({', '.join(silent[:8])}{'...' if len(silent) > 8 else ''})" if silent else ""))
@@ -196,5 +269,6 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
     from .rules import chief_succeeded, completed
     stopped = not chief_succeeded(job) and any(_stopped_on_error(t) for name, t in tasks.items()
                                                if name not in finished and not completed(t))
-    return replace(job, hang=hang, job_finished=hang is None and not stopped, ended_at=max(ended) if ended else None,
+    return replace(job, hang=hang, job_finished=hang is None and not stopped,
+                   ended_at=job.ended_at if job.ended_at is not None else max(ended) if ended else None,
                    notes=tuple(notes))

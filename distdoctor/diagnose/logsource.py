@@ -164,7 +164,8 @@ def _bundle_note(folder: str) -> str | None:
             d = Diagnosis.from_json(json.loads(fh.read(4 << 20)))
         return (f"this is a `distdoctor run` bundle; the run itself concluded: status {d.status.value}"
                 + (f", {d.root_cause.category.value} on {d.root_cause.culprit or 'no single task'}" if d.root_cause else "")
-                + " (the verdict below comes from the logs alone)")
+                + " (the verdict below comes from the logs and the run's records of its processes: exit codes, "
+                "signals, pids, times)")
     except (OSError, ValueError):
         return "this is a `distdoctor run` bundle; its diagnosis.json could not be read"
 

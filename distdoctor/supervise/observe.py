@@ -188,7 +188,7 @@ class Observer:
                 track.oom = oom if not lines else type(oom)(**{**oom.__dict__, "kernel_lines": lines})
             faults = [e.text for e in track.events if e.kind in FAULT_KINDS]
             out.append(ExitSeen(track.task, rc, p.ended_at, signal_label(rc), p.killed_by_supervisor,
-                                faults[0] if faults else None))
+                                faults[0] if faults else None, track.oom if rc is not None and rc < 0 else None))
         return tuple(out)
 
     @staticmethod

@@ -130,9 +130,15 @@ class TaskExited(RunEvent):
     task: str
     how: str
     killed: bool          # stopped by distdoctor: not news
+    oom: Any = None       # a killed task's memory-cgroup evidence (OomEvidence), when there is any
 
     def journal(self):
-        return _line(self.ts, self.task, "exit", self.how)
+        # a kill's memory evidence travels with the line: `diagnose BUNDLE` reads it (diagnose/bundlefacts.py)
+        line = _line(self.ts, self.task, "exit", self.how)
+        o = self.oom
+        if o is not None and (o.oom_kill_count or o.kernel_lines or o.under_oom or o.failcnt):
+            line["oom"] = {k: v for k, v in vars(o).items() if k != "kernel_lines"} | {"kernel_lines": list(o.kernel_lines)}
+        return line
 
     def said(self):
         return None if self.killed else f"{self.task} ended ({self.how})"
@@ -234,7 +240,11 @@ class HangDeclared(RunEvent):
         return f"hang declared: {self.reason}"
 
     def journal(self):
-        return _line(self.ts, self.task, "hang_declared", self.reason)
+        # the verdict's shape travels with the line: `diagnose BUNDLE` reads the hang the run saw (bundlefacts.py)
+        v = self.verdict
+        hang = {"kind": v.kind, "since": v.since, "culprits": list(v.culprits), "waiting": list(v.waiting)} \
+            if v is not None else None
+        return {**_line(self.ts, self.task, "hang_declared", self.reason), "hang": hang}
 
     def alert(self):
         v = self.verdict

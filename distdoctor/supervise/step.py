@@ -64,6 +64,7 @@ class ExitSeen:
     how: str                      # "exit code 1", "signal SIGKILL"
     killed: bool = False          # distdoctor stopped it
     first_fault: str | None = None
+    oom: Any = None               # its memory cgroup's evidence at the exit (an OomEvidence), when it was killed
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def _failures(s: RunState, now: float, o: Observed, out: list) -> RunState:
             s = replace(s, first_failure=(lost.at or now, lost.task), detected_at=now, banner=banner)
             out.append(Said(banner + f"; waiting up to {s.rules.failure_grace:.0f} s for the other tasks"))
     for e in o.exits:
-        out.append(TaskExited(e.ended_at or now, e.task, e.how, e.killed))
+        out.append(TaskExited(e.ended_at or now, e.task, e.how, e.killed, e.oom))
         if e.killed:
             continue
         since = e.ended_at or now

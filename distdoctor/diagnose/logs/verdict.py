@@ -108,7 +108,10 @@ def _reads_the_exception(root: Finding, v: Verdict) -> bool:
     if v.category == root.category:
         return False
     line = v.root.text.strip()
-    return any(e.text and e.text.strip() == line for e in root.evidence)
+    # the cause line itself, or -- the signature matched the traceback's ``raise X("...")`` source line -- the
+    # exception's own line, which the same signature matches
+    return any(e.text and (e.text.strip() == line or (e.task == v.root.writer and v.root.sig.match(e.text)))
+               for e in root.evidence)
 
 
 # The structural readings that know only that a task was lost or failed, not why: an exit with no exception (DD106),
@@ -187,6 +190,16 @@ def _own_failure_of_a_task_that_did_not_train(v: Verdict, structural: Diagnosis)
     return report is not None and report.steps is None and v.root.sig.role in (Role.CAUSE, Role.CONTEXT)
 
 
+def _recorded_success(structural: Diagnosis) -> bool:
+    """A run bundle's records say the job succeeded: its exit codes are on the tasks only then (logs alone record
+    none; see ``bundlefacts.apply_recorded``): every task exited 0, or the ParameterServerStrategy coordinator did."""
+    tasks = structural.tasks
+    if not tasks or any(r.exit_code is None for r in tasks.values()):
+        return False
+    chief = tasks.get("chief:0")
+    return all(r.exit_code == 0 for r in tasks.values()) or (chief is not None and chief.exit_code == 0)
+
+
 def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = ()) -> Diagnosis:
     """One diagnosis from the signature verdict and the structural rules' diagnosis (None when they could not run)."""
     sig_finding = finding_of(v)
@@ -206,9 +219,11 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
             # line no signature knows is not better than a task seen to stop)
             keep_structural = v.root is None or v.status == Status.UNKNOWN or v.code == safetynet.SAFETY_NET.code
         elif structural.status == Status.SUCCEEDED:   # every trainer's log ends in success: only a specific cause
-            # overturns it, or a task that never showed training and whose own log ends in its failure
-            keep_structural = (v.status not in (Status.FAILED, Status.HUNG) or not _specific(v)) \
-                and not _own_failure_of_a_task_that_did_not_train(v, structural)
+            # overturns it, or a task that never showed training and whose own log ends in its failure; never where
+            # the run recorded every task's exit 0 (a line cannot undo an exit status)
+            keep_structural = _recorded_success(structural) or (
+                (v.status not in (Status.FAILED, Status.HUNG) or not _specific(v))
+                and not _own_failure_of_a_task_that_did_not_train(v, structural))
         if keep_structural and _abort_after_allocation_failure(root, v):
             keep_structural = False
         if keep_structural:

@@ -1,0 +1,60 @@
+"""``distdoctor diagnose BUNDLE`` gives the run's verdict: the check, shared by the tests that have run bundles.
+
+A run bundle holds the run's own verdict (``diagnosis.json``) beside the logs and records it reached it from.
+``diagnose`` reasons again from those logs and the run's process records (exit codes, signals, pids, the hang the
+supervisor declared: :mod:`distdoctor.diagnose.bundlefacts`); the two must name the same status, root-cause category
+and culprit. :func:`assert_diagnose_agrees` runs the very function ``distdoctor diagnose BUNDLE --json`` runs
+(:func:`~distdoctor.diagnose.command.diagnose_paths`) and compares.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from distdoctor.diagnose.command import diagnose_paths
+from distdoctor.model import Diagnosis
+
+__all__ = ["Reading", "reading_of", "run_bundles", "assert_diagnose_agrees", "older_than_the_hang_record"]
+
+Reading = tuple[str, str | None, str | None]   # (status, root-cause category, culprit)
+
+
+def reading_of(d: Diagnosis) -> Reading:
+    root = d.root_cause
+    return (d.status.value, root.category.value if root else None, root.culprit if root else None)
+
+
+def run_bundles(root: Path) -> list[Path]:
+    """Every run bundle directly under ``root`` (a folder with ``diagnosis.json`` and ``logs/``), by name."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if (p / "diagnosis.json").is_file() and (p / "logs").is_dir())
+
+
+def older_than_the_hang_record(bundle_dir: Path) -> bool:
+    """The bundle's run declared a hang but its ``events.jsonl`` does not carry the hang's shape (kind, culprits):
+    written by a distdoctor from before that record, so no reading of the bundle can name the hang's culprit."""
+    try:
+        lines = (bundle_dir / "events.jsonl").read_text().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("kind") == "hang_declared" and not isinstance(e.get("hang"), dict):
+            return True
+    return False
+
+
+def assert_diagnose_agrees(bundle_dir: Path | str) -> Reading:
+    """Diagnose ``bundle_dir`` as ``distdoctor diagnose BUNDLE --json`` does; fail unless status, root-cause category
+    and culprit are the run's own (``diagnosis.json``). Returns the shared reading."""
+    bundle_dir = Path(bundle_dir)
+    run = Diagnosis.from_json(json.loads((bundle_dir / "diagnosis.json").read_text()))
+    diag, _ = diagnose_paths([str(bundle_dir)])
+    ours, theirs = reading_of(diag), reading_of(run)
+    assert ours == theirs, (f"{bundle_dir.name}: diagnose says {ours}, the run said {theirs}\n"
+                            + json.dumps(diag.to_json(), indent=1)[:3000])
+    return ours
