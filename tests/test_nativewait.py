@@ -5,11 +5,11 @@ The parser runs on a real ``py-spy dump --native`` of a TensorFlow 2.21 process 
 tf.data GetNext (tests/data/pyspy/native-getnext.txt); the detector is driven with plain numbers."""
 from pathlib import Path
 
-from distdoctor.supervise.detect import JobSnapshot, TaskSnapshot, assess
+from distdoctor.supervise.detect import assess
 from distdoctor.supervise.nativewait import main_thread_frames, tf_native_wait
+from test_detect import T0, job, task as _task
 
 DATA = Path(__file__).parent / "data" / "pyspy"
-T0 = 1000.0
 
 SLEEPING = '''Process 42: python train.py
 Python v3.11.7 (/usr/bin/python3.11)
@@ -52,17 +52,8 @@ def test_an_iterator_teardown_is_named():
     assert tf_native_wait(TEARDOWN).startswith("destroying a tf.data iterator (tensorflow::data::MultiDeviceIterator")
 
 
-def _task(name, **kw):
-    base = dict(task=name, alive=True, exit_code=None, state="sleeping", state_since=T0, has_agent=True,
-                tf_loaded=True, in_call="__inference_train_function_1", call_since=T0 + 5, calls=50,
-                location="train.py:10 in main", in_tf_code=True, serving=False, user_thread_busy=False,
-                last_progress_at=T0 + 5, cpu_rate=0.01, started_at=T0)
-    base.update(kw)
-    return TaskSnapshot(**base)
-
-
 def _job(*tasks, hang_timeout=None):
-    return JobSnapshot(tasks=tuple(tasks), step_intervals=(0.05,) * 20, started_at=T0, hang_timeout=hang_timeout)
+    return job(*tasks, hang_timeout=hang_timeout)
 
 
 def _chief(**kw):
