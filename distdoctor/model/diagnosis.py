@@ -32,6 +32,8 @@ class TaskReport:
     log: str | None = None  # its log file
     peak_rss_bytes: int | None = None  # its highest resident memory
     stopped_at_end: bool = False  # distdoctor stopped it because the job had finished (a server's normal end)
+    step_calls: int | None = None  # calls entered of its step function (the agent's count; run only)
+    step_calls_exact: bool = False  # that count was sent as the task's code ended: exact
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +47,8 @@ class TaskReport:
             "log": self.log,
             "peak_rss_bytes": self.peak_rss_bytes,
             "stopped_at_end": self.stopped_at_end,
+            "step_calls": self.step_calls,
+            "step_calls_exact": self.step_calls_exact,
         }
 
     @staticmethod
@@ -58,7 +62,8 @@ class TaskReport:
                           state=_str(d.get("state")) or "unknown", last_progress_at=_num(d.get("last_progress_at")),
                           stack=_str(d.get("stack")) or "", steps=_int("steps"), pid=_int("pid"),
                           log=_str(d.get("log")) or None, peak_rss_bytes=_int("peak_rss_bytes"),
-                          stopped_at_end=d.get("stopped_at_end") is True)
+                          stopped_at_end=d.get("stopped_at_end") is True, step_calls=_int("step_calls"),
+                          step_calls_exact=d.get("step_calls_exact") is True)
 
     @property
     def ending(self) -> str:

@@ -35,6 +35,9 @@ NO_EVIDENCE = RULES.add(
     remedy="Collect the evidence that is missing: every task's full log, each node's `dmesg`, and the scheduler's "
            "record (`kubectl describe pod`, `sacct`).")
 _WEAK_STRUCTURAL = ("DD150", "DD100")
+# rules that read what distdoctor itself saw in a task's process and noted in its log (the TF_CONFIG the process
+# held, DD154): the peers' lines are its consequences (a port in use, a wait), never a rival cause
+_WITNESSED = ("DD154",)
 SPECIFIC_RANK = 70
 
 
@@ -210,7 +213,9 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
     if structural is not None:
         root = structural.root_cause
         keep_structural = False
-        if root is not None and root.code not in _WEAK_STRUCTURAL:
+        if root is not None and root.code in _WITNESSED:
+            keep_structural = True   # distdoctor saw it in the process itself: no line of a peer outweighs it
+        elif root is not None and root.code not in _WEAK_STRUCTURAL:
             # the structural rules also saw steps and exits: when they agree on the task, their reading is richer
             keep_structural = not _specific(v) or (root.culprit is not None and root.culprit == v.culprit)
             if keep_structural and (_reads_the_exception(root, v) or _names_the_loss(root, v)):
