@@ -23,9 +23,14 @@ __all__ = ["diagnose_paths"]
 
 
 def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, jobs: int | None = None,
-                   detected_at: float | None = None) -> tuple[Diagnosis, JobObservation]:
-    """Read the logs under ``paths`` and diagnose them. Raises :class:`InputError` for unusable input."""
+                   detected_at: float | None = None,
+                   baseline: list[str] | None = None) -> tuple[Diagnosis, JobObservation]:
+    """Read the logs under ``paths`` and diagnose them. Raises :class:`InputError` for unusable input.
+
+    ``baseline``: the logs of a good run of the same job (``--baseline``); a line it printed too is set aside
+    (:mod:`.logs.baseline`). A run bundle's earlier attempt that succeeded is its baseline when none is given."""
     now = time.time() if detected_at is None else detected_at
+    good = _baseline_shapes(baseline, task_map, jobs) if baseline else None
     try:
         from .bundlefacts import observation_of_record, read_recorded_run
         from .engine import diagnose
@@ -45,6 +50,11 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
         recorded = read_recorded_run(disc.bundle) if disc.bundle else None
         hits, unchecked, oom_notes = _kernel_ooms_of_the_job(hits, scans, recorded)
         notes = notes + oom_notes
+        if good is None and disc.bundle:
+            good = _succeeded_attempt(disc.bundle, jobs)
+        if good is not None:
+            hits, base_notes = _set_aside_seen(hits, good)
+            notes = notes + base_notes
         verdict = reason(hits, text)
         structural = None
         try:
@@ -72,6 +82,56 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
     if missing:
         diag = replace(diag, notes=tuple(diag.notes) + missing)
     return diag, job
+
+
+def _baseline_shapes(paths: list[str], task_map: dict[str, str] | None, jobs: int | None):
+    """The shapes of the lines the good run printed; an unreadable baseline is said in one line."""
+    from .logs.baseline import BaselineShapes
+    from .logsource import discover, scan_all
+    try:
+        disc = discover(list(paths), task_map)
+        _, _, hits, facts = scan_all(disc, jobs=jobs)
+    except InputError as exc:
+        raise InputError(f"--baseline: {exc}") from None
+    if not facts or all(f.bytes == 0 for f in facts):
+        raise InputError("--baseline: every log of the good run is empty: nothing to compare with")
+    return BaselineShapes.of_hits(hits, ", ".join(paths[:2]) + (" ..." if len(paths) > 2 else ""))
+
+
+def _succeeded_attempt(bundle: str, jobs: int | None):
+    """A run bundle's latest earlier attempt that succeeded (``attempts/<n>/``), as a baseline; None when none did."""
+    import json
+    folder = os.path.join(bundle, "attempts")
+    try:
+        numbers = sorted((int(n) for n in os.listdir(folder) if n.isdigit()), reverse=True)
+    except OSError:
+        return None
+    for n in numbers:
+        attempt = os.path.join(folder, str(n))
+        try:
+            with open(os.path.join(attempt, "diagnosis.json"), encoding="utf-8") as fh:
+                status = json.load(fh).get("status")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if status == "succeeded" and os.path.isdir(os.path.join(attempt, "logs")):
+            try:
+                shapes = _baseline_shapes([os.path.join(attempt, "logs")], None, jobs)
+            except InputError:
+                continue
+            shapes.source = f"attempt {n} of this run, which succeeded"
+            return shapes
+    return None
+
+
+def _set_aside_seen(hits: list, good) -> tuple[list, list[str]]:
+    """The hits less those the good run printed too, and a note of what was set aside."""
+    from .logs.baseline import split_by_baseline
+    from .logs.formats import clip
+    new, seen = split_by_baseline(hits, good)
+    if not seen:
+        return new, [f"compared with the good run ({good.source}): every line read as evidence is new in this run"]
+    return new, [f"compared with the good run ({good.source}): {len(seen)} line(s) it printed too were set aside, "
+                 f"e.g. {clip(seen[0].text, 120)!r}; {len(new)} line(s) new in this run were weighed"]
 
 
 def _kernel_ooms_of_the_job(hits: list, scans: list, recorded) -> tuple[list, list, list[str]]:

@@ -31,6 +31,9 @@ def register_cli(sub) -> None:
                    help="which task wrote a file or prefix the name does not tell (repeatable)")
     p.add_argument("--html", metavar="FILE", help="also write the HTML incident report (what `distdoctor report` "
                                                   "writes: verdict, timeline per task, log tails) to FILE")
+    p.add_argument("--baseline", action="append", metavar="GOOD",
+                   help="the logs of a good run of the same job (bundle, folder or files; repeatable): a line it "
+                        "printed too is set aside, one new in this run weighs fully")
     p.add_argument("--jobs", type=int, default=None, metavar="N", help="processes reading logs (default: up to 2)")
     p.set_defaults(func=_run)
 
@@ -39,7 +42,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise InputError("--jobs must be at least 1")
     task_map = parse_task_map(args.task_map)
-    diag, job = diagnose_paths(args.paths, task_map, jobs=args.jobs)
+    diag, job = diagnose_paths(args.paths, task_map, jobs=args.jobs, baseline=args.baseline)
     if args.json:
         print(json.dumps(diag.to_json(), indent=2))
     else:
