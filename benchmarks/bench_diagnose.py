@@ -5,9 +5,10 @@
 * ``generated`` (default, 64 x 16 MB): TensorFlow absl INFO/WARNING lines, a tf.keras ``verbose=1`` progress bar
   per epoch drawn with backspaces and ``\\r``, per-step user prints;
 * ``real``: a real run's log (benchmarks/data/real-mwms-worker-0.log.gz) tiled;
-* ``progress``, ``info``, ``errors`` (``mixes`` for all three; 64 x 4 MB): logs in which every line is a prefilter
+* ``progress``, ``info``, ``errors``, ``crashloop`` (``mixes`` for all four; 64 x 4 MB): logs in which every line is a prefilter
   candidate -- Keras progress bars and epoch lines; TF start-up, coordination-service, gRPC server and
-  ``NCCL_DEBUG=INFO`` lines; error/warning lines that match signatures (see ``diagnose_mixes.py``).
+  ``NCCL_DEBUG=INFO`` lines; error/warning lines that match signatures; a crash-looping task's repeated start-up
+  and fatal error (see ``diagnose_mixes.py``).
 
 A fault is buried in one task in every content: worker:37 is SIGKILLed at the end of its log and says nothing; its
 peers print ``Connection reset by peer``, ``stopped sending heartbeats`` naming it and an ``UnavailableError``
@@ -150,7 +151,7 @@ def real_task_log(index: int, size: int, culprit: int) -> bytes:
     return body
 
 
-MIXES = ("progress", "info", "errors")
+MIXES = ("progress", "info", "errors", "crashloop")
 
 
 def generate(folder: str, tasks: int = 64, mb: float = 16, culprit: int = 37, content: str = "generated") -> list[str]:
@@ -270,7 +271,7 @@ def main() -> int:
         contents += list(MIXES) if c == "mixes" else [c]
     bad = [c for c in contents if c not in ("generated", "real") + MIXES]
     if bad:
-        ap.error(f"unknown --content {bad[0]!r}: choose from generated, real, progress, info, errors, mixes")
+        ap.error(f"unknown --content {bad[0]!r}: choose from generated, real, progress, info, errors, crashloop, mixes")
     root = args.keep or tempfile.mkdtemp(prefix="dd-bench-")
     load = os.getloadavg()[0]
     rows = []

@@ -13,6 +13,9 @@ the other mixes: worker:``culprit`` is SIGKILLed and says nothing, its peers pri
   ``INFO:tensorflow`` strategy lines (every one names a task, a device or the coordination service);
 * ``errors``: error/warning lines that match knowledge-base signatures (cancelled rendezvous items, retried
   RecvBuf calls, NCCL WARNs, cuInit failures, OOM-looking allocator warnings, dataset warnings) among INFO lines.
+* ``crashloop``: a crash-looping task's log (a pod restarted by its controller, the same log file appended to):
+  TensorFlow's start-up block, the coordination service's connection attempts, and the same fatal error with its
+  traceback, again and again -- every line a candidate, every error the same one.
 """
 from __future__ import annotations
 
@@ -169,9 +172,32 @@ def _error_line(rng: random.Random, index: int, tasks: int, ts: float, tid: int,
                                f"response from worker: {_task(t)}")
 
 
+def _crash_attempt(rng: random.Random, index: int, tasks: int, ts: float, tid: int, attempt: int) -> list[str]:
+    """One attempt of a crash-looping task: start-up, a wait for its peers, the same fatal error and traceback."""
+    out = _startup(index, tasks, ts, tid)
+    out += [
+        _absl("I", ts, tid, f"grpc_server_lib.cc:467] Started server with target: grpc://worker-{index}.dd-bench:2222"),
+        _absl("I", ts, tid, "coordination_service_agent.cc:245] Coordination agent has successfully connected."),
+        _absl("I", ts, tid, f"coordination_service.cc:502] Waiting for {tasks - 1}/{tasks} tasks to connect."),
+        _absl("I", ts, tid, "coordination_service.cc:505] Example stragglers:"), f"{_task((index + 1) % tasks)}\n",
+        _absl("E", ts, tid, f"coordination_service_agent.cc:332] Coordination agent is in ERROR: DEADLINE_EXCEEDED: "
+                            f"Barrier timed out. Barrier_id: PjRT_Client_Connect. Timed out task names: "
+                            f"{_task((index + 1) % tasks)}"),
+        "Traceback (most recent call last):\n",
+        '  File "/app/train.py", line 41, in <module>\n',
+        "    strategy = tf.distribute.MultiWorkerMirroredStrategy()\n",
+        '  File "/usr/local/lib/python3.11/site-packages/tensorflow/python/distribute/collective_all_reduce_strategy.py",'
+        " line 191, in __init__\n",
+        "    CollectiveAllReduceExtended(\n",
+        "tensorflow.python.framework.errors_impl.DeadlineExceededError: Barrier timed out. Barrier_id: "
+        f"PjRT_Client_Connect. Timed out task names: {_task((index + 1) % tasks)} [attempt {attempt}]\n",
+    ]
+    return out
+
+
 def mix_task_log(content: str, index: int, tasks: int, size: int, culprit: int, fault_lines, seed: int = 0) -> str:
     """One task's log of mix ``content`` (``progress``, ``info``, ``errors``), about ``size`` bytes."""
-    rng = random.Random(seed * 1000 + index + {"progress": 1, "info": 2, "errors": 3}[content] * 100003)
+    rng = random.Random(seed * 1000 + index + {"progress": 1, "info": 2, "errors": 3, "crashloop": 4}[content] * 100003)
     tid = 2000 + index
     ts = T0 + rng.random()
     out = _startup(index, tasks, ts, tid)
@@ -180,7 +206,11 @@ def mix_task_log(content: str, index: int, tasks: int, size: int, culprit: int, 
     epoch, loss, i = 0, 0.9, 0
     while total < limit:
         chunk: list[str] = []
-        if content == "progress":
+        if content == "crashloop":
+            epoch += 1
+            ts += 10.0
+            chunk += _crash_attempt(rng, index, tasks, ts, tid, epoch)
+        elif content == "progress":
             epoch += 1
             chunk.append(f"Epoch {epoch}/100000\n")
             r = epoch % 3
