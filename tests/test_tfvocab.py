@@ -6,7 +6,7 @@ import importlib.util
 import zipfile
 from pathlib import Path
 
-from distdoctor.diagnose.logs.tfvocab import lookup, releases_of, vocabulary
+from distdoctor.diagnose.logs.tfvocab import disjoint, lookup, releases_of, vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,14 +32,18 @@ def test_a_message_is_found_in_a_line_with_its_values_filled_in_and_its_releases
             "The following tasks are unhealthy (stopped sending heartbeats):\n")
     found = lookup(line)
     assert found and found[0].component == "coordination" and found[0].releases == ("2.21",)
-    # TF 2.15 said it otherwise; one log holding both wordings came from two releases
+    # TF 2.15 said it otherwise: a release between 2.15 and 2.21 (not read) may print both wordings ...
     older = "Stopping coordination service as the following tasks are unhealthy (stopped sending heartbeats): x"
-    assert releases_of([older]) [0] == {"2.15"}
-    allowed, why = releases_of([older, line])
-    assert allowed == set() and len(why) == 2
+    (lo, hi), why = releases_of([older, line])
+    assert lo < hi and len(why) == 2
+    # ... but no release prints both a 1.15-only and a 2.21-only message (2.4 to 2.15, read, print neither)
+    ancient = "E tensorflow/core/common_runtime/collective_param_resolver_local.cc] CompleteGroupResponse group_size " \
+              "doesn't match task_name list"
+    span, why = releases_of([ancient, line])
+    assert disjoint(span, span) and [m.releases for m in why] == [("1.15",), ("2.21",)]
     # a format's values: "Saving checkpoints for %d into %s."
     assert any(m.component == "checkpoint" for m in lookup("INFO:tensorflow:Saving checkpoints for 400 into /tmp/m/model.ckpt."))
-    assert not lookup("Epoch 3/10 - loss: 0.31") and releases_of(["hello world"])[0] == set(vocabulary()[1])
+    assert not lookup("Epoch 3/10 - loss: 0.31") and releases_of(["hello world"])[0] == (-1, len(vocabulary()[1]))
 
 
 def test_the_extractor_reads_library_pieces_in_order_and_python_messages(tmp_path):
@@ -62,3 +66,28 @@ def test_the_extractor_reads_library_pieces_in_order_and_python_messages(tmp_pat
         z.writestr("tensorflow/python/distribute/x.py", src)
     rows = mod.build([str(whl)])
     assert ("Socket closed", ["2.21"], "rpc") in rows and len(rows) == 5
+
+
+def _dd(*args):
+    import os
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "distdoctor", *args], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_diagnose_says_when_two_tasks_print_messages_no_one_release_prints(tmp_path):
+    import json
+    (tmp_path / "worker-0.log").write_text(
+        "2024-01-01 10:00:00.000001: E tensorflow/core/distributed_runtime/coordination/coordination_service.cc:1] "
+        "The following tasks are unhealthy (stopped sending heartbeats):\n/job:worker/replica:0/task:1\n")
+    (tmp_path / "worker-1.log").write_text(
+        "2019-01-01 10:00:00.000001: E tensorflow/core/common_runtime/collective_param_resolver_local.cc:1] "
+        "CompleteGroupResponse group_size doesn't match task_name list\n")
+    diag = json.loads(_dd("diagnose", "--json", str(tmp_path)).stdout)
+    note = next(n for n in diag["notes"] if "TensorFlow release" in n)
+    assert note.startswith("worker:0 and worker:1 may run different TensorFlow releases") and "1.15" in note
+    # one task alone, with one release's lines: no such note
+    (tmp_path / "worker-1.log").unlink()
+    diag = json.loads(_dd("diagnose", "--json", str(tmp_path)).stdout)
+    assert not any("TensorFlow release" in n for n in diag["notes"])

@@ -55,6 +55,7 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
         if good is not None:
             hits, base_notes = _set_aside_seen(hits, good)
             notes = notes + base_notes
+        notes = notes + _releases_note(hits, text)
         verdict = reason(hits, text)
         structural = None
         try:
@@ -132,6 +133,37 @@ def _set_aside_seen(hits: list, good) -> tuple[list, list[str]]:
         return new, [f"compared with the good run ({good.source}): every line read as evidence is new in this run"]
     return new, [f"compared with the good run ({good.source}): {len(seen)} line(s) it printed too were set aside, "
                  f"e.g. {clip(seen[0].text, 120)!r}; {len(new)} line(s) new in this run were weighed"]
+
+
+def _releases_note(hits: list, facts: list) -> list[str]:
+    """A note when the TensorFlow messages in the logs cannot all come from one release: two tasks on different
+    TensorFlow versions (:mod:`.logs.tfvocab`, the messages of five releases' wheels)."""
+    from .logs.tfvocab import disjoint, releases_of, vocabulary
+    order = vocabulary()[1]
+    whole = (-1, len(order))
+    read = ", ".join(order)
+    by_writer: dict[str, list[str]] = {}
+    for h in hits:
+        by_writer.setdefault(h.writer or h.stream, []).append(h.text)
+    for f in facts:
+        by_writer.setdefault(f.writer or f.name, []).extend(f.tail)
+
+    def said(m) -> str:
+        return f"{m.text!r} (printed by TensorFlow {', '.join(m.releases)})"
+    spans = {}
+    for who, lines in sorted(by_writer.items()):
+        span, why = releases_of(list(dict.fromkeys(lines))[:120])
+        if disjoint(span, span) and len(why) >= 2:
+            return [f"{who}'s lines may come from more than one TensorFlow release: of the releases read ({read}), "
+                    f"no one prints both {said(why[-2])} and {said(why[-1])}"]
+        if span != whole:
+            spans[who] = (span, why[-1])
+    for a, (sa, wa) in spans.items():
+        for b, (sb, wb) in spans.items():
+            if a < b and disjoint(sa, sb):
+                return [f"{a} and {b} may run different TensorFlow releases: of the releases read ({read}), no one "
+                        f"prints both {a}'s {said(wa)} and {b}'s {said(wb)}"]
+    return []
 
 
 def _kernel_ooms_of_the_job(hits: list, scans: list, recorded) -> tuple[list, list, list[str]]:

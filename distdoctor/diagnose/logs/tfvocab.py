@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["Message", "lookup", "releases_of", "vocabulary"]
+__all__ = ["Message", "lookup", "releases_of", "disjoint", "vocabulary"]
 
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 SHINGLE = 3        # a line is looked up by its runs of three words
@@ -86,16 +86,39 @@ def lookup(line: str) -> list[Message]:
     return sorted(found.values(), key=lambda m: -len(m.text))
 
 
-def releases_of(lines: list[str]) -> tuple[set[str], list[Message]]:
-    """The releases that print every TensorFlow message found in ``lines`` (all of them when none is found), and the
-    messages that narrowed them."""
-    allowed = set(vocabulary()[1])
+NARROWING_LEN = 25   # a message that says which release printed it: TensorFlow's own (not the gRPC library it bundles,
+# whose wording moves with gRPC's version, not TensorFlow's), and long enough to be one message, not a common phrase
+
+
+def _narrows(m: Message) -> bool:
+    return m.component != "rpc" and sum(len(p) for p in m.pieces) >= NARROWING_LEN
+
+
+def _span(m: Message) -> tuple[int, int]:
+    """The releases that may print ``m``, as an open interval of positions among the releases read: a message read in
+    releases i..j may also be printed by the releases not read between i-1 and j+1 (one is not read: 2.16-2.20)."""
+    order = vocabulary()[1]
+    pos = [order.index(r) for r in m.releases if r in order]
+    return min(pos) - 1, max(pos) + 1
+
+
+def releases_of(lines: list[str]) -> tuple[tuple[int, int], list[Message]]:
+    """Where among the releases read the lines' TensorFlow messages place their release: an open interval of positions
+    in ``vocabulary()[1]`` (the whole line of them when no message tells releases apart; empty, lo >= hi, when no one
+    release can print them all), and the messages that narrowed it."""
+    lo, hi = -1, len(vocabulary()[1])
     narrowing: list[Message] = []
     for line in lines:
-        for m in lookup(line)[:1]:
-            if set(m.releases) != allowed and set(m.releases) & allowed:
-                allowed &= set(m.releases)
+        for m in [m for m in lookup(line) if _narrows(m)][:1]:
+            a, b = _span(m)
+            if a > lo or b < hi:
+                lo, hi = max(lo, a), min(hi, b)
                 narrowing.append(m)
-            elif not set(m.releases) & allowed:
-                return set(), narrowing + [m]
-    return allowed, narrowing
+                if lo >= hi:
+                    return (lo, hi), narrowing
+    return (lo, hi), narrowing
+
+
+def disjoint(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """No one release can lie in both intervals."""
+    return max(a[0], b[0]) >= min(a[1], b[1])
