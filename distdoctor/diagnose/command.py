@@ -79,6 +79,7 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
         raise InputError(f"could not diagnose these logs: internal error {type(exc).__name__}: {str(exc)[:200]} "
                          "(set DISTDOCTOR_DEBUG=1 for the traceback and report it)") from None
     diag = _unchecked_is_not_certain(diag, unchecked)
+    diag = _outlier_culprit(diag, disc)
     missing = tuple(n for n in job.notes if n not in diag.notes)
     if missing:
         diag = replace(diag, notes=tuple(diag.notes) + missing)
@@ -133,6 +134,34 @@ def _set_aside_seen(hits: list, good) -> tuple[list, list[str]]:
         return new, [f"compared with the good run ({good.source}): every line read as evidence is new in this run"]
     return new, [f"compared with the good run ({good.source}): {len(seen)} line(s) it printed too were set aside, "
                  f"e.g. {clip(seen[0].text, 120)!r}; {len(new)} line(s) new in this run were weighed"]
+
+
+OUTLIER_READ = 4 << 20   # bytes of each log read again for the odd task out (its first part: counts print at start)
+
+
+def _outlier_culprit(diag: Diagnosis, disc) -> Diagnosis:
+    """An imbalance with no culprit named: the task whose numbers differ on a line every task printed
+    (:mod:`.logs.outliers`), read from the start of each log file."""
+    from ..model import Category, Evidence
+    from .logs.outliers import task_lines, value_outlier
+    root = diag.root_cause
+    if root is None or root.culprit or root.category is not Category.DATA_SHARDING_IMBALANCE:
+        return diag
+    lines = []
+    for src in disc.sources:
+        if src.path == "-" or src.member is not None:
+            continue
+        try:
+            with open(src.path, "rb") as fh:
+                lines += task_lines(fh.read(OUTLIER_READ), src.task)
+        except OSError:
+            continue
+    odd = value_outlier(lines)
+    if odd is None:
+        return diag
+    ev = Evidence(task=odd.task, ts=None, role="cause",
+                  text=f"{odd.task} printed {odd.line!r} where the {odd.others} other tasks printed {odd.usual}")
+    return replace(diag, root_cause=replace(root, culprit=odd.task, evidence=(ev,) + tuple(root.evidence)))
 
 
 def _releases_note(hits: list, facts: list) -> list[str]:
