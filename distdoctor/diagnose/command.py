@@ -55,7 +55,7 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
         if good is not None:
             hits, base_notes = _set_aside_seen(hits, good)
             notes = notes + base_notes
-        notes = notes + _releases_note(hits, text)
+        notes = notes + _releases_note(hits)
         verdict = reason(hits, text)
         structural = None
         try:
@@ -164,7 +164,10 @@ def _outlier_culprit(diag: Diagnosis, disc) -> Diagnosis:
     return replace(diag, root_cause=replace(root, culprit=odd.task, evidence=(ev,) + tuple(root.evidence)))
 
 
-def _releases_note(hits: list, facts: list) -> list[str]:
+RELEASE_LINES = 40   # distinct lines per task looked up in the vocabulary (its signature hits: TF's messages)
+
+
+def _releases_note(hits: list) -> list[str]:
     """A note when the TensorFlow messages in the logs cannot all come from one release: two tasks on different
     TensorFlow versions (:mod:`.logs.tfvocab`, the messages of five releases' wheels)."""
     from .logs.tfvocab import disjoint, releases_of, vocabulary
@@ -174,14 +177,12 @@ def _releases_note(hits: list, facts: list) -> list[str]:
     by_writer: dict[str, list[str]] = {}
     for h in hits:
         by_writer.setdefault(h.writer or h.stream, []).append(h.text)
-    for f in facts:
-        by_writer.setdefault(f.writer or f.name, []).extend(f.tail)
 
     def said(m) -> str:
         return f"{m.text!r} (printed by TensorFlow {', '.join(m.releases)})"
     spans = {}
     for who, lines in sorted(by_writer.items()):
-        span, why = releases_of(list(dict.fromkeys(lines))[:120])
+        span, why = releases_of(list(dict.fromkeys(lines))[:RELEASE_LINES])
         if disjoint(span, span) and len(why) >= 2:
             return [f"{who}'s lines may come from more than one TensorFlow release: of the releases read ({read}), "
                     f"no one prints both {said(why[-2])} and {said(why[-1])}"]

@@ -207,6 +207,10 @@ class Scanner:
         # same shape cannot match them either, for signatures whose patterns name no digit (``Prefilter.blind``) --
         # "Error in PredictCost() for the op ..." repeated ten thousand times is matched against DD860 once.
         self._misses: dict[bytes, frozenset[int]] = {}
+        # Lines (writer known, no line of the stream read for its writer) that gave no hit, byte for byte: their signatures missed them or had all the
+        # hits they may keep; the same bytes again give nothing either (a crash-looping task prints its start-up block
+        # again and again) and are counted as dropped as often as the first time. {line: (literals, dropped)}
+        self._exact_misses: dict[bytes, tuple[frozenset[int], int]] = {}
         self._spent: set[int] = {i for i in self._pf.identity if not self._pf.sigs[i]} \
             if writer is not None else set()
 
@@ -289,10 +293,22 @@ class Scanner:
                     continue
             else:
                 key = None
+            exact = known and b"\r" not in raw and not self.facts.writers and self._last_writer is None
+            if exact:
+                seen = self._exact_misses.get(raw)
+                if seen is not None and live <= seen[0]:
+                    self.facts.dropped += seen[1]
+                    continue
             line_no += body.count(b"\n", pos_counted, ls)
             pos_counted = ls
-            if not self._line(raw, line_no, live, body, ls) and key is not None and len(misses) < MAX_MISSES:
+            n_hits, n_dropped = len(self.hits), self.facts.dropped
+            matched = self._line(raw, line_no, live, body, ls)
+            if not matched and key is not None and len(misses) < MAX_MISSES:
                 misses[key] = live | misses.get(key, frozenset())
+            elif exact and len(self.hits) == n_hits and len(self._exact_misses) < MAX_MISSES:
+                # the line gave nothing new: its signatures missed, or each has all the hits it may keep
+                old = self._exact_misses.get(raw)
+                self._exact_misses[raw] = (live | (old[0] if old else frozenset()), self.facts.dropped - n_dropped)
         n_lines = (line_no - self._line_base) + body.count(b"\n", pos_counted)
         self._line_base += n_lines
         self.facts.lines += n_lines
