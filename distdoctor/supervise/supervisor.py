@@ -138,6 +138,8 @@ class Supervisor:
         self._signals = 0
         self.state = RunState(self._rules(), phase=Phase.IDLE)
         self.channel: AgentChannel | None = None
+        self.reaper = None             # JobReaper: the job's mark, the subreaper, the watchdog (run())
+        self._leftover_notes: list[str] = []
         self.notifier = None
         self.restarts = Restarts(cfg, cfg.rng if cfg.rng is not None else random.Random(), [])
         self._attempt_started_at = self.clock.now()
@@ -202,6 +204,8 @@ class Supervisor:
         env.update(given)
         if given.get("TF_CONFIG"):
             self._given_tf_config[task] = given["TF_CONFIG"]
+        if self.reaper is not None:
+            env.update(self.reaper.env())
         env["DISTDOCTOR_SOCK"] = self.channel.path if self.channel else ""
         env["DISTDOCTOR_SAMPLE_S"] = str(self.cfg.sample_s)
         env["PYTHONUNBUFFERED"] = "1"
@@ -366,7 +370,7 @@ class Supervisor:
     # -- verdict --------------------------------------------------------------------------------
     def observation(self) -> JobObservation:
         s = self.state
-        notes = []
+        notes = list(self._leftover_notes)
         if s.hang is not None and self.cfg.on_hang == "wait":
             notes.append("the hung job was kept alive for debugging (--on-hang wait)")
         now = self.clock.now()
@@ -404,6 +408,8 @@ class Supervisor:
             self.say(f"continuing the {len(self.ledger)} attempt(s) recorded in {self.cfg.out_dir} "
                      f"({used} of {self.cfg.restarts} restarts used)")
         self.channel = AgentChannel(on_sample=self.on_agent)
+        from .reaper import JobReaper
+        self.reaper = JobReaper()
         old = self._install_signals()
         attempts_here = 0
         try:
@@ -424,6 +430,7 @@ class Supervisor:
         finally:
             self.bundle.close()
             self.channel.close()
+            self.reaper.close()
             for s, h in old.items():
                 signal.signal(s, h)
         if attempts_here == 1:
@@ -458,9 +465,22 @@ class Supervisor:
             for t in self.tracks.values():
                 t.proc.drain(5.0)
                 t.close_log()
+            self._end_leftovers()
         job = self.observation()
         self._enter(Phase.DONE)
         return job
+
+    def _end_leftovers(self) -> None:
+        """The processes the attempt's tasks left behind (a setsid daemon, a child in the task's group that outlived
+        it): ended, and said."""
+        if self.reaper is None:
+            return
+        ended = self.reaper.end_leftovers()
+        if ended:
+            note = (f"{len(ended)} process(es) the job started outlived its tasks and were ended at its end: "
+                    + ", ".join(ended[:8]) + (" ..." if len(ended) > 8 else ""))
+            self._leftover_notes.append(note)
+            self.say(note)
 
     def _between_attempts(self, decision: RestartDecision) -> bool:
         """The role's wait before a restart (the local run's: the backoff); False: no restart."""
