@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import fcntl
 import datetime as _dt
 import os
 import signal
@@ -59,6 +60,8 @@ def last_drawing(pending: bytes | bytearray) -> bytes | None:
 READ_SIZE = 1 << 20          # the most read from the pipe at once
 MAX_LINE = 65536             # characters of one line kept in the log (a longer one keeps its head and its tail)
 MAX_PENDING = 1 << 20        # bytes of an unfinished line held: past this, earlier drawings of a \r line go
+PIPE_SIZE = 1 << 20          # the task's pipe (Linux's default most for a user: /proc/sys/fs/pipe-max-size)
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 MAX_BACKLOG = 64 << 20       # bytes read from the pipe and not yet written: past this, output is dropped, not waited for
 _CUT = " [... {n} characters cut by distdoctor ...] "
 
@@ -139,6 +142,10 @@ class TaskProcess:
     def _drain_pipe(self) -> None:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
+        try:   # a larger pipe: the task writes on while this thread waits for the GIL (up to 5 ms a switch)
+            fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_SIZE)
+        except OSError:
+            pass
         try:
             while True:
                 try:
