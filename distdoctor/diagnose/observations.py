@@ -136,6 +136,7 @@ class JobObservation:
     pauses: tuple[Pause, ...] = ()             # run: pauses the job waited out (not hangs)
     started_at: float | None = None            # run: when the attempt began (a pause's share of the run time)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    record_losses: tuple[str, ...] = ()        # run: what distdoctor could not record (its own writes failed)
 
     def ordered(self) -> list[TaskObservation]:
         order = {"chief": 0, "worker": 1, "ps": 2, "evaluator": 3}

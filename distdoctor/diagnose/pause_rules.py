@@ -1,4 +1,4 @@
-"""Rules over what `run` saw happen and end well: the pauses it waited out (DD211).
+"""Rules over what `run` saw happen and end well: the pauses it waited out (DD211), what it could not record (DD212).
 
 Kept apart from :mod:`.failure_rules` and :mod:`.hang_rules`: a pause is a warning of a job that went on.
 """
@@ -41,3 +41,16 @@ def _pauses(rule: Rule, job: JobObservation):
                        text=f"paused {p.seconds:.1f} s" + (f" at {p.where}" if p.where else "")
                             + (f", {p.doing}" if p.doing else "")) for p in ps[:5]]
         yield rule.finding(culprit=task, at=ps[0].since, severity=Severity.WARNING, summary=summary, evidence=ev)
+
+
+@RULES.check(code="DD212", name="record-incomplete", category=Category.OTHER,
+             title="distdoctor could not record all of the run (a full disk, an I/O error, output too fast)",
+             detects="During `run`: a write of distdoctor's own (a task's log, events.jsonl, samples.jsonl, diagnosis.json) failed with a full disk, an I/O error or a quota, or a task printed faster than distdoctor could take its output.",
+             why="distdoctor never stops a job for its own records: it goes on supervising and drops what it cannot write. The bundle then lacks part of the run, and a verdict read from it may miss what was in the lost part.",
+             evidence="What was not recorded, how much, and the error.",
+             remedy="Give `--out` a filesystem with room (`df -h` on it), or one that is not failing; print less from the tasks (a progress bar per step, a debug log level).")
+def _record_incomplete(rule: Rule, job: JobObservation):
+    if job.record_losses:
+        yield rule.finding(culprit=None, at=job.ended_at, severity=Severity.WARNING,
+                           summary="distdoctor could not record all of the run: " + "; ".join(job.record_losses[:4]),
+                           evidence=[Evidence(task=None, ts=job.ended_at, text=t) for t in job.record_losses[:8]])

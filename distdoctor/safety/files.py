@@ -12,13 +12,114 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import threading
 from typing import IO
 
-__all__ = ["FILE_MODE", "DIR_MODE", "OutLock", "OutLockError", "ensure_private_dir", "open_fresh", "write_fresh"]
+__all__ = ["FILE_MODE", "DIR_MODE", "OutLock", "OutLockError", "ensure_private_dir", "open_fresh", "write_fresh",
+           "WriteLosses", "GuardedFile", "DEGRADED_ERRNOS", "error_text"]
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 _FRESH = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+# A write that fails with one of these (a full disk, an I/O error, a quota) costs what it was writing, never the
+# run: distdoctor's own records must not stop the job they record.
+DEGRADED_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+class WriteLosses:
+    """What distdoctor could not record: per file kind, the bytes dropped and the first error. Thread-safe.
+
+    ``on_first(text)`` is called once, at the first loss of the whole run (one line on stderr); :meth:`summary`
+    gives one sentence per kind for the diagnosis (rule DD212)."""
+
+    def __init__(self, on_first=None) -> None:
+        self._lock = threading.Lock()
+        self._by: dict[str, list] = {}     # what -> [bytes dropped, first error text]
+        self._on_first = on_first
+        self._said = False
+
+    def lost(self, what: str, nbytes: int, why: str) -> None:
+        with self._lock:
+            rec = self._by.setdefault(what, [0, why])
+            rec[0] += max(0, int(nbytes))
+            first, self._said = not self._said, True
+        if first and self._on_first is not None:
+            try:
+                self._on_first(f"could not write {what} ({why}): distdoctor goes on supervising, and drops what it "
+                               "cannot record; the diagnosis says what was lost")
+            except Exception:
+                pass
+
+    def __bool__(self) -> bool:
+        with self._lock:
+            return bool(self._by)
+
+    def summary(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(f"{what}: {_size(n)} not recorded ({why})" if n else f"{what}: not recorded ({why})"
+                         for what, (n, why) in sorted(self._by.items()))
+
+
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 10_000 else f"{n / 1e6:.1f} MB"
+
+
+def error_text(exc: BaseException) -> str:
+    """``[Errno 28] No space left on device`` without the path."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return f"[Errno {exc.errno}] {exc.strerror or os.strerror(exc.errno)}"
+    return str(exc) or type(exc).__name__
+
+
+class GuardedFile:
+    """A bundle file written unbuffered (one ``os.write`` per call) that never raises: a failed write is counted in
+    ``losses`` under ``what`` and the next write tries again (space may come back). ``open`` failing (no inode left)
+    gives a file that drops everything."""
+
+    def __init__(self, path: str, what: str, losses: WriteLosses | None) -> None:
+        self.path, self.what, self.losses = path, what, losses
+        self._lock = threading.Lock()
+        try:
+            _unlink(path)
+            self._fd: int | None = os.open(path, _FRESH, FILE_MODE)
+        except OSError as exc:
+            self._fd = None
+            self._lose(0, exc)
+
+    def _lose(self, n: int, exc: BaseException) -> None:
+        if self.losses is not None:
+            self.losses.lost(self.what, n, error_text(exc))
+
+    def write(self, data: bytes | str) -> int:
+        """Write all of ``data`` (or drop what does not fit); the bytes written."""
+        if isinstance(data, str):
+            data = data.encode("utf-8", "replace")
+        with self._lock:
+            if self._fd is None:
+                if self.losses is not None and data:
+                    self.losses.lost(self.what, len(data), "the file could not be opened")
+                return 0
+            view, done = memoryview(data), 0
+            while done < len(data):
+                try:
+                    done += os.write(self._fd, view[done:])
+                except InterruptedError:
+                    continue
+                except OSError as exc:
+                    self._lose(len(data) - done, exc)
+                    break
+            return done
+
+    def close(self) -> None:
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError as exc:
+                self._lose(0, exc)
 
 
 class OutLockError(OSError):

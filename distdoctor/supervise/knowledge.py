@@ -13,7 +13,7 @@ import threading
 
 from ..diagnose.logs.live import LiveReader
 from ..diagnose.logs.verdict import names_a_cause
-from .runevents import AttemptStarted, OutputLine, Recognised, RunEvent
+from .runevents import AttemptStarted, OutputChunk, OutputLine, Recognised, RunEvent
 
 __all__ = ["KnowledgeSink", "stream_of"]
 
@@ -39,12 +39,15 @@ class KnowledgeSink:
             with self._lock:
                 self._reader, self._told = LiveReader(), set()
             return
-        if not isinstance(ev, OutputLine):
+        if not isinstance(ev, (OutputLine, OutputChunk)):
             return
         with self._lock:
             if self._reader is None:    # the attempt's reading is over (its verdict took the reader)
                 return
-            hits = self._reader.feed_line(ev.task, ev.ts, ev.line, stream=stream_of(ev.task))
+            if isinstance(ev, OutputChunk):   # the bytes of the log, read a chunk at a time (the prefilter's pace)
+                hits = self._reader.feed(ev.task, ev.data, stream=stream_of(ev.task))
+            else:
+                hits = self._reader.feed_line(ev.task, ev.ts, ev.line, stream=stream_of(ev.task))
             new = []
             for h in hits:
                 key = (ev.task, h.sig.code)

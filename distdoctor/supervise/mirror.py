@@ -15,7 +15,7 @@ import threading
 import time
 
 from ..diagnose.observations import OomEvidence
-from ..safety import open_fresh, redact_argv
+from ..safety import GuardedFile, redact_argv
 from . import probe
 from .channel import AgentSample
 from .launch import timestamp_prefix
@@ -34,7 +34,8 @@ LINK_WAIT_S = 30.0          # how long the collector waits for a node that never
 class RemoteProcess:
     """A task run by another node's supervisor, seen through its messages (the shape of :class:`.launch.TaskProcess`)."""
 
-    def __init__(self, task: str, pid: int, started_at: float, argv: list[str], log_path: str, send) -> None:
+    def __init__(self, task: str, pid: int, started_at: float, argv: list[str], log_path: str, send,
+                 losses=None) -> None:
         self.task, self.pid, self.pgid, self.argv, self.log_path = task, pid, pid, argv, log_path
         self.started_at = started_at
         self.ended_at: float | None = None
@@ -46,16 +47,13 @@ class RemoteProcess:
         self._send = send
         self._exited = threading.Event()
         self._log_lock = threading.Lock()
-        self._log = open_fresh(log_path, encoding="utf-8", errors="replace", buffering=1)
+        self._log: GuardedFile | None = GuardedFile(log_path, f"the log of {task}", losses)   # never raises
 
     def write_line(self, ts: float, line: str) -> None:
         self.last_output_at = ts
         with self._log_lock:
             if self._log is not None:
-                try:
-                    self._log.write(f"{timestamp_prefix(ts)} {line}\n")
-                except (OSError, ValueError):
-                    pass
+                self._log.write(f"{timestamp_prefix(ts)} {line}\n")
 
     def on_exit(self, ended_at: float, rc: int, killed: bool) -> None:
         self.killed_by_supervisor = killed
@@ -142,7 +140,7 @@ class CollectorRole:
             path = os.path.join(sup.cfg.out_dir, "logs", f"{job}-{idx}.log")
             proc = RemoteProcess(task, int(msg.get("pid") or 0), _shift(msg.get("started_at"), off) or self._now(),
                                  [str(a) for a in msg.get("argv") or ()], path,
-                                 lambda m, task=task: self.hub.send(task, m))
+                                 lambda m, task=task: self.hub.send(task, m), losses=getattr(sup, "losses", None))
             track = TaskTrack(task, proc)
             track.host = str(msg.get("host") or "") or None
             self._remote[task] = track

@@ -15,7 +15,7 @@ from ..safety import redact_argv
 from .ledger import AttemptRecord
 from .nodetask import OwnTask
 from .policy import Action, RestartDecision
-from .runevents import AgentSampled, OutputLine, ProcSampled, RunEvent, TaskExited
+from .runevents import AgentSampled, OutputChunk, OutputLine, ProcSampled, RunEvent, TaskExited
 
 __all__ = ["LinkSink", "NodeRole"]
 
@@ -35,6 +35,9 @@ class LinkSink:
     def __call__(self, ev: RunEvent) -> None:
         if isinstance(ev, OutputLine) and ev.task == self.me:
             self.tell({"t": "line", "ts": ev.ts, "text": ev.line})
+        elif isinstance(ev, OutputChunk) and ev.task == self.me:
+            for line in ev.lines():
+                self.tell({"t": "line", "ts": ev.ts, "text": line})
         elif isinstance(ev, AgentSampled) and ev.sample.task == self.me:
             self.tell({"t": "agent", "s": ev.sample.__dict__})
         elif isinstance(ev, ProcSampled) and ev.task == self.me:

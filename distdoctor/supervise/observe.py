@@ -74,6 +74,14 @@ class Observer:
             elif e.kind in FAULT_KINDS:
                 self.publish(Journal(ts, track.task, "fault", e.text))
 
+    def parse_chunk(self, track: TaskTrack, ts: float, text: str) -> None:
+        """Lines printed together, read through the prefilter (:meth:`.tracking.TaskTrack.on_chunk`)."""
+        for e in track.on_chunk(ts, text):
+            if e.kind == EventKind.CLUSTER_CONNECTED:
+                self.publish(Journal(ts, track.task, "connected", e.text))
+            elif e.kind in FAULT_KINDS:
+                self.publish(Journal(ts, track.task, "fault", e.text))
+
     # -- process samples --------------------------------------------------------------------------
     def poll(self, tracks: dict[str, TaskTrack], own: tuple[str, ...], now: float) -> None:
         host_total = probe.host_memory_limit()

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ..model import JobEvent
 
-__all__ = ["RunEvent", "Said", "Journal", "OutputLine", "Recognised", "AgentSampled", "ProcSampled", "MemoryWarning",
+__all__ = ["RunEvent", "Said", "Journal", "OutputLine", "OutputChunk", "Recognised", "AgentSampled", "ProcSampled", "MemoryWarning",
            "TaskExited", "TaskFailed", "TaskLost", "StallSuspected", "StallCleared", "HangDeclared", "Assessed",
            "ThresholdCrossed", "Turned", "Alert", "AttemptStarted", "AttemptDiagnosed", "LedgerAmended",
            "StopTasks", "RecordHang", "JudgeTaskRestart", "AttemptOver", "ACTIONS", "Bus"]
@@ -66,6 +66,21 @@ class OutputLine(RunEvent):
     task: str
     line: str
     echo: bool = True
+
+
+@dataclass(frozen=True)
+class OutputChunk(RunEvent):
+    """Lines a task printed together (one read of its pipe): ``text`` holds them without the last newline,
+    ``data`` the bytes its log got for them (each line after the collector's time stamp)."""
+
+    ts: float
+    task: str
+    text: str
+    data: bytes
+    echo: bool = True
+
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import threading
 
-from ..safety import open_fresh, safe_line, safe_text
-from .runevents import AgentSampled, Assessed, OutputLine, ProcSampled, RunEvent, ThresholdCrossed, Turned
+from ..safety import GuardedFile, WriteLosses, safe_line, safe_text
+from .runevents import AgentSampled, Assessed, OutputChunk, OutputLine, ProcSampled, RunEvent, ThresholdCrossed, Turned
 
 __all__ = ["ConsoleSink", "JournalSink", "SamplesSink", "LiveSink", "AlertSink"]
 
@@ -28,6 +28,11 @@ class ConsoleSink:
         if isinstance(ev, OutputLine):
             if ev.echo:
                 self.echo(f"[{ev.task}] {safe_line(ev.line)}")
+            return
+        if isinstance(ev, OutputChunk):
+            if ev.echo:
+                head = f"[{ev.task}] "
+                self.echo(head + safe_text(ev.text).replace("\n", "\n" + head))
             return
         text = ev.said()
         if text:
@@ -51,34 +56,36 @@ class ConsoleSink:
 
 
 class _LineFile:
-    """A JSON-lines file of the current attempt: opened when it starts, closed when it ends."""
+    """A JSON-lines file of the current attempt: opened when it starts, closed when it ends. A write that fails
+    (a full disk, an I/O error) is dropped and counted in ``losses`` (:class:`~distdoctor.safety.WriteLosses`)."""
 
-    def __init__(self) -> None:
-        self._fh = None
+    WHAT = "a JSON-lines file"
+
+    def __init__(self, losses: WriteLosses | None = None) -> None:
+        self._fh: GuardedFile | None = None
         self._lock = threading.Lock()
+        self.losses = losses
 
     def open(self, path: str) -> None:
         self.close()
-        self._fh = open_fresh(path)
+        self._fh = GuardedFile(path, self.WHAT, self.losses)
 
     def close(self) -> None:
         with self._lock:
             fh, self._fh = self._fh, None
         if fh is not None:
-            try:
-                fh.close()
-            except OSError:
-                pass
+            fh.close()
 
     def write(self, obj: dict) -> None:
         with self._lock:
             if self._fh is not None:
                 self._fh.write(json.dumps(obj) + "\n")
-                self._fh.flush()
 
 
 class JournalSink(_LineFile):
     """events.jsonl: one line per event that has a journal line (:class:`.lifecycle.JobEvent`'s shape)."""
+
+    WHAT = "events.jsonl"
 
     def __call__(self, ev: RunEvent) -> None:
         line = ev.journal()
@@ -88,6 +95,8 @@ class JournalSink(_LineFile):
 
 class SamplesSink(_LineFile):
     """samples.jsonl: one row per process sample (the report's timeline)."""
+
+    WHAT = "samples.jsonl"
 
     def __call__(self, ev: RunEvent) -> None:
         if isinstance(ev, ProcSampled) and ev.row:

@@ -25,6 +25,7 @@ import os
 import random
 import shlex
 import signal
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -33,7 +34,7 @@ from ..cluster.drift import DRIFT_MARK, tf_config_drift
 from ..cluster.local import LOCAL, LocalCluster, build_local_cluster
 from ..diagnose.observations import FROZEN_STATES, JobObservation
 from ..model import Diagnosis
-from ..safety import ensure_private_dir, redact_argv
+from ..safety import WriteLosses, ensure_private_dir, redact_argv, safe_text
 from . import probe
 from .bundle import BundleSink
 from .channel import AgentChannel
@@ -46,7 +47,7 @@ from .observe import Observer
 from .policy import Action, RestartDecision
 from .restarts import Restarts, port_free
 from .runevents import (ACTIONS, AgentSampled, AttemptDiagnosed, AttemptOver, AttemptStarted, Bus, Journal,
-                        JudgeTaskRestart, LedgerAmended, OutputLine, RecordHang, RunEvent, Said, StopTasks)
+                        JudgeTaskRestart, LedgerAmended, OutputChunk, OutputLine, RecordHang, RunEvent, Said, StopTasks)
 from .knowledge import KnowledgeSink
 from .sinks import AlertSink, ConsoleSink, LiveSink
 from .step import Observed, Rules, RunState, enter, step
@@ -57,6 +58,13 @@ __all__ = ["RunConfig", "Supervisor", "Solo", "BOOTSTRAP_DIR", "wait_backoff", "
 
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bootstrap")
 TICK_S = 0.25
+
+
+def _say_stderr(text: str) -> None:
+    try:
+        print(f"[distdoctor] {safe_text(text)}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def wait_backoff(seconds: float, *, clock=None, sleep=None, stopped=lambda: False, tick: float = TICK_S) -> bool:
@@ -144,7 +152,10 @@ class Supervisor:
         self.restarts = Restarts(cfg, cfg.rng if cfg.rng is not None else random.Random(), [])
         self._attempt_started_at = self.clock.now()
         self.bus = Bus()
-        self.bundle = BundleSink(cfg.out_dir)
+        # what distdoctor could not record (a full disk, an I/O error, output it could not keep up with): said once
+        # on stderr, and in the diagnosis (DD212); never a reason to stop the job
+        self.losses = WriteLosses(on_first=lambda text: _say_stderr(text))
+        self.bundle = BundleSink(cfg.out_dir, self.losses)
         self.observer = Observer(self.bus.publish)
         self.knowledge = KnowledgeSink(self.bus.publish)
         for sink in (self.bundle, self.bundle.journal, self.bundle.samples, ConsoleSink(cfg.stream, cfg.live),
@@ -172,6 +183,13 @@ class Supervisor:
         if track is not None:
             self.observer.parse_line(track, ts, line)
         self.publish(OutputLine(ts, task, line))
+
+    def on_chunk(self, task: str, ts: float, text: str, data: bytes) -> None:
+        """Lines a task printed together (its log thread): ``text`` the lines, ``data`` the bytes its log got."""
+        track = self.tracks.get(task)
+        if track is not None:
+            self.observer.parse_chunk(track, ts, text)
+        self.publish(OutputChunk(ts, task, text, data))
 
     def on_redraw(self, task: str, ts: float, drawing: str) -> None:
         """A drawing of a task's progress bar whose line has not ended yet (its reader thread)."""
@@ -213,7 +231,8 @@ class Supervisor:
         return env
 
     def _start(self, task: str, log_path: str) -> TaskProcess:
-        return TaskProcess(task, self.cfg.argv, self._env(task), log_path, self.on_line, on_redraw=self.on_redraw)
+        return TaskProcess(task, self.cfg.argv, self._env(task), log_path, self.on_line, on_redraw=self.on_redraw,
+                           on_chunk=self.on_chunk, losses=self.losses)
 
     def _launch(self) -> None:
         logs = ensure_private_dir(os.path.join(self.cfg.out_dir, "logs"))
@@ -377,7 +396,8 @@ class Supervisor:
         return JobObservation(tasks={k: t.observation() for k, t in self.tracks.items()},
                               strategy=self.cfg.cluster.strategy, source="run", hang=s.hang,
                               interrupted=self.interrupted, ended_at=now, notes=tuple(notes + self.role.notes()),
-                              pauses=s.pauses.all(now, s.hang is not None), started_at=self._attempt_started_at)
+                              pauses=s.pauses.all(now, s.hang is not None), started_at=self._attempt_started_at,
+                              record_losses=self.losses.summary())
 
     def _diagnose(self, job: JobObservation, *, final: bool = True) -> Diagnosis:
         """The attempt's diagnosis; ``final``: its tasks' output is drained, so the knowledge base's live reading

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import threading
 
 from ..diagnose.events import EventKind, LogEvent
 from ..diagnose.logparse import TaskLogParser
+from ..diagnose.logs import prescan
 from ..diagnose.logs.formats import clean_line
+from ..diagnose.logs.taskfilter import candidate_lines
 from ..diagnose.logs.progress import progress_of
 from ..diagnose.observations import MemorySample, OomEvidence, TaskObservation, TaskState
 from .activity import Activity
@@ -24,6 +27,31 @@ from .probe import ProcSample
 __all__ = ["TaskTrack"]
 
 _TF_MARKERS = (os.sep + "tensorflow" + os.sep, os.sep + "tf_keras" + os.sep, os.sep + "keras" + os.sep)
+
+
+# Lines that may show progress (Keras bars, "step N ... loss", Epoch lines): the structural prefilter leaves them to
+# the progress sampler of `diagnose`; a live task counts its steps from them.
+_PROGRESSISH = re.compile(rb"/step|ETA:|/Unknown|\xe2\x94\x81|[Ss]tep|loss|Epoch|[0-9]/[0-9]|\r")
+
+
+def candidate_line_numbers(body: bytes) -> list[int]:
+    """The indices (0-based) of the lines of ``body`` the task parser must read: the structural prefilter's
+    candidates (Hyperscan when present, else :func:`.taskfilter.candidate_lines`) and the lines with a progress
+    marker. Pure."""
+    joint = prescan.get()
+    starts = [c[0] for c in (joint.task_lines(body, 0) if joint is not None else candidate_lines(body, 0))]
+    starts += [m.start() for m in _PROGRESSISH.finditer(body)]
+    if not starts:
+        return []
+    starts.sort()
+    out: list[int] = []
+    at, idx = 0, 0
+    for off in starts:
+        idx += body.count(b"\n", at, off)
+        at = off
+        if not out or out[-1] != idx:
+            out.append(idx)
+    return out
 
 
 class TaskTrack:
@@ -38,6 +66,7 @@ class TaskTrack:
         self.events: list[LogEvent] = []
         self.dropped_events = 0
         self.line_no = 0
+        self.lines_unread = 0          # lines no prefilter pattern sent to the parser (counted, not parsed)
         self.state: str = TaskState.STARTING
         self.state_since = proc.started_at
         self.cpu_hist: collections.deque[tuple[float, float]] = collections.deque(maxlen=40)
@@ -97,6 +126,39 @@ class TaskTrack:
     def on_line(self, ts: float, line: str) -> list[LogEvent]:
         with self.lock:
             self.line_no += 1
+            return self._take(ts, line)
+
+    def on_chunk(self, ts: float, text: str) -> list[LogEvent]:
+        """Lines printed together (``text``, no final newline): only the lines the prefilter finds (the structural
+        parser's and progress markers), and the lines that belong with them (a traceback's), reach the parser; the
+        others are counted. The events, as :meth:`on_line` of each line would give them."""
+        if "\n" not in text:
+            return self.on_line(ts, text)
+        body = text.encode("utf-8", "replace")
+        cands = candidate_line_numbers(body)
+        lines = text.split("\n")
+        n = len(lines)
+        out: list[LogEvent] = []
+        with self.lock:
+            parser, base = self.parser, self.line_no
+            k = ci = 0
+            while k < n:
+                if not (parser.busy or parser.wants_context(base + k + 1)):
+                    while ci < len(cands) and cands[ci] < k:
+                        ci += 1
+                    if ci == len(cands):
+                        break
+                    k = cands[ci]
+                self.line_no = base + k + 1
+                out += self._take(ts, lines[k])
+                k += 1
+            self.line_no = base + n
+            self.lines_unread += n - len(set(cands))
+        return out
+
+    def _take(self, ts: float, line: str) -> list[LogEvent]:
+        """One line to the parser, as line ``self.line_no`` (the lock held)."""
+        if True:   # (the body of on_line, kept at its indentation)
             evs = self.parser.feed(self.line_no, line)
             for e in evs:
                 if e.ts is None or abs(e.ts - ts) > 5:

@@ -1,0 +1,111 @@
+"""Output throughput of ``distdoctor run``: this tree against a baseline tree, side by side in one run.
+
+For each tree, ``--reps`` times: two tasks printing ``--lines`` plain lines each as fast as they can, and one
+tqdm-like task redrawing one line with ``\\r`` (many MB without a newline). Reported (medians): the printer's own
+time under ``run`` against its bare time, lines/s through the supervisor (all lines over the run's wall time,
+``--no-report``), the lines kept in the logs, the supervisor's peak RSS on the ``\\r`` printer and whether its log
+kept the bar's last state.
+
+    python benchmarks/bench_output.py --base /work/wt-output-base --reps 3 --md benchmarks/RESULTS-output.md
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PRINTER = ("import sys, time\nt0 = time.perf_counter()\nw = sys.stdout.write\n"
+           "for i in range(int(sys.argv[1])):\n    w(f'plain line {i} of the printer: some payload text here\\n')\n"
+           "sys.stdout.flush()\nsys.stderr.write(f'ELAPSED {time.perf_counter() - t0:.4f}\\n')\n")
+PROGRESS = ("import sys\nn = int(sys.argv[1])\nfor i in range(n + 1):\n"
+            "    sys.stdout.write(f'\\rtraining: {i}/{n} |' + '#' * (i * 40 // n) + '|')\nsys.stdout.write('\\n')\n")
+
+
+def _elapsed(text: str) -> float:
+    return max(float(ln.split()[-1]) for ln in text.splitlines() if "ELAPSED" in ln)
+
+
+def bare(lines: int) -> float:
+    r = subprocess.run([sys.executable, "-c", PRINTER, str(lines)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True, check=True)
+    return _elapsed(r.stderr)
+
+
+def under_run(tree: str, code: str, arg: str, workers: int, out: str) -> tuple[float, str, int]:
+    env = {**os.environ, "PYTHONPATH": tree}
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-m", "distdoctor", "run", "--workers", str(workers), "--no-report",
+                          "--out", out, "--", sys.executable, "-c", code, arg],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    peak = 0
+    stdout_parts = []
+    import threading
+    t = threading.Thread(target=lambda: stdout_parts.append(p.stdout.read()), daemon=True)
+    t.start()
+    while p.poll() is None:
+        try:
+            with open(f"/proc/{p.pid}/status") as fh:
+                peak = max(peak, next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:")))
+        except (OSError, StopIteration):
+            pass
+        time.sleep(0.02)
+    t.join()
+    return time.perf_counter() - t0, "".join(stdout_parts), peak
+
+
+def one_tree(tree: str, lines: int, bar: int, reps: int) -> dict:
+    rows: dict[str, list] = {"bare": [], "task": [], "lps": [], "kept": [], "bar_rss": [], "bar_last": [], "bar_s": []}
+    for _ in range(reps):
+        with tempfile.TemporaryDirectory() as tmp:
+            rows["bare"].append(bare(lines))
+            wall, out, _ = under_run(tree, PRINTER, str(lines), 2, os.path.join(tmp, "a"))
+            rows["task"].append(_elapsed(out))
+            rows["lps"].append(2 * lines / wall)
+            kept = 0
+            for i in range(2):
+                with open(os.path.join(tmp, "a", "logs", f"worker-{i}.log"), "rb") as fh:
+                    kept += sum(1 for ln in fh if b"plain line" in ln)
+            rows["kept"].append(kept)
+            wall, _, peak = under_run(tree, PROGRESS, str(bar), 1, os.path.join(tmp, "b"))
+            rows["bar_s"].append(wall)
+            rows["bar_rss"].append(peak / 1024)
+            with open(os.path.join(tmp, "b", "logs", "worker-0.log"), "rb") as fh:
+                rows["bar_last"].append(f"{bar}/{bar} |".encode() in fh.read())
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", required=True, help="the baseline tree (a worktree of main)")
+    ap.add_argument("--tree", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--lines", type=int, default=300_000)
+    ap.add_argument("--bar", type=int, default=400_000, help="drawings of the \\r bar (~75 bytes each)")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--md", help="write the table here")
+    a = ap.parse_args()
+    res = {}
+    for name, tree in (("baseline", a.base), ("this branch", a.tree)):
+        res[name] = one_tree(tree, a.lines, a.bar, a.reps)
+    med = statistics.median
+    out = [f"`{' '.join(sys.argv)}` ({a.reps} reps, medians; {os.cpu_count()} CPUs, shared)", "",
+           "| tree | printer bare s | printer under run s | ratio | lines/s through run | lines kept | "
+           "\\r bar: run wall s | supervisor peak RSS MB | bar's last state in log |", "|" + "---|" * 9]
+    for name, r in res.items():
+        out.append(f"| {name} | {med(r['bare']):.2f} | {med(r['task']):.2f} | {med(r['task']) / med(r['bare']):.1f}x | "
+                   f"{med(r['lps']):,.0f} | {min(r['kept']):,} of {2 * a.lines:,} | {med(r['bar_s']):.1f} | "
+                   f"{med(r['bar_rss']):.0f} | {all(r['bar_last'])} |")
+    text = "\n".join(out) + "\n"
+    print(text)
+    if a.md:
+        with open(a.md, "w") as fh:
+            fh.write("# Output throughput of `distdoctor run` (issue 24, item 4)\n\n" + text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""The supervisor's output path degrades, never kills (issue 24, items 3 and 4): a full disk, a failing write, a
+line without an end and a task printing as fast as it can cost what distdoctor records, never the job."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from distdoctor.safety import GuardedFile, WriteLosses
+from distdoctor.supervise.bundle import write_diagnosis
+from distdoctor.supervise.launch import MAX_PENDING, compact_pending, cut_line
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PRINTER = "import sys\nw = sys.stdout.write\nfor i in range(int(sys.argv[1])):\n    w(f'plain line {i} of the printer: payload text\\n')\n"
+# a tqdm-like bar: one line redrawn with \r, many MB long, then the final state and a newline
+PROGRESS = ("import sys\nn = int(sys.argv[1])\nfor i in range(n + 1):\n"
+            "    sys.stdout.write(f'\\rtraining: {i}/{n} |' + '#' * (i * 40 // n) + '|')\nsys.stdout.write('\\n')\n")
+
+
+def _run(out: str, code: str, *args: str, workers: int = 1, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    return subprocess.run([sys.executable, "-m", "distdoctor", "run", "--workers", str(workers), "--no-report",
+                           "--out", out, "--", sys.executable, "-c", code, *args],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    mnt = tmp_path / "fs"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=5m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_a_full_disk_costs_the_record_not_the_job(small_fs):
+    # 200k lines of ~40 bytes with their stamps: ~13 MB into a 5 MB filesystem
+    r = _run(str(small_fs / "out"), PRINTER, "200000")
+    assert "internal error" not in r.stderr
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])      # the job finished: so does the run
+    losses = [ln for ln in r.stderr.splitlines() if "could not write" in ln]
+    assert len(losses) == 1, r.stderr[-2000:]                         # said once
+    diag_file = small_fs / "out" / "diagnosis.json"
+    if diag_file.exists():
+        diag = json.loads(diag_file.read_text())
+    else:   # no room even for the small one: on stderr
+        line = next(ln for ln in r.stderr.splitlines() if "the diagnosis: {" in ln)
+        diag = json.loads(line.split("the diagnosis: ", 1)[1])
+    dd212 = [f for f in diag["findings"] if f["code"] == "DD212"]
+    assert dd212 and "No space left" in dd212[0]["summary"] and "the log of worker:0" in dd212[0]["summary"]
+
+
+@pytest.mark.parametrize("err", [errno.EIO, errno.EDQUOT, errno.ENOSPC])
+def test_a_failing_write_is_counted_once_and_dropped(tmp_path, monkeypatch, err):
+    said = []
+    losses = WriteLosses(on_first=said.append)
+    f = GuardedFile(str(tmp_path / "x.log"), "the log of worker:0", losses)
+    assert f.write(b"kept\n") == 5
+    real = os.write
+
+    def failing(fd, data):
+        raise OSError(err, os.strerror(err))
+    monkeypatch.setattr(os, "write", failing)
+    assert f.write(b"lost line\n") == 0 and f.write(b"lost too\n") == 0
+    monkeypatch.setattr(os, "write", real)
+    assert f.write(b"back\n") == 5         # space came back: writing goes on
+    f.close()
+    assert (tmp_path / "x.log").read_bytes() == b"kept\nback\n"
+    assert len(said) == 1 and os.strerror(err) in said[0]
+    assert losses.summary() == (f"the log of worker:0: 19 bytes not recorded ([Errno {err}] {os.strerror(err)})",)
+
+
+def test_a_diagnosis_that_cannot_be_written_goes_small_then_to_stderr(tmp_path, monkeypatch, capsys):
+    from distdoctor.supervise import bundle
+    calls = []
+
+    def full(path, data, **kw):
+        calls.append(len(data))
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(bundle, "write_fresh", full)
+    losses = WriteLosses()
+    data = {"status": "succeeded", "findings": [{"code": "DD100", "evidence": list(range(50))}], "tasks": {"x": "y" * 9999}}
+    assert write_diagnosis(str(tmp_path / "diagnosis.json"), data, losses, sys.stderr) == "stderr"
+    assert calls[1] < calls[0] / 10                      # the small one was tried
+    err = capsys.readouterr().err
+    small = json.loads(err.split("the diagnosis: ", 1)[1])
+    assert small["status"] == "succeeded" and small["findings"][0]["evidence"] == [0, 1, 2] and "tasks" not in small
+    assert any("diagnosis.json" in s for s in losses.summary())
+
+
+def test_long_lines_keep_their_last_state():
+    line = "a" * 100_000 + "THE END"
+    assert cut_line(line).endswith("THE END") and len(cut_line(line)) < 66_000
+    pending = bytearray(b"".join(b"\r%d/1000000 |###|" % i for i in range(200_000)))
+    compact_pending(pending)
+    assert len(pending) <= MAX_PENDING and pending.endswith(b"\r199999/1000000 |###|")
+
+
+def _rss_peak_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def test_a_progress_line_of_many_mb_keeps_its_last_state_in_bounded_memory(tmp_path):
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.Popen([sys.executable, "-m", "distdoctor", "run", "--workers", "1", "--no-report", "--out", str(out),
+                          "--", sys.executable, "-c", PROGRESS, "400000"],   # ~30 MB on one line
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    peak = 0
+    while p.poll() is None:
+        peak = max(peak, _rss_peak_kb(p.pid))
+        time.sleep(0.05)
+    assert p.returncode == 0, p.stderr.read()[-2000:]
+    log = (out / "logs" / "worker-0.log").read_text()
+    assert "400000/400000 |" + "#" * 40 + "|" in log         # the bar's last state
+    assert len(log) < 3 * MAX_PENDING
+    assert peak < 400_000, f"supervisor peak RSS {peak} kB"     # a 30 MB line is never held whole, let alone copied
+
+
+def test_a_fast_printer_is_not_held_back(tmp_path):
+    n = 300_000
+    timed = PRINTER.replace("import sys\n", "import sys, time\nt0 = time.perf_counter()\n") + \
+        "sys.stderr.write(f'ELAPSED {time.perf_counter() - t0:.3f}\\n')\n"
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", timed, str(n)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True)
+    bare = time.perf_counter() - t0
+    r = _run(str(tmp_path / "out"), timed, str(n), workers=2)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for i in range(2):
+        with open(tmp_path / "out" / "logs" / f"worker-{i}.log", "rb") as fh:
+            assert sum(1 for ln in fh if b"plain line" in ln) == n     # every line kept
+    # the printer's own time under run, against its whole bare run (interpreter start included): loose on purpose
+    task = max(float(ln.split()[-1]) for ln in r.stdout.splitlines() if "ELAPSED" in ln)
+    assert task < max(3 * bare, 1.0), (task, bare)
