@@ -36,6 +36,16 @@ def bare(lines: int) -> float:
     return _elapsed(r.stderr)
 
 
+def bare_job(lines: int, tmp: str) -> float:
+    """The same two tasks without distdoctor, as a user runs them: at once, each writing its log file."""
+    procs = []
+    for i in range(2):
+        with open(os.path.join(tmp, f"bare-{i}.log"), "wb") as fh:
+            procs.append(subprocess.Popen([sys.executable, "-c", PRINTER, str(lines)], stdout=fh,
+                                          stderr=subprocess.PIPE, text=True))
+    return max(_elapsed(p.communicate()[1]) for p in procs)
+
+
 def under_run(tree: str, code: str, arg: str, workers: int, out: str) -> tuple[float, str, int]:
     env = {**os.environ, "PYTHONPATH": tree}
     t0 = time.perf_counter()
@@ -58,25 +68,23 @@ def under_run(tree: str, code: str, arg: str, workers: int, out: str) -> tuple[f
     return time.perf_counter() - t0, "".join(stdout_parts), peak
 
 
-def one_tree(tree: str, lines: int, bar: int, reps: int) -> dict:
-    rows: dict[str, list] = {"bare": [], "task": [], "lps": [], "kept": [], "bar_rss": [], "bar_last": [], "bar_s": []}
-    for _ in range(reps):
-        with tempfile.TemporaryDirectory() as tmp:
-            rows["bare"].append(bare(lines))
-            wall, out, _ = under_run(tree, PRINTER, str(lines), 2, os.path.join(tmp, "a"))
-            rows["task"].append(_elapsed(out))
-            rows["lps"].append(2 * lines / wall)
-            kept = 0
-            for i in range(2):
-                with open(os.path.join(tmp, "a", "logs", f"worker-{i}.log"), "rb") as fh:
-                    kept += sum(1 for ln in fh if b"plain line" in ln)
-            rows["kept"].append(kept)
-            wall, _, peak = under_run(tree, PROGRESS, str(bar), 1, os.path.join(tmp, "b"))
-            rows["bar_s"].append(wall)
-            rows["bar_rss"].append(peak / 1024)
-            with open(os.path.join(tmp, "b", "logs", "worker-0.log"), "rb") as fh:
-                rows["bar_last"].append(f"{bar}/{bar} |".encode() in fh.read())
-    return rows
+def one_rep(tree: str, lines: int, bar: int, rows: dict) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        rows["bare"].append(bare(lines))
+        rows["bare_job"].append(bare_job(lines, tmp))
+        wall, out, _ = under_run(tree, PRINTER, str(lines), 2, os.path.join(tmp, "a"))
+        rows["task"].append(_elapsed(out))
+        rows["lps"].append(2 * lines / wall)
+        kept = 0
+        for i in range(2):
+            with open(os.path.join(tmp, "a", "logs", f"worker-{i}.log"), "rb") as fh:
+                kept += sum(1 for ln in fh if b"plain line" in ln)
+        rows["kept"].append(kept)
+        wall, _, peak = under_run(tree, PROGRESS, str(bar), 1, os.path.join(tmp, "b"))
+        rows["bar_s"].append(wall)
+        rows["bar_rss"].append(peak / 1024)
+        with open(os.path.join(tmp, "b", "logs", "worker-0.log"), "rb") as fh:
+            rows["bar_last"].append(f"{bar}/{bar} |".encode() in fh.read())
 
 
 def main() -> int:
@@ -88,15 +96,20 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--md", help="write the table here")
     a = ap.parse_args()
-    res = {}
-    for name, tree in (("baseline", a.base), ("this branch", a.tree)):
-        res[name] = one_tree(tree, a.lines, a.bar, a.reps)
+    trees = (("baseline", a.base), ("this tree", a.tree))
+    res = {name: {k: [] for k in ("bare", "bare_job", "task", "lps", "kept", "bar_rss", "bar_last", "bar_s")}
+           for name, _ in trees}
+    for _ in range(a.reps):     # the trees in turn, rep by rep: the machine's noise falls on both
+        for name, tree in trees:
+            one_rep(tree, a.lines, a.bar, res[name])
     med = statistics.median
     out = [f"`{' '.join(sys.argv)}` ({a.reps} reps, medians; {os.cpu_count()} CPUs, shared)", "",
-           "| tree | printer bare s | printer under run s | ratio | lines/s through run | lines kept | "
-           "\\r bar: run wall s | supervisor peak RSS MB | bar's last state in log |", "|" + "---|" * 9]
+           "| tree | printer alone to /dev/null s | the two printers to their log files s | printer under run s | "
+           "ratio to the two to files | ratio to /dev/null | lines/s through run | lines kept | "
+           "\\r bar: run wall s | supervisor peak RSS MB | bar's last state in log |", "|" + "---|" * 11]
     for name, r in res.items():
-        out.append(f"| {name} | {med(r['bare']):.2f} | {med(r['task']):.2f} | {med(r['task']) / med(r['bare']):.1f}x | "
+        out.append(f"| {name} | {med(r['bare']):.2f} | {med(r['bare_job']):.2f} | {med(r['task']):.2f} | "
+                   f"{med(r['task']) / med(r['bare_job']):.1f}x | {med(r['task']) / med(r['bare']):.1f}x | "
                    f"{med(r['lps']):,.0f} | {min(r['kept']):,} of {2 * a.lines:,} | {med(r['bar_s']):.1f} | "
                    f"{med(r['bar_rss']):.0f} | {all(r['bar_last'])} |")
     text = "\n".join(out) + "\n"

@@ -31,7 +31,29 @@ _TF_MARKERS = (os.sep + "tensorflow" + os.sep, os.sep + "tf_keras" + os.sep, os.
 
 # Lines that may show progress (Keras bars, "step N ... loss", Epoch lines): the structural prefilter leaves them to
 # the progress sampler of `diagnose`; a live task counts its steps from them.
-_PROGRESSISH = re.compile(rb"/step|ETA:|/Unknown|\xe2\x94\x81|[Ss]tep|loss|Epoch|[0-9]/[0-9]|\r")
+_PROGRESS_MARKS = (rb"/step", rb"ETA:", rb"/Unknown", rb"\xe2\x94\x81", rb"[Ss]tep", rb"loss", rb"Epoch", rb"[0-9]/[0-9]",
+                   rb"\r")
+_PROGRESSISH = re.compile(b"|".join(_PROGRESS_MARKS))
+_progress_db: list = []     # [Hyperscan database] once compiled, [None] where Hyperscan is not installed
+
+
+def _progress_offsets(body: bytes) -> list[int]:
+    """Where the progress markers are in ``body``: Hyperscan (~3 GB/s) where installed, else ``re`` (~30 MB/s)."""
+    if not _progress_db:
+        try:
+            import hyperscan
+            db = hyperscan.Database()
+            db.compile(expressions=list(_PROGRESS_MARKS), ids=list(range(len(_PROGRESS_MARKS))),
+                       flags=[0] * len(_PROGRESS_MARKS))
+            _progress_db.append(db)
+        except Exception:   # not installed, or this machine's CPU: the regex
+            _progress_db.append(None)
+    db = _progress_db[0]
+    if db is None:
+        return [m.start() for m in _PROGRESSISH.finditer(body)]
+    ends: list[int] = []
+    db.scan(body, match_event_handler=lambda _i, _s, end, _f, _c: ends.append(end - 1))
+    return ends
 
 
 def candidate_line_numbers(body: bytes) -> list[int]:
@@ -40,7 +62,7 @@ def candidate_line_numbers(body: bytes) -> list[int]:
     marker. Pure."""
     joint = prescan.get()
     starts = [c[0] for c in (joint.task_lines(body, 0) if joint is not None else candidate_lines(body, 0))]
-    starts += [m.start() for m in _PROGRESSISH.finditer(body)]
+    starts += _progress_offsets(body)
     if not starts:
         return []
     starts.sort()
