@@ -24,7 +24,8 @@ __all__ = ["diagnose_paths"]
 
 def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, jobs: int | None = None,
                    detected_at: float | None = None,
-                   baseline: list[str] | None = None) -> tuple[Diagnosis, JobObservation]:
+                   baseline: list[str] | None = None,
+                   features_out: list | None = None) -> tuple[Diagnosis, JobObservation]:
     """Read the logs under ``paths`` and diagnose them. Raises :class:`InputError` for unusable input.
 
     ``baseline``: the logs of a good run of the same job (``--baseline``); a line it printed too is set aside
@@ -69,6 +70,9 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
             else:
                 job = JobObservation(tasks={}, source="logs", notes=tuple(list(disc.notes) + notes))
         diag = decide(verdict, structural, source="diagnose", detected_at=now, notes=tuple(job.notes))
+        if features_out is not None:   # scripts/build_model.py: what the learned reading is trained on
+            from .logs.learned import features
+            features_out.append(features(diag, hits))
     except DistDoctorError:
         raise
     except RecursionError as exc:  # pathological input nesting: still one line, never a traceback

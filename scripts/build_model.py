@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Build the learned reading of diagnoses (``distdoctor/diagnose/logs/data/model.json``) from the real corpus, and
+measure it honestly: cross-validation grouped by source repository (no repository in both a training and a test fold).
+
+    python scripts/build_model.py              # cross-validate, print the table, write the model
+    python scripts/build_model.py --check      # rebuild in memory and compare with the shipped file (exit 1 if not)
+    python scripts/build_model.py --cv-only --md benchmarks/RESULTS-model-cv.md
+
+Data: every case folder under ``tests/realworld/`` (quoted real failures; never ``tests/probes/``, written from
+knowledge). Features: :func:`distdoctor.diagnose.logs.learned.features`, every category's candidate features from
+the diagnosis the hand-written reasoning gives on the case's files, as a user runs it. Model: a conditional logit --
+one logistic regression (scikit-learn, lbfgs, L2, fixed C) on (case, candidate) rows, "is this candidate the
+label", its scores softmaxed over a case's candidates; deterministic; one temperature fitted on the out-of-fold
+scores.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+OUT = ROOT / "distdoctor" / "diagnose" / "logs" / "data" / "model.json"
+C = 10.0
+FOLDS = 5
+BANDS = (("high", 0.8), ("medium", 0.5), ("low", 0.0))
+
+
+def cases() -> list[Path]:
+    found = []
+    for folder in sorted((ROOT / "tests" / "realworld").iterdir()):
+        if folder.is_dir():
+            found += sorted(p for p in folder.iterdir() if (p / "case.json").exists())
+    return found
+
+
+def repo_of(source: str) -> str:
+    s = (source or "").lower().strip()
+    for pre in ("https://github.com/", "http://github.com/"):
+        if s.startswith(pre):
+            s = s[len(pre):]
+    return "/".join(s.split("#")[0].split("/")[:2]) or s
+
+
+def read(case: Path) -> dict:
+    from distdoctor.diagnose.command import diagnose_paths
+    from casedirs import OLD_WITHOUT_DECISIVE
+    label = json.loads((case / "case.json").read_text())
+    logs = sorted(str(p) for p in case.iterdir() if p.name != "case.json")
+    feats: list = []
+    diag, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)
+    rc = diag.root_cause
+    hand = rc.category.value if rc is not None else "other"
+    alts = [a.category.value for a in rc.alternatives] if rc is not None else []
+    return {"case": f"{case.parent.name}/{case.name}", "label": label["category"], "repo": repo_of(label.get("source")),
+            "decisive": label.get("decisive", "unlisted") is not None and case.name not in OLD_WITHOUT_DECISIVE,
+            "hand": hand, "hand_top3": [hand] + [a for a in alts if a != hand][:2],
+            "hand_conf": rc.confidence if rc is not None else None, "x": feats[0]}
+
+
+def fit(xs: list[dict], ys: list[str]):
+    """Train on cases' candidate features ``xs`` ({category: features}) and labels ``ys``."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+    rows, hit = [], []
+    for cands, y in zip(xs, ys):
+        for c in sorted(cands):
+            rows.append(cands[c])
+            hit.append(int(c == y))
+    vec = DictVectorizer(sparse=True, sort=True)
+    clf = LogisticRegression(C=C, max_iter=5000, tol=1e-8)
+    clf.fit(vec.fit_transform(rows), hit)
+    return vec, clf
+
+
+def scores(vec, clf, cands: dict) -> dict[str, float]:
+    """A case's candidates' probabilities (softmax of the scores)."""
+    cs = sorted(cands)
+    s = clf.decision_function(vec.transform([cands[c] for c in cs]))
+    top = max(s)
+    e = [math.exp(v - top) for v in s]
+    z = sum(e)
+    return {c: v / z for c, v in zip(cs, e)}
+
+
+def grouped_folds(rows: list[dict]) -> list[list[int]]:
+    """Repositories dealt to folds, largest first, each to the fold with fewest cases (deterministic)."""
+    by_repo: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        by_repo[r["repo"]].append(i)
+    folds: list[list[int]] = [[] for _ in range(FOLDS)]
+    for repo in sorted(by_repo, key=lambda k: (-len(by_repo[k]), k)):
+        min(folds, key=len).extend(by_repo[repo])
+    return folds
+
+
+def _nll(probs: list[dict], ys: list[str], t: float) -> float:
+    total = 0.0
+    for p, y in zip(probs, ys):
+        logits = {c: math.log(max(v, 1e-12)) / t for c, v in p.items()}
+        top = max(logits.values())
+        z = sum(math.exp(v - top) for v in logits.values())
+        total -= (logits.get(y, math.log(1e-12) / t) - top) - math.log(z)
+    return total / max(1, len(ys))
+
+
+def temper(probs: list[dict], t: float) -> list[dict]:
+    out = []
+    for p in probs:
+        logits = {c: math.log(max(v, 1e-12)) / t for c, v in p.items()}
+        top = max(logits.values())
+        e = {c: math.exp(v - top) for c, v in logits.items()}
+        z = sum(e.values())
+        out.append({c: v / z for c, v in e.items()})
+    return out
+
+
+def cross_validate(rows: list[dict]) -> tuple[list[dict], float]:
+    """Out-of-fold probabilities (grouped by repository) and the temperature that calibrates them."""
+    oof: list[dict] = [{} for _ in rows]
+    for fold in grouped_folds(rows):
+        test = set(fold)
+        train = [i for i in range(len(rows)) if i not in test]
+        vec, clf = fit([rows[i]["x"] for i in train], [rows[i]["label"] for i in train])
+        for i in fold:
+            oof[i] = scores(vec, clf, rows[i]["x"])
+    ys = [r["label"] for r in rows]
+    t = min((x / 20 for x in range(4, 61)), key=lambda t: _nll(oof, ys, t))
+    return temper(oof, t), t
+
+
+def figures(rows: list[dict], probs: list[dict] | None) -> dict:
+    """top-1, top-3, and precision/coverage per confidence band; ``probs`` None: the hand-written reasoning's."""
+    n = len(rows)
+    out = {"n": n, "top1": 0, "top3": 0, "bands": {b: [0, 0] for b, _ in BANDS}}
+    for i, r in enumerate(rows):
+        if probs is None:
+            ranked, band = r["hand_top3"], r["hand_conf"] or "low"
+        else:
+            ranked = [c for c, _ in sorted(probs[i].items(), key=lambda kv: -kv[1])][:3]
+            p = max(probs[i].values())
+            band = next(b for b, lo in BANDS if p >= lo)
+        ok = ranked[0] == r["label"]
+        out["top1"] += ok
+        out["top3"] += r["label"] in ranked[:3]
+        out["bands"][band][0] += 1
+        out["bands"][band][1] += ok
+    return out
+
+
+def table(rows: list[dict], oof: list[dict], fitted: list[dict], t: float) -> str:
+    dec = [i for i, r in enumerate(rows) if r["decisive"]]
+
+    def line(name, f):
+        pct = lambda a, b: f"{a}/{b} = {100 * a / b:.1f} %" if b else "—"  # noqa: E731
+        bands = "; ".join(f"{b} {pct(f['bands'][b][1], f['bands'][b][0])} (covers {f['bands'][b][0]})"
+                          for b, _ in BANDS)
+        return f"| {name} | {pct(f['top1'], f['n'])} | {pct(f['top3'], f['n'])} | {bands} |"
+    sub = lambda idx: [rows[i] for i in idx]  # noqa: E731
+    out = [f"{len(rows)} real cases from {len({r['repo'] for r in rows})} repositories; {FOLDS} folds grouped by "
+           f"repository; temperature {t:.2f}", "",
+           "| reading | top-1 | top-3 | precision per confidence band (coverage) |", "|---|---|---|---|",
+           line("hand-written reasoning, all cases", figures(rows, None)),
+           line("learned, grouped cross-validation, all cases", figures(rows, oof)),
+           line("learned, fitted (train = test, only to show the gap)", figures(rows, fitted)),
+           line("hand-written, log holds the deciding line", figures(sub(dec), None)),
+           line("learned, grouped CV, log holds the deciding line", figures(sub(dec), [oof[i] for i in dec]))]
+    return "\n".join(out) + "\n"
+
+
+def model_json(rows: list[dict], t: float) -> str:
+    vec, clf = fit([r["x"] for r in rows], [r["label"] for r in rows])
+    weights = {str(n): round(float(w), 4) for n, w in zip(vec.get_feature_names_out(), clf.coef_[0]) if abs(w) >= 1e-4}
+    data = {"intercept": round(float(clf.intercept_[0]), 4), "weights": weights,
+            "temperature": round(t, 2), "meta": {"cases": len(rows), "C": C, "folds": FOLDS,
+                                                 "built_by": "scripts/build_model.py"}}
+    return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="rebuild and compare with the shipped model")
+    ap.add_argument("--cv-only", action="store_true", help="print the cross-validated table only")
+    ap.add_argument("--md", help="also write the table to this Markdown file")
+    a = ap.parse_args(argv)
+    rows = [read(c) for c in cases()]
+    oof, t = cross_validate(rows)
+    if a.check:
+        text = model_json(rows, t)
+        same = OUT.exists() and OUT.read_text() == text
+        print("the shipped model is what the corpus builds" if same else "the shipped model differs from a rebuild")
+        return 0 if same else 1
+    vec, clf = fit([r["x"] for r in rows], [r["label"] for r in rows])
+    fitted = [scores(vec, clf, r["x"]) for r in rows]
+    text = table(rows, oof, temper(fitted, t), t)
+    print(text)
+    if a.md:
+        Path(a.md).write_text("# The learned reading, cross-validated (issue 25)\n\n`python scripts/build_model.py "
+                              f"--cv-only --md {a.md}`\n\n" + text)
+    if not a.cv_only:
+        OUT.write_text(model_json(rows, t))
+        print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
