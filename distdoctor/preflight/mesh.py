@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..errors import UsageError
-from ..model import Finding
+from ..model import Finding, Severity
 from ..safety.redact import redact_argv
 from .fingerprint import Fingerprint
 from .meshchannel import Channel
@@ -67,6 +67,7 @@ BACKOFF_START_S, BACKOFF_MAX_S, UNBOUND_BACKOFF_MAX_S = 0.05, 2.0, 0.05
 SETTLE_S = 0.1
 WANT_INTERVAL_S = 0.3
 LINGER_GRACE_S = 0.5
+ERROR_LINGER_S = 1.0
 _UNREACHABLE = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN}
 
 
@@ -167,6 +168,10 @@ class MeshNode:
             self.gate.refuse(ip, hs.refusal)
             self.state.version += 1
             writer.close()
+            if hs.admitted in self._arrived:
+                # something at that task's own address failed the handshake: probe it now, while it is there
+                # (our own probe, of the address the cluster lists, is what may judge its token: DD505)
+                self._arrived[hs.admitted].set()
             return
         peer = hs.peer
         ch = Channel(self, reader, writer, peer.task, peer.instance, outbound=False)
@@ -354,6 +359,10 @@ class MeshNode:
                         told.add(ch.instance)
                         ch.send(Kind.DONE)
             await self._linger(final + LINGER_GRACE_S)
+            if any(f.severity is Severity.ERROR for f in findings):
+                # stay reachable a little: a peer whose probe of us is still under way sees our answer, not a
+                # closed port (a token mismatch is judged from probes, never from who knocked at our door)
+                await asyncio.sleep(max(min(ERROR_LINGER_S, final - loop.time()), 0))
         finally:
             await self._release(server)
         return MeshResult(self.me, reports, findings, not missing, missing, started_at, verdict_at, self.clock(),

@@ -170,6 +170,7 @@ class ServerHandshake:
     peer: Peer | None
     refusal: str | None
     keys: tuple[bytes, bytes] | None = None   # (ours to send with, theirs to check with)
+    admitted: str | None = None   # refused after ``admit`` let its claim in: that (known) task's name
 
 
 def session_keys(token: bytes, nonce_c: bytes, nonce_s: bytes, client: str, server: str) -> tuple[bytes, bytes]:
@@ -282,11 +283,11 @@ async def server_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamW
                                              "mac": mac(token, b"S", nonce_c, nonce_s, me.task.encode())}))
         kind, body = await asyncio.wait_for(read_frame(reader, MAX_HELLO), timeout)
         if kind == Kind.DENY:
-            return ServerHandshake(None, Deny.OUR_MAC)
+            return ServerHandshake(None, Deny.OUR_MAC, admitted=task if admit is not None else None)
         if kind != Kind.AUTH or not verify(mac(token, b"C", nonce_s, nonce_c, claimed.task.encode()),
                                            decode_json(body).get("mac")):
             writer.write(encode(Kind.DENY, {"reason": Deny.BAD_MAC}))
-            return ServerHandshake(None, Deny.BAD_MAC)
+            return ServerHandshake(None, Deny.BAD_MAC, admitted=task if admit is not None else None)
     except (asyncio.TimeoutError, EOFError, ProtocolError, ConnectionError, OSError, ValueError, AttributeError):
         return ServerHandshake(None, Deny.SILENT)
     if confirm:
