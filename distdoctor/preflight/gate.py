@@ -3,10 +3,12 @@
 The mesh responder and the side link's hub put a :class:`Gate` in front of their handshake:
 
 * **before a byte is read**, :meth:`Gate.enter` caps the connections that have not authenticated yet, in all
-  (:data:`MAX_PENDING`) and per source address (:data:`MAX_PENDING_PER_SOURCE`), and throttles a source whose
-  attempts keep failing (a token bucket of :data:`REFUSAL_BURST` refusals, refilled at
-  :data:`REFUSAL_RATE` per second). A connection over a cap is told ``busy`` and closed: a task of this job
-  retries, a stranger gets nothing;
+  (:data:`MAX_PENDING`) and per source address (:data:`MAX_PENDING_PER_SOURCE`), and throttles a source that
+  is no task's address once its attempts keep failing (a token bucket of :data:`REFUSAL_BURST` refusals,
+  refilled at :data:`REFUSAL_RATE` per second). A task's own host is never throttled: a stranger there
+  cannot be told from the task before it authenticates, and throttling the address would shut the task
+  out with it. A connection over a cap is told ``busy`` and closed: a task of this job retries, a stranger
+  gets nothing;
 * **after the hello** (a few hundred bytes), :meth:`Gate.admit` refuses a claim of a task this cluster does
   not have, or of a task that does not connect from its own address (the host its cluster entry names, or
   loopback for a task listed on loopback);
@@ -34,8 +36,8 @@ __all__ = ["Gate", "RefusalCount", "MAX_PENDING", "MAX_PENDING_PER_SOURCE", "hos
 
 MAX_PENDING = 64                 # unauthenticated connections at once (each reads at most a few KiB)
 MAX_PENDING_PER_SOURCE = 16      # ... from one address: a job's tasks on one host stay well below it
-REFUSAL_BURST = 50               # refused attempts a source may make at once ...
-REFUSAL_RATE = 20.0              # ... and per second after that, before its connections are told "busy"
+REFUSAL_BURST = 200              # refused attempts a stranger's address may make at once ...
+REFUSAL_RATE = 50.0              # ... and per second after that, before its connections are told "busy"
 MAX_SOURCES = 64                 # addresses counted one by one; the rest together as "other"
 NEGATIVE_TTL_S = 1.0             # a host that did not resolve is tried again after this long
 _LOOPBACK = frozenset({"127.0.0.1", "::1"})
@@ -87,12 +89,13 @@ class Gate:
         self._buckets: dict[str, tuple[float, float]] = {}      # source -> (tokens, at)
         self._resolved: dict[str, frozenset[str]] = {}
         self._failed: dict[str, float] = {}
+        self._tasks_ips: set[str] = set()     # every address a task's host resolved to so far
 
     # -- before a byte is read --------------------------------------------------------------------
     def enter(self, ip: str) -> bool:
         """A new connection from ``ip``: True to go on (call :meth:`leave` when its handshake ends)."""
         if (sum(self.pending.values()) >= self.max_pending or self.pending[ip] >= self.max_per_source
-                or self._tokens(ip) < 1.0):
+                or (ip not in self._tasks_ips and self._tokens(ip) < 1.0)):
             self._count(ip, Deny.BUSY)
             return False
         self.pending[ip] += 1
@@ -102,6 +105,10 @@ class Gate:
         self.pending[ip] -= 1
         if self.pending[ip] <= 0:
             del self.pending[ip]
+
+    async def prepare(self) -> None:
+        """Resolve every task's host (best effort), so that their addresses are known before they knock."""
+        await asyncio.gather(*(self._addresses(h) for h in set(self.hosts.values())), return_exceptions=True)
 
     # -- after the hello --------------------------------------------------------------------------
     async def admit(self, task: str, ip: str) -> str | None:
@@ -126,6 +133,7 @@ class Gate:
         if any(_is_loopback(i) for i in ips):
             ips |= _LOOPBACK
         self._resolved[host] = ips
+        self._tasks_ips |= ips
         return ips
 
     # -- what is kept ------------------------------------------------------------------------------

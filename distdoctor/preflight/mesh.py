@@ -339,6 +339,7 @@ class MeshNode:
         started_at, t0 = self.clock(), loop.time()
         probe_deadline = t0 + self.opt.timeout - self.opt.exchange_margin
         final = t0 + self.opt.timeout
+        self._tasks.append(asyncio.ensure_future(self.gate.prepare()))   # the tasks' addresses, in the background
         server, bind_error = await self._listen()
         self._bound = server is not None
         try:

@@ -211,6 +211,7 @@ class LinkHub:
         name = self._server.sockets[0].getsockname()
         self.port, self.bound_to = name[1], name[0]
         self._lt.spawn(self._heartbeat())
+        self._lt.spawn(self.gate.prepare())   # the tasks' addresses, in the background
         return self.port
 
     def offset(self, task: str) -> float:
