@@ -25,6 +25,7 @@ from distdoctor.supervise.mirror import CollectorRole
 from distdoctor.supervise.nodetask import NodeCluster, OwnTask
 from distdoctor.supervise.sidelink import LinkClient, LinkHub
 from mesh_helpers import ROOT, TOKEN, clean_env, free_ports, tf_config
+from netns_lab import PORT, lab  # noqa: F401 (lab is a fixture)
 
 PY = sys.executable
 STRANGER_NAME = "intruder-name-xyzzy"   # a task name only the stranger uses: it must appear nowhere
@@ -280,3 +281,59 @@ def test_a_claim_from_another_address_is_refused_and_told(hub):
     assert _until(lambda: any(c.source == "127.0.0.2" and c.reason == "wrong-source-address"
                               for c in hub.refusal_counts()))
     assert "worker:1" not in hub.peers()
+
+
+# --- a stranger on another host (network namespaces) ------------------------------------------------
+_STRANGER_SCRIPT = r'''
+import json, os, socket, struct, sys, time
+deadline = time.time() + float(sys.argv[1])   # then PORT@HOST ...
+def frame(kind, obj):
+    b = json.dumps(obj).encode()
+    return struct.pack(">IB", len(b), kind) + b
+n = 0
+while time.time() < deadline:
+    for port, host in [p.split("@") for p in sys.argv[2:]]:
+        try:
+            with socket.create_connection((host, int(port)), timeout=1) as s:
+                s.sendall(b"DDMESH1\n" + frame(1, {"task": "worker:1", "instance": "ab", "nonce": os.urandom(16).hex()}))
+                s.recv(4096)
+                s.sendall(frame(3, {"mac": "00" * 32}))
+                s.recv(4096)
+                n += 1
+        except OSError:
+            pass
+    time.sleep(0.005)
+print(n)
+'''
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("lab", [3], indirect=True)
+def test_a_stranger_on_another_host_claiming_a_task_is_refused_by_address(lab, tmp_path):
+    """worker:0 and worker:1 on two hosts, a stranger on a third claims worker:1 at both: both run and exit 0,
+    and what they kept of it is a count under the stranger's address."""
+    cluster = lab.cluster()
+    cluster["worker"] = cluster["worker"][:2]
+    stranger = subprocess.Popen(["ip", "netns", "exec", lab.hosts[2], PY, "-c", _STRANGER_SCRIPT, "12",
+                                 *(f"{PORT}@{a}" for a in lab.addresses[:2])],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    procs = []
+    for i in range(2):
+        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN=TOKEN)
+        procs.append(subprocess.Popen(["ip", "netns", "exec", lab.hosts[i], PY, "-m", "distdoctor", "run", "--node",
+                                       "--no-report", "--json", "--out", str(tmp_path / f"w{i}"), "--mesh-timeout", "10",
+                                       "--", PY, "-c", "import time; time.sleep(1)"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env))
+    try:
+        results = [p.communicate(timeout=90) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        stranger.kill()
+        stranger.communicate()
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in results]
+    refused = [r for i in range(2) for r in json.loads((tmp_path / f"w{i}" / "check.json").read_text())["mesh"]["refusals"]]
+    assert refused and {r["peer"] for r in refused} == {lab.addresses[2]}, refused
+    assert {r["reason"] for r in refused} <= {"wrong-source-address", "busy"} and all(r["claimed"] is None for r in refused)
