@@ -34,8 +34,8 @@ from .wire import Deny
 
 __all__ = ["Gate", "RefusalCount", "MAX_PENDING", "MAX_PENDING_PER_SOURCE", "host_of_peer", "task_hosts"]
 
-MAX_PENDING = 64                 # unauthenticated connections at once (each reads at most a few KiB)
-MAX_PENDING_PER_SOURCE = 16      # ... from one address: a job's tasks on one host stay well below it
+MAX_PENDING = 64                 # unauthenticated connections at once (each reads at most a few KiB) ...
+MAX_PENDING_PER_SOURCE = 16      # ... from one address; both at least twice the tasks (on that host)
 REFUSAL_BURST = 200              # refused attempts a stranger's address may make at once ...
 REFUSAL_RATE = 50.0              # ... and per second after that, before its connections are told "busy"
 MAX_SOURCES = 64                 # addresses counted one by one; the rest together as "other"
@@ -83,7 +83,11 @@ class Gate:
                  max_pending: int = MAX_PENDING, max_pending_per_source: int = MAX_PENDING_PER_SOURCE) -> None:
         self.hosts = dict(hosts)            # task -> the host its cluster entry names
         self.clock = clock
-        self.max_pending, self.max_per_source = max_pending, max_pending_per_source
+        # a big cluster's tasks all knock at once at its start (every probe, every node's link): room for two
+        # connections per task, and per host for two per task on that host (all of them on loopback)
+        per_host = Counter(self.hosts.values())
+        self.max_pending = max(max_pending, 2 * len(self.hosts))
+        self.max_per_source = max(max_pending_per_source, 2 * max(per_host.values(), default=0))
         self.pending: Counter[str] = Counter()
         self._counts: Counter[tuple[str, str]] = Counter()
         self._buckets: dict[str, tuple[float, float]] = {}      # source -> (tokens, at)
