@@ -5,7 +5,8 @@ The steps of one node supervisor, in order (see :mod:`.node` for the roles):
 1. detect the scheduler (:mod:`distdoctor.cluster.schedulers`), read the cluster and this task
    from ``TF_CONFIG`` (or the scheduler's variables: Slurm, Open MPI) and the shared token from
    ``DISTDOCTOR_TOKEN``;
-2. the collector binds its side-link port (``--side-port``, default any);
+2. the collector binds its side-link port (``--side-port``, default any) on its own address from the
+   cluster (loopback stays loopback); a token with less than 128 bits is refused before anything binds;
 3. the preflight: static rules, this host, and the mesh check on the task's own
    port, in which the collector advertises its side-link port; errors stop here
    (exit 1) with a ``diagnosis.json`` naming them, unless ``--preflight warn``;

@@ -103,7 +103,9 @@ def _listening_socket(host: str | None, port: int) -> socket.socket:
     if host:
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-            family, _, _, _, addr = infos[0]
+        except (OSError, UnicodeError):
+            infos = []
+        for family, _, _, _, addr in infos:   # the first of the host's addresses that is this machine's
             sock = socket.socket(family, socket.SOCK_STREAM)
             try:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -111,14 +113,10 @@ def _listening_socket(host: str | None, port: int) -> socket.socket:
                 sock.listen(128)
                 sock.setblocking(False)
                 return sock
-            except OSError:
+            except OSError as exc:
                 sock.close()
-                raise
-        except OSError as exc:
-            if isinstance(exc, socket.gaierror) or exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
-                host = None
-            else:
-                raise
+                if exc.errno not in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                    raise
     if socket.has_ipv6:
         try:
             sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
