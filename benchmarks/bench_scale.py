@@ -45,7 +45,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve()
-TOKEN = "bench-scale-token"
+TOKEN = "bench-scale-token-5d0c8e2f7a914b36"
 STEP_S = 0.1             # simulated step time
 STALL_FILE = "/sim/trainer.py"
 EXPECT = {"kill": ("peer_crashed", "DD101"), "stall": ("hang_stalled_worker", None), "lost": ("peer_unresponsive", "DD112")}
@@ -104,14 +104,15 @@ class SimNode:
     def __init__(self, task: str, pid: int, control: str, stats: dict) -> None:
         self.task, self.pid, self.control, self.stats = task, pid, control, stats
         self.writer = None
+        self.sealer = None
         self.ended = False
         self.silent = False
         self.final = asyncio.Event()
 
     def send(self, msg: dict) -> None:
-        from distdoctor.preflight.wire import Kind, encode
+        from distdoctor.preflight.wire import Kind
         if self.writer is not None and not self.writer.is_closing() and not self.silent:
-            self.writer.write(encode(Kind.LINK, msg))
+            self.writer.write(self.sealer.seal(Kind.LINK, msg))
             self.stats["sent"] += 1
 
     def exit(self, rc: int, killed: bool, at: float | None = None) -> None:
@@ -120,13 +121,19 @@ class SimNode:
             self.send({"t": "exit", "ended_at": at or time.time(), "rc": rc, "killed": killed, "oom": None})
 
     async def run(self, host: str, port: int) -> None:
-        from distdoctor.preflight.wire import LINK_MAGIC, Peer, client_handshake, decode_json, read_frame
-        reader, writer = await asyncio.open_connection(host, port)
-        hs = await client_handshake(reader, writer, TOKEN.encode(), Peer(self.task, os.urandom(6).hex()), 10.0,
-                                    magic=LINK_MAGIC)
+        from distdoctor.preflight.wire import LINK_MAGIC, Opener, Peer, ProtocolError, Sealer, client_handshake, decode_json
+        for attempt in range(50):   # a hub at its cap of unauthenticated connections says "busy": again
+            reader, writer = await asyncio.open_connection(host, port)
+            hs = await client_handshake(reader, writer, TOKEN.encode(), Peer(self.task, os.urandom(6).hex()), 10.0,
+                                        magic=LINK_MAGIC)
+            if hs.failure is None or not hs.retry:
+                break
+            writer.close()
+            await asyncio.sleep(0.05 * (1 + attempt))
         if hs.failure is not None:
             raise RuntimeError(f"{self.task}: handshake failed: {hs.detail}")
-        self.writer = writer
+        self.writer, self.sealer = writer, Sealer(hs.keys[0])
+        opener = Opener(hs.keys[1])
         self.stats["linked"] += 1
         t0 = time.time()
         self.send({"t": "start", "pid": self.pid, "started_at": t0, "argv": ["python", "train.py"], "host": "sim"})
@@ -134,7 +141,7 @@ class SimNode:
         async def listen() -> None:
             try:
                 while True:
-                    _kind, body = await read_frame(reader)
+                    _kind, body = await opener.read(reader)
                     msg = decode_json(body)
                     t = msg.get("t")
                     if t == "stop":
@@ -146,7 +153,7 @@ class SimNode:
                     elif t == "final":
                         self.final.set()
                         return
-            except (EOFError, ConnectionError, OSError):
+            except (EOFError, ConnectionError, OSError, ValueError, ProtocolError):
                 self.final.set()
 
         listener = asyncio.ensure_future(listen())
@@ -236,7 +243,7 @@ def role_collector(args) -> None:
 
     tasks = tuple(f"worker:{i}" for i in range(args.n))
     me = "worker:0"
-    hub = LinkHub(TOKEN, me, port=args.port)
+    hub = LinkHub(TOKEN, me, port=args.port, host="127.0.0.1", hosts={t: "127.0.0.1" for t in tasks})
     hub.start()
     tf_config = json.dumps({"cluster": {"worker": [f"127.0.0.1:{20000 + i}" for i in range(args.n)]},
                             "task": {"type": "worker", "index": 0}})

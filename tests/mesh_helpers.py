@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 from distdoctor.cluster.local import pick_free_ports  # noqa: E402
 
-TOKEN = "test-token-3f9c"
+TOKEN = "3f9c0e7a51d24b8c9e6f1a2b3c4d5e6f"   # 16 random bytes in hex: a strong enough token
+OTHER_TOKEN = "b1e2d3c4f5a697887766554433221100"
 
 
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:

@@ -15,7 +15,7 @@ from distdoctor.preflight.meshjudge import judge_mesh, majority, option_map
 from distdoctor.preflight.meshmodel import Outcome, PeerReport, Probe, Refusal, TaskInfo
 from distdoctor.preflight.wire import mac, verify
 
-from mesh_helpers import PY, finish, free_ports, kill_all, start_task
+from mesh_helpers import OTHER_TOKEN, PY, finish, free_ports, kill_all, start_task
 
 # --- the judge, on recorded reports ---------------------------------------------------------------
 CLUSTER = (("worker", ("h0:2222", "h1:2222", "h2:2222")),)
@@ -94,13 +94,31 @@ def test_task_that_fails_everyone_is_the_odd_one():
 
 
 def test_wrong_token_seen_from_both_sides():
+    """The probes judge the token (DD505); what knocked at a responder is a count and a warning (DD507)."""
     majority_view = [report(t, {"worker:2": Outcome.WRONG_TOKEN},
-                            refusals=[Refusal("127.0.0.1:5", "worker:2", "no token")]) for t in NAMES[:2]]
-    f = by_code(judge_mesh(majority_view, me="worker:0"))["DD505"]
-    assert [x.culprit for x in f] == ["worker:2"] and len(f[0].evidence) == 4
+                            refusals=[Refusal("127.0.0.1", None, "no-token", 3)]) for t in NAMES[:2]]
+    found = by_code(judge_mesh(majority_view, me="worker:0"))
+    f = found["DD505"]
+    assert [x.culprit for x in f] == ["worker:2"] and len(f[0].evidence) == 2
+    assert [x.severity for x in found["DD507"]] == [Severity.WARNING] * 2
+    assert "refused 3 connection(s) from 127.0.0.1" in found["DD507"][0].evidence[0].text
     alone = [report("worker:2", {"worker:0": Outcome.WRONG_TOKEN, "worker:1": Outcome.WRONG_TOKEN})]
     f = by_code(judge_mesh(alone, me="worker:2"))["DD505"]
     assert [x.culprit for x in f] == ["worker:2"]
+
+
+@pytest.mark.parametrize("reason", ["no-token", "refused-our-token", "unknown-task", "wrong-source-address", "busy"])
+def test_refusals_alone_never_make_an_error(reason):
+    """A stranger that knocks (whatever it claims, however often) decides nothing: only probes of the addresses
+    the cluster lists can blame a task. An old report's claimed name is not even read back."""
+    wire = report("worker:0", refusals=[Refusal("10.9.9.9", None, reason, 5000)]).to_json()
+    wire["refusals"][0]["claimed"] = "worker:1"
+    reps = [PeerReport.from_json(json.loads(json.dumps(wire))), report("worker:1"), report("worker:2")]
+    findings = judge_mesh(reps, me="worker:0")
+    assert not [f for f in findings if f.severity is Severity.ERROR], findings
+    (w,) = [f for f in findings if f.code == "DD507"]
+    assert w.culprit is None and "5000" in w.summary and "10.9.9.9" in w.summary
+    assert "worker:1" not in json.dumps([f.to_json() for f in findings])
 
 
 def test_wrong_token_whatever_reports_arrived():
@@ -244,13 +262,15 @@ def test_differing_variable_package_and_argv(tmp_path: Path):
 
 def test_wrong_token_is_refused_and_reported():
     cluster = loop_cluster(3)
-    runs = run_tasks(cluster, ["worker:0", "worker:1", "worker:2"], **{"worker:2": {"token": "not-the-job-token"}})
+    runs = run_tasks(cluster, ["worker:0", "worker:1", "worker:2"], **{"worker:2": {"token": OTHER_TOKEN}})
     for r in runs:
         assert r.rc == 1
         assert r.codes().get("DD505") == {"worker:2"}, r.doc["findings"]
     good = runs[0]
-    assert good.doc["mesh"]["refusals"], "the responder must record the refused peer"
-    assert any("refused" in e for e in good.finding("DD505")["evidence"])
+    # the responder counts what it refused, by source address: no name a peer claimed
+    assert good.doc["mesh"]["refusals"] and all(rf["claimed"] is None and rf["count"] >= 1
+                                                for rf in good.doc["mesh"]["refusals"])
+    assert good.finding("DD507")["severity"] == "warning"
 
 
 def test_duplicate_index_names_both_and_the_port_holder():
@@ -285,13 +305,13 @@ def test_run_mesh_library_call_in_process():
     from distdoctor.preflight.mesh import run_mesh
     from distdoctor.cluster.spec import ClusterSpec, TaskRef
     spec = ClusterSpec((("worker", ("127.0.0.1:%d" % free_ports(1)[0],)),), TaskRef("worker", 0), "test")
-    result = run_mesh(spec, TaskRef("worker", 0), "tok", timeout=2)
+    result = run_mesh(spec, TaskRef("worker", 0), "tok", timeout=2)   # the library takes any token; the CLIs check it
     assert result.complete and result.ok and result.reports[0].task == "worker:0"
     assert os.getpid() == result.reports[0].info.pid
 
 
 def test_report_wire_round_trip_and_lazy_views():
-    r = report("worker:0", {"worker:2": Outcome.REFUSED}, refusals=[Refusal("1.2.3.4:5", "x", "no token")])
+    r = report("worker:0", {"worker:2": Outcome.REFUSED}, refusals=[Refusal("1.2.3.4", None, "no-token", 7)])
     back = PeerReport.from_json(json.loads(json.dumps(r.to_json())))
     assert back == r and back.probes == r.probes
     assert [p.dst for p in back.failures] == ["worker:2"] and [link.dst for link in back.links] == ["worker:1"]

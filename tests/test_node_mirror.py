@@ -38,7 +38,7 @@ def collector(tmp_path, hub) -> Supervisor:
 def test_a_remote_task_is_mirrored_on_the_collectors_clock(tmp_path):
     hub = FakeHub()
     sup = collector(tmp_path, hub)
-    t0 = time.time() + SKEW                         # "now" on worker:1's clock
+    t0 = time.time() + SKEW - 5                     # 5 s ago on worker:1's clock (its news is never ahead of ours)
     sup.role.on_peer("worker:1", {"t": "start", "pid": 77, "started_at": t0, "argv": ["python", "train.py"], "host": "h1"})
     sup.role.on_peer("worker:1", {"t": "line", "ts": t0 + 1, "text": "Epoch 1/2"})
     sup.role.on_peer("worker:1", {"t": "start", "pid": 78, "started_at": t0 + 2, "argv": [], "host": "h1"})  # a restart

@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from mesh_helpers import ROOT, clean_env, free_ports, tf_config
+from mesh_helpers import ROOT, TOKEN, clean_env, free_ports, tf_config
 
 PY = sys.executable
 FLAKY = str(ROOT / "tests" / "workers" / "flaky.py")
@@ -22,7 +22,7 @@ def test_every_pod_writes_the_cluster_verdict_to_its_termination_message(tmp_pat
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
     procs = []
     for i in range(2):
-        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN="tok",
+        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN=TOKEN,
                         KUBERNETES_SERVICE_HOST="10.0.0.1", HOSTNAME=f"mnist-worker-{i}",
                         DISTDOCTOR_TERMINATION_LOG=str(tmp_path / f"termination-log-{i}"))
         argv = [PY, "-m", "distdoctor", "run", "--node", "--no-report", "--mesh-timeout", "10", "--failure-grace",

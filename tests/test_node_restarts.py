@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 
-from mesh_helpers import ROOT, clean_env, free_ports, tf_config
+from mesh_helpers import ROOT, TOKEN, clean_env, free_ports, tf_config
 
 PY = sys.executable
 FLAKY = str(ROOT / "tests" / "workers" / "flaky.py")
@@ -21,7 +21,7 @@ def _pair(tmp_path, flaky_args: list[str], dd_args: list[str]) -> list[tuple[int
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
     procs = []
     for i in range(2):
-        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN="tok")
+        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN=TOKEN)
         argv = [PY, "-m", "distdoctor", "run", "--node", "--no-report", "--mesh-timeout", "10", "--failure-grace", "1",
                 "--grace", "2", *dd_args, "--out", str(tmp_path / f"w{i}"), "--",
                 PY, FLAKY, "--ckpt", str(tmp_path / "ckpt"), *flaky_args]
@@ -96,7 +96,7 @@ def test_a_lost_node_stops_the_job_for_the_scheduler(tmp_path):
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
     procs = []
     for i in range(2):
-        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN="tok")
+        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN=TOKEN)
         argv = [PY, "-m", "distdoctor", "run", "--node", "--no-report", "--mesh-timeout", "10", "--failure-grace",
                 "1", "--grace", "2", "--peer-timeout", "3", "--restarts", "2", "--restart-delay", "0.2",
                 "--exit-code-policy", "--out", str(tmp_path / f"w{i}"), "--",

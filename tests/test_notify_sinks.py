@@ -298,7 +298,7 @@ def test_under_run_node_only_the_collector_alerts(tmp_path):
     procs = []
     try:
         for i in (0, 1):
-            env = dict(__import__("os").environ, DISTDOCTOR_TOKEN="t0k3n",
+            env = dict(__import__("os").environ, DISTDOCTOR_TOKEN="5e1f0c2a9b8d7e6f5a4b3c2d1e0f9a8b",
                        TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}}))
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "distdoctor", "run", "--node", "--no-live", "--out", str(tmp_path / f"n{i}"),

@@ -66,7 +66,7 @@ def mpirun(name: str, command: list[str], dd_args: list[str] = (), *, lock: bool
     env = clean_env(
         PATH=f"{Path(PY).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
         PYTHONPATH=str(ROOT),   # this tree's distdoctor, in every rank
-        CKPT=str(ckpt), NP="2", DISTDOCTOR_TOKEN=f"mpi-test-{name}",
+        CKPT=str(ckpt), NP="2", DISTDOCTOR_TOKEN=f"mpi-test-{name}-" + "7c3e9a1b5d2f8e4a6c0b9d1f3e5a7c2b",
         DISTDOCTOR_ARGS=" ".join(["--no-report", "--failure-grace", "3", "--grace", "3", "--mesh-timeout", "30",
                                   "--port-base", str(free_port_pair()), *dd_args]),
         MPIRUN_ARGS="--oversubscribe --tag-output" + (" --allow-run-as-root" if os.geteuid() == 0 else ""),

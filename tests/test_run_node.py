@@ -22,7 +22,7 @@ from mesh_helpers import clean_env, tf_config
 from netns_lab import PORT, Lab, lab, sh  # noqa: F401 (lab is a fixture)
 
 pytestmark = [pytest.mark.netns, requires_tf]
-TOKEN = "node-test-token-7d1e"
+TOKEN = "node-test-token-7d1e-4b2a9c8e0f6d1a3b5c7e9f0a"
 
 
 class Node:

@@ -12,7 +12,7 @@ import pytest
 from distdoctor.supervise.node import collector_of
 from distdoctor.supervise.nodecommand import node_exit_status
 from distdoctor.supervise.sidelink import LinkClient, LinkHub
-from mesh_helpers import ROOT, clean_env, free_ports, tf_config
+from mesh_helpers import OTHER_TOKEN, ROOT, TOKEN, clean_env, free_ports, tf_config
 
 PY = sys.executable
 
@@ -68,7 +68,9 @@ def test_a_peer_without_the_token_is_refused_and_never_heard(hub):
         assert _until(lambda: bad.refused is not None)
         assert "token" in bad.refused
         assert _until(lambda: hub.refusals)
-        assert "worker:1" in hub.refusals[0] and "refused" in hub.refusals[0]
+        # a count per source address: nothing the refused peer claimed is kept
+        assert "127.0.0.1" in hub.refusals[0] and "refused 1 connection" in hub.refusals[0]
+        assert "worker:1" not in " ".join(hub.refusals)
         assert hub.got == [] and "worker:1" not in hub.peers()
     finally:
         bad.close()
@@ -112,7 +114,7 @@ def test_collector_and_exit_status():
 
 
 # --- the command's edges: one-line errors, the preflight stops a broken cluster ------------------
-def _node(cluster: dict, task: str, *args: str, token: str | None = "tok", cmd: list[str] | None = None,
+def _node(cluster: dict, task: str, *args: str, token: str | None = TOKEN, cmd: list[str] | None = None,
           out: str | None = None) -> subprocess.Popen:
     env = clean_env(TF_CONFIG=tf_config(cluster, task))
     if token is not None:
@@ -126,8 +128,10 @@ def _node(cluster: dict, task: str, *args: str, token: str | None = "tok", cmd: 
 
 @pytest.mark.parametrize("extra,token,needle", [
     ((), None, "DISTDOCTOR_TOKEN"),
-    (("--workers", "2"), "tok", "drop --workers"),
-    (("--mesh-timeout", "0"), "tok", "--mesh-timeout must be positive"),
+    (("--workers", "2"), TOKEN, "drop --workers"),
+    (("--mesh-timeout", "0"), TOKEN, "--mesh-timeout must be positive"),
+    ((), "a", "too weak"),
+    ((), "my-job-2024-secret", "too weak"),
 ])
 def test_usage_errors_are_one_line(tmp_path, extra, token, needle):
     ports = free_ports(2)
@@ -140,7 +144,7 @@ def test_usage_errors_are_one_line(tmp_path, extra, token, needle):
 
 def test_unknown_task_type_is_a_one_line_error(tmp_path):
     env = clean_env(TF_CONFIG=json.dumps({"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "wrker", "index": 0}}),
-                    DISTDOCTOR_TOKEN="tok")
+                    DISTDOCTOR_TOKEN=TOKEN)
     p = subprocess.run([PY, "-m", "distdoctor", "run", "--node", "--out", str(tmp_path / "b"), "--", PY, "-c", "1"],
                        capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     assert p.returncode == 2 and "wrker" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
@@ -168,8 +172,8 @@ def test_preflight_errors_keep_the_task_from_starting(tmp_path):
 def test_token_mismatch_is_a_usage_error(tmp_path):
     ports = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    procs = [_node(cluster, "worker:0", "--mesh-timeout", "4", token="tok-a", out=str(tmp_path / "w0")),
-             _node(cluster, "worker:1", "--mesh-timeout", "4", token="tok-b", out=str(tmp_path / "w1"))]
+    procs = [_node(cluster, "worker:0", "--mesh-timeout", "4", token=TOKEN, out=str(tmp_path / "w0")),
+             _node(cluster, "worker:1", "--mesh-timeout", "4", token=OTHER_TOKEN, out=str(tmp_path / "w1"))]
     results = [p.communicate(timeout=90) for p in procs]
     for p, (out, err) in zip(procs, results):
         assert p.returncode == 2, (out, err)

@@ -87,7 +87,7 @@ def sbatch(env: dict[str, str], name: str, trainer_args: list[str], dd_args: lis
         PATH=f"{Path(PY).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
         PYTHONPATH=str(ROOT),  # this tree's distdoctor, in the job's tasks too
         CKPT=str(ckpt),
-        DISTDOCTOR_TOKEN=f"slurm-test-{name}",
+        DISTDOCTOR_TOKEN=f"slurm-test-{name}-" + "7c3e9a1b5d2f8e4a6c0b9d1f3e5a7c2b",
         DISTDOCTOR_ARGS=" ".join(["--failure-grace", "5", "--grace", "5", "--mesh-timeout", "60",
                                   "--port-base", str(free_port_pair()), *dd_args]),
     )

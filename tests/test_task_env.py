@@ -20,7 +20,7 @@ from conftest import PY, ROOT
 from distdoctor.model import Category, Severity
 from distdoctor.preflight.fingerprint import collect_for, from_probe, interpreter_of
 from distdoctor.preflight.meshjudge import judge_mesh
-from mesh_helpers import clean_env, finish, free_ports, kill_all, start_task, tf_config
+from mesh_helpers import TOKEN, clean_env, finish, free_ports, kill_all, start_task, tf_config
 from test_mesh import fp, report
 
 TF220 = ROOT / ".venv-tf220" / "bin" / "python"
@@ -157,7 +157,7 @@ def test_run_node_refuses_to_start_a_task_on_another_tensorflow(tmp_path):
     code = f"open({str(marker)!r}, 'a').write('x')"
     procs = []
     for i, py in enumerate((PY, str(TF220))):
-        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN="tok-env")
+        env = clean_env(TF_CONFIG=tf_config(cluster, f"worker:{i}"), DISTDOCTOR_TOKEN=TOKEN)
         procs.append(subprocess.Popen(
             [PY, "-m", "distdoctor", "run", "--node", "--no-report", "--mesh-timeout", "10",
              "--out", str(tmp_path / f"w{i}"), "--", py, "-c", code],

@@ -141,6 +141,11 @@ def run_check(doc: ConfigDocument, opt: CheckOptions, environ: Mapping[str, str]
     if opt.mesh and not opt.token:
         raise UsageError("check --mesh needs the job's shared token: set DISTDOCTOR_TOKEN (the same on every task) "
                          "or pass --token")
+    if opt.mesh:
+        from ..safety import token_problem
+        problem = token_problem(opt.token)
+        if problem:
+            raise UsageError(problem)
     if opt.mesh and own is None:
         raise UsageError(f"{spec.task} has no address in the cluster, so it cannot take part in the mesh check")
     from . import fingerprint as fpmod

@@ -3,9 +3,13 @@
 One :class:`MeshNode` runs per task (``check --mesh``, and ``run --node``
 before it starts TensorFlow, through :func:`run_mesh`). Its life:
 
-1. **Bind** the task's own port (all interfaces, as TensorFlow's server does)
-   with a small responder that accepts only peers that pass the HMAC
-   handshake of :mod:`.wire`.
+1. **Bind** the task's own port, on the address its cluster entry names
+   (loopback stays loopback; all interfaces only where that address is not
+   this host's, a service address behind NAT), with a small responder that
+   accepts only peers that pass the HMAC handshake of :mod:`.wire`, behind a
+   :class:`~.gate.Gate`: capped unauthenticated connections, a hello of a few
+   hundred bytes, claims checked against the claimed task's address, refusals
+   kept as counts.
 2. **Probe** every other task's address until it answers or the probe
    deadline passes: refused connections are retried with back-off (the peer
    may not have started yet) and retried at once when that peer connects to
@@ -41,14 +45,15 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..errors import UsageError
-from ..model import Finding
+from ..model import Finding, Severity
 from ..safety.redact import redact_argv
 from .fingerprint import Fingerprint
 from .meshchannel import Channel
 from .meshjudge import judge_mesh
 from .meshmodel import MeshResult, Outcome, PeerReport, Probe, Refusal, TaskInfo
 from ..cluster.spec import AddressError, ClusterSpec, TaskRef, parse_address
-from .wire import Kind, Peer, ProtocolError, client_handshake, decode_json, server_handshake
+from .gate import Gate, host_of_peer, task_hosts
+from .wire import Deny, Kind, Peer, ProtocolError, client_handshake, decode_json, deny, server_handshake
 
 __all__ = ["MeshOptions", "MeshNode", "run_mesh", "EXCHANGE_SHARE"]
 
@@ -62,12 +67,13 @@ BACKOFF_START_S, BACKOFF_MAX_S, UNBOUND_BACKOFF_MAX_S = 0.05, 2.0, 0.05
 SETTLE_S = 0.1
 WANT_INTERVAL_S = 0.3
 LINGER_GRACE_S = 0.5
+ERROR_LINGER_S = 1.0
 _UNREACHABLE = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN}
 
 
 @dataclass(frozen=True)
 class MeshOptions:
-    """Knobs of one mesh check. ``bind_host`` None binds all interfaces, like TensorFlow."""
+    """Knobs of one mesh check. ``bind_host`` None binds the address the task's cluster entry names."""
 
     timeout: float = 60.0
     pings: int = 1              # after the handshake's two timed round trips: 3 RTT samples per pair
@@ -91,7 +97,6 @@ class _State:
     reports: dict[str, PeerReport] = field(default_factory=dict)
     raw: dict[tuple[str, str], bytes] = field(default_factory=dict)   # (task, instance) -> REPORT body
     extra: list[PeerReport] = field(default_factory=list)              # duplicates of a task name
-    refusals: list[Refusal] = field(default_factory=list)
     channels: dict[str, list[Channel]] = field(default_factory=dict)
     reported_to: set[tuple[str, str]] = field(default_factory=set)  # (task, instance)
     instances: dict[str, set[str]] = field(default_factory=dict)       # task -> processes seen claiming it
@@ -121,6 +126,8 @@ class MeshNode:
         self._bw_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task] = []
         self._bound = False
+        self.gate = Gate(task_hosts(spec))
+        self.bound_to = ""         # the address the responder listens on
 
     # -- responder ------------------------------------------------------------------------------
     async def _listen(self) -> tuple[asyncio.AbstractServer | None, str]:
@@ -129,32 +136,53 @@ class MeshNode:
             addr = parse_address(own)
         except AddressError as exc:
             return None, f"own address unusable: {exc.reason}"
-        host = self.opt.bind_host or ("::" if ":" in addr.host else "0.0.0.0")
-        try:
-            server = await asyncio.start_server(self._serve, host, addr.port, reuse_address=True,
-                                                backlog=max(128, 2 * len(self.peers)))
-        except OSError as exc:
-            return None, f"{errno.errorcode.get(exc.errno or 0, 'error')}: {exc.strerror or exc}"
-        return server, ""
+        hosts = [self.opt.bind_host] if self.opt.bind_host else [addr.host, "::" if ":" in addr.host else "0.0.0.0"]
+        for i, host in enumerate(hosts):
+            try:
+                server = await asyncio.start_server(self._serve, host, addr.port, reuse_address=True,
+                                                    backlog=max(128, 2 * len(self.peers)))
+            except OSError as exc:
+                # the cluster names an address that is not this host's (a service's, behind NAT): every interface
+                if i + 1 < len(hosts) and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                    continue
+                if isinstance(exc, socket.gaierror) and i + 1 < len(hosts):
+                    continue
+                return None, f"{errno.errorcode.get(exc.errno or 0, 'error')}: {exc.strerror or exc}"
+            self.bound_to = host
+            return server, ""
+        return None, "no address to bind"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer, why = await server_handshake(reader, writer, self.token, Peer(self.me, self.instance),
-                                           HANDSHAKE_TIMEOUT_S)
-        if why is not None:
-            if why:
-                name = writer.get_extra_info("peername")
-                self._refuse(f"{name[0]}:{name[1]}" if name else "?", peer.task if peer else None, why)
+        ip = host_of_peer(writer.get_extra_info("peername"))
+        if not self.gate.enter(ip):
+            deny(writer, Deny.BUSY)
             writer.close()
+            self.state.version += 1
             return
+        try:
+            hs = await server_handshake(reader, writer, self.token, Peer(self.me, self.instance),
+                                        HANDSHAKE_TIMEOUT_S, admit=lambda task: self.gate.admit(task, ip))
+        finally:
+            self.gate.leave(ip)
+        if hs.refusal is not None:
+            self.gate.refuse(ip, hs.refusal)
+            self.state.version += 1
+            writer.close()
+            if hs.admitted in self._arrived:
+                # something at that task's own address failed the handshake: probe it now, while it is there
+                # (our own probe, of the address the cluster lists, is what may judge its token: DD505)
+                self._arrived[hs.admitted].set()
+            return
+        peer = hs.peer
         ch = Channel(self, reader, writer, peer.task, peer.instance, outbound=False)
         self._add_channel(ch)
         if peer.task in self._arrived:
             self._arrived[peer.task].set()
         await ch.run()
 
-    def _refuse(self, where: str, claimed: str | None, reason: str) -> None:
-        self.state.refusals.append(Refusal(where, claimed, reason))
-        self.state.version += 1
+    def _refusals(self) -> list[Refusal]:
+        """What the gate refused, as counts (nothing the other side sent)."""
+        return [Refusal(c.source, None, c.reason, c.count) for c in self.gate.counts()]
 
     def _add_channel(self, ch: Channel) -> None:
         self.state.channels.setdefault(ch.peer, []).append(ch)
@@ -215,6 +243,11 @@ class MeshNode:
                                         HANDSHAKE_TIMEOUT_S)
             if hs.failure is not None:
                 writer.close()
+                if hs.retry:   # the responder is busy (a flood at its door): try again, like a refusal
+                    outcome, detail = Outcome(hs.failure), hs.detail
+                    await asyncio.sleep(min(backoff * (0.5 + random.random()), max(deadline - loop.time(), 0)))
+                    backoff = min(backoff * 1.6, BACKOFF_MAX_S)
+                    continue
                 return Probe(self.me, peer, address, Outcome(hs.failure), hs.detail, attempts,
                              hs.peer.task if hs.peer else None, elapsed_s=loop.time() - t0)
             ch = Channel(self, reader, writer, hs.peer.task, hs.peer.instance, outbound=True)
@@ -306,12 +339,13 @@ class MeshNode:
         started_at, t0 = self.clock(), loop.time()
         probe_deadline = t0 + self.opt.timeout - self.opt.exchange_margin
         final = t0 + self.opt.timeout
+        self._tasks.append(asyncio.ensure_future(self.gate.prepare()))   # the tasks' addresses, in the background
         server, bind_error = await self._listen()
         self._bound = server is not None
         try:
             probes = await asyncio.gather(*(self._probe(p, a, probe_deadline) for p, a in self.peers.items()))
             probed_at = self.clock()
-            own = PeerReport.of(self._info(server is not None, bind_error), probes, self.state.refusals)
+            own = PeerReport.of(self._info(server is not None, bind_error), probes, self._refusals())
             body = json.dumps(own.to_json(), separators=(",", ":")).encode()
             self._keep((self.me, self.instance), body, own)
             self.state.reports[self.me] = own
@@ -326,6 +360,10 @@ class MeshNode:
                         told.add(ch.instance)
                         ch.send(Kind.DONE)
             await self._linger(final + LINGER_GRACE_S)
+            if any(f.severity is Severity.ERROR for f in findings):
+                # stay reachable a little: a peer whose probe of us is still under way sees our answer, not a
+                # closed port (a token mismatch is judged from probes, never from who knocked at our door)
+                await asyncio.sleep(max(min(ERROR_LINGER_S, final - loop.time()), 0))
         finally:
             await self._release(server)
         return MeshResult(self.me, reports, findings, not missing, missing, started_at, verdict_at, self.clock(),
@@ -371,7 +409,7 @@ class MeshNode:
     def _judge(self, own: PeerReport):
         missing = tuple(sorted(self._missing()))
         # refusals that came in after our report went out still count for our own verdict
-        self.state.reports[self.me] = PeerReport.of(own.info, own.probes, self.state.refusals)
+        self.state.reports[self.me] = PeerReport.of(own.info, own.probes, self._refusals())
         reports = tuple(self.state.reports.values()) + tuple(self.state.extra)
         findings = judge_mesh(reports, me=self.me, expected=tuple(self.peers) + (self.me,), missing=missing,
                               timeout=self.opt.timeout)

@@ -301,23 +301,40 @@ def _reachability(primary: Mapping[str, PeerReport], odd_cluster: set[str], time
     return out, folded
 
 
+_REFUSED = {"no-token": "could not prove they hold this job's token",
+            "refused-our-token": "could not verify this task's token (another token, another job)",
+            "unknown-task": "claimed a task this cluster does not have",
+            "wrong-source-address": "claimed a task from an address that is not that task's",
+            "malformed-hello": "sent a malformed hello",
+            "busy": "came while too many unauthenticated connections were open, or from an address that "
+                    "kept failing"}
+
+
 def _refusals(primary: Mapping[str, PeerReport], findings: list[Finding], known: set[str]) -> list[Finding]:
+    """Connections a task's responder refused: a warning (DD507), never an error.
+
+    Refusals are counts per source address (nothing a stranger sent is kept), so a connection that cannot
+    prove it holds the token decides nothing: a task of this job with another token shows in the probes
+    (DD505). Where there is such a finding about the refusing task, the counts join its evidence.
+    """
     out = []
-    for t, r in primary.items():
-        for rf in r.refusals:
-            line = f"{t} refused {rf.peer} claiming {rf.claimed or '?'}: {rf.reason}"
-            # attach to the token finding about the claimant, or about us when we are the odd one
-            target = next((i for who in (rf.claimed, t) for i, f in enumerate(findings)
-                           if f.code == "DD505" and f.culprit == who), None)
-            if target is not None:
-                f = findings[target]
-                findings[target] = _f(f.code, f.culprit, f.summary, f.evidence + (_ev(t, line),),
-                                      candidates=f.candidates)
-            elif rf.claimed in known:
-                out.append(_f("DD505", rf.claimed, f"{rf.claimed} (from {rf.peer}) failed the mesh handshake with {t}: "
-                                                   "it does not share this job's token", [_ev(t, line)]))
-            else:
-                out.append(_f("DD507", None, line, [_ev(t, line)], severity=Severity.WARNING))
+    for t, r in sorted(primary.items()):
+        rows = [rf for rf in r.refusals if rf.reason in _REFUSED]
+        if not rows:
+            continue
+        lines = [f"{t} refused {rf.count} connection(s) from {rf.peer} that {_REFUSED[rf.reason]}"
+                 for rf in sorted(rows, key=lambda rf: -rf.count)[:10]]
+        target = next((i for i, f in enumerate(findings) if f.code == "DD505" and f.culprit == t), None)
+        if target is not None:
+            f = findings[target]
+            findings[target] = _f(f.code, f.culprit, f.summary, f.evidence + tuple(_ev(t, ln) for ln in lines),
+                                  candidates=f.candidates)
+            continue
+        total = sum(rf.count for rf in rows)
+        sources = sorted({rf.peer for rf in rows})
+        out.append(_f("DD507", None, f"{t} refused {total} connection(s) from {', '.join(sources[:5])}"
+                      f"{' and others' if len(sources) > 5 else ''} that did not authenticate as a task of this job",
+                      [_ev(t, ln) for ln in lines], severity=Severity.WARNING))
     return out
 
 

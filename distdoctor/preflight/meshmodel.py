@@ -129,18 +129,26 @@ _OUTCOMES = {o.value: o for o in Outcome}
 
 @dataclass(frozen=True)
 class Refusal:
-    """An inbound connection this task's responder turned away."""
+    """Inbound connections this task's responder turned away: how many, from which address, why.
 
-    peer: str              # remote ip:port
-    claimed: str | None    # the task it said it was
-    reason: str
+    Only counts: nothing the other side sent (a task it claimed, its text) is kept, so a stranger can
+    neither grow this record nor put words in the diagnosis. ``claimed`` stays in the format for old
+    reports and is always None now.
+    """
+
+    peer: str              # the source address (or "other" past the gate's limit of addresses)
+    claimed: str | None    # always None: a refused claim is not kept
+    reason: str            # a wire.Deny word
+    count: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        return {"peer": self.peer, "claimed": self.claimed, "reason": self.reason}
+        return {"peer": self.peer, "claimed": None, "reason": self.reason, "count": self.count}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Refusal":
-        return cls(str(d.get("peer", "")), d.get("claimed"), str(d.get("reason", "")))
+        count = d.get("count", 1)
+        return cls(str(d.get("peer", ""))[:64], None, str(d.get("reason", ""))[:64],
+                   count if type(count) is int and count >= 0 else 1)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ without a goodbye is itself evidence (DD112): :meth:`CollectorRole.tick` reports
 """
 from __future__ import annotations
 
+import math
 import os
 import shlex
+from collections import Counter
 import queue
 import threading
 import time
@@ -94,8 +96,9 @@ def _oom_from(d: dict | None) -> OomEvidence | None:
     return OomEvidence(**{**d, "kernel_lines": tuple(d.get("kernel_lines") or ())})
 
 
-def _shift(value, offset: float):
-    return None if value is None else float(value) - offset
+#: A node's time, on the collector's clock, may lie this far ahead of the collector's now (the offset's error)
+#: and this far before the collector's supervisor started (a node starts its task as its own mesh check ends).
+FUTURE_SLACK_S, PAST_SLACK_S = 2.0, 120.0
 
 
 class CollectorRole:
@@ -117,6 +120,7 @@ class CollectorRole:
         self._unlinked_noted: set[str] = set()
         self._restart_msg: dict | None = None
         self._started_wall = 0.0
+        self._clamped: Counter[str] = Counter()
 
     def attach(self, sup) -> None:
         self.sup = sup
@@ -124,6 +128,25 @@ class CollectorRole:
 
     def _now(self) -> float:
         return self.sup.clock.now()
+
+    def _time(self, task: str, value, offset: float) -> float:
+        """A node's timestamp on our clock, kept within [our start - PAST_SLACK_S, now + FUTURE_SLACK_S].
+
+        A time outside (a forged or broken one: the future, before this run, not a number) is clamped to
+        the nearest bound, or now, and counted: the diagnosis says how many there were.
+        """
+        now = self._now()
+        try:
+            t = float(value) - offset
+        except (TypeError, ValueError):
+            t = math.nan
+        if value is None:
+            return now
+        lo, hi = self._started_wall - PAST_SLACK_S, now + FUTURE_SLACK_S
+        if math.isfinite(t) and lo <= t <= hi:
+            return t
+        self._clamped[task] += 1
+        return min(max(t, lo), now) if math.isfinite(t) else now
 
     # -- news from the nodes (the link thread) ----------------------------------------------------
     def on_peer(self, task: str, msg: dict) -> None:
@@ -138,7 +161,7 @@ class CollectorRole:
                 return
             job, _, idx = task.partition(":")
             path = os.path.join(sup.cfg.out_dir, "logs", f"{job}-{idx}.log")
-            proc = RemoteProcess(task, int(msg.get("pid") or 0), _shift(msg.get("started_at"), off) or self._now(),
+            proc = RemoteProcess(task, int(msg.get("pid") or 0), self._time(task, msg.get("started_at"), off),
                                  [str(a) for a in msg.get("argv") or ()], path,
                                  lambda m, task=task: self.hub.send(task, m), losses=getattr(sup, "losses", None))
             track = TaskTrack(task, proc)
@@ -151,7 +174,7 @@ class CollectorRole:
         if track is None:
             return
         if t == "line":
-            ts = _shift(msg.get("ts"), off) or self._now()
+            ts = self._time(task, msg.get("ts"), off)
             text = str(msg.get("text", ""))
             track.proc.write_line(ts, text)
             sup.observer.parse_line(track, ts, text)
@@ -160,7 +183,7 @@ class CollectorRole:
             try:
                 d = dict(msg["s"])
                 for k in ("ts", "call_since", "step_ts"):
-                    d[k] = _shift(d.get(k), off)
+                    d[k] = self._time(task, d[k], off) if d.get(k) is not None else None
                 sample = AgentSample.from_json(d)
             except (KeyError, TypeError, ValueError):
                 return
@@ -170,20 +193,20 @@ class CollectorRole:
                 sup.publish(AgentSampled(sample, first))
         elif t == "proc":
             try:
-                s = probe.ProcSample(**{**msg["s"], "ts": _shift(msg["s"]["ts"], off)})
+                s = probe.ProcSample(**{**msg["s"], "ts": self._time(task, msg["s"]["ts"], off)})
                 oom = _oom_from(msg.get("oom"))
                 limit = int(msg.get("limit") or 0) or probe.host_memory_limit()
             except (KeyError, TypeError, ValueError):
                 return
             if track.proc.alive:
-                sup.observer.apply_sample(track, s, oom, limit, _shift(msg.get("ts"), off) or self._now())
+                sup.observer.apply_sample(track, s, oom, limit, self._time(task, msg.get("ts"), off))
         elif t == "exit":
             try:
                 track.oom = _oom_from(msg.get("oom")) or track.oom
             except (TypeError, ValueError):
                 pass
             rc = msg.get("rc")
-            track.proc.on_exit(_shift(msg.get("ended_at"), off) or self._now(), int(rc) if rc is not None else 1,
+            track.proc.on_exit(self._time(task, msg.get("ended_at"), off), int(rc) if rc is not None else 1,
                                bool(msg.get("killed")))
         elif t == "stack":
             self._stacks[task] = str(msg.get("text", ""))
@@ -257,6 +280,9 @@ class CollectorRole:
                     notes.append(f"{task}'s clock is {st.offset_s:+.2f} s off the collector's; its times were "
                                  "corrected to the collector's clock")
             notes += self.hub.refusals
+        for task, n in sorted(self._clamped.items()):
+            notes.append(f"{n} timestamp(s) from {task} lay outside the collector's clock (in the future or before "
+                         "this run, after its clock offset) and were clamped")
         return notes
 
     # -- attempts -------------------------------------------------------------------------------

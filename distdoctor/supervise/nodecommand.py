@@ -5,7 +5,8 @@ The steps of one node supervisor, in order (see :mod:`.node` for the roles):
 1. detect the scheduler (:mod:`distdoctor.cluster.schedulers`), read the cluster and this task
    from ``TF_CONFIG`` (or the scheduler's variables: Slurm, Open MPI) and the shared token from
    ``DISTDOCTOR_TOKEN``;
-2. the collector binds its side-link port (``--side-port``, default any);
+2. the collector binds its side-link port (``--side-port``, default any) on its own address from the
+   cluster (loopback stays loopback); a token with less than 128 bits is refused before anything binds;
 3. the preflight: static rules, this host, and the mesh check on the task's own
    port, in which the collector advertises its side-link port; errors stop here
    (exit 1) with a ``diagnosis.json`` naming them, unless ``--preflight warn``;
@@ -27,7 +28,7 @@ import sys
 import time
 
 from ..errors import UsageError
-from ..safety import safe_text
+from ..safety import safe_text, token_problem
 
 __all__ = ["run_node", "node_exit_status", "check_token"]
 
@@ -44,6 +45,9 @@ def check_token(environ) -> str:
         raise UsageError("run --node needs the job's shared secret in DISTDOCTOR_TOKEN (the same value on every "
                          "task, e.g. from a Kubernetes Secret or `export DISTDOCTOR_TOKEN=$(openssl rand -hex 16)` "
                          "before sbatch)")
+    problem = token_problem(token)
+    if problem:
+        raise UsageError(problem)
     return token
 
 
@@ -107,7 +111,10 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
     hub = None
     side_port = None
     if me == collector:
-        hub = LinkHub(token, me, port=args.side_port)  # nodes may link before the supervisor is ready: kept
+        from ..preflight.gate import task_hosts
+        # on the collector's own address (loopback stays loopback); only this job's tasks, from their own hosts
+        hub = LinkHub(token, me, port=args.side_port, host=_collector_address(None, spec, collector)[0],
+                      hosts=task_hosts(spec))  # nodes may link before the supervisor is ready: kept
         try:
             side_port = hub.start()
         except OSError as exc:
@@ -216,7 +223,7 @@ def _await_collector_done(client, timeout: float) -> None:
 def _collector_address(report, spec, collector: str) -> tuple[str | None, int | None]:
     from ..cluster.spec import AddressError, TaskRef, parse_address
     port = None
-    if report.mesh is not None:
+    if report is not None and report.mesh is not None:
         for r in report.mesh.reports:
             if r.info.task == collector and r.info.side_port:
                 port = r.info.side_port

@@ -6,7 +6,17 @@ writes the cluster-wide diagnosis. The connection starts with the mesh check's
 mutual HMAC handshake (:mod:`distdoctor.preflight.wire`) under its own magic,
 keyed with the job's shared token (``DISTDOCTOR_TOKEN``): a peer without the
 token is refused and never heard. After that, each frame is one JSON message
-``{"t": type, ...}``.
+``{"t": type, ...}``, sealed with the connection's own keys (HMAC-SHA256 over a
+sequence number, :class:`~distdoctor.preflight.wire.Sealer`): a frame that is
+forged, replayed or out of order ends the link.
+
+The hub listens on the collector's own address (the one its cluster entry
+names), behind a :class:`~distdoctor.preflight.gate.Gate` (capped
+unauthenticated connections, a hello of a few hundred bytes, a claimed task
+must connect from its own address, refusals kept as counts). One link per
+task: a second connection that claims a task whose link is alive is refused
+(:data:`~distdoctor.preflight.wire.Deny.TAKEN`); it may replace a link only
+once that link closed or fell silent for :data:`STALE_S`.
 
 Both ends send a heartbeat every :data:`HEARTBEAT_S`; a heartbeat carries the
 sender's clock, so the collector can put every node's timestamps on its own
@@ -21,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
+import math
 import os
 import socket
 import threading
@@ -28,14 +40,16 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..preflight.wire import (LINK_MAGIC, Kind, Peer, ProtocolError, client_handshake, decode_json, encode,
-                              read_frame, server_handshake)
+from ..preflight.gate import Gate, RefusalCount, host_of_peer
+from ..preflight.wire import (LINK_MAGIC, Deny, Kind, Opener, Peer, ProtocolError, Sealer, accept_frame,
+                              client_handshake, decode_json, deny, server_handshake)
 
 __all__ = ["HEARTBEAT_S", "LinkHub", "LinkClient", "PeerState"]
 
 HEARTBEAT_S = 1.0
 HANDSHAKE_TIMEOUT_S = 5.0
 MAX_OUTBOX = 200_000   # messages kept while the link is down (then the oldest lines are dropped)
+STALE_S = 3 * HEARTBEAT_S   # a link silent this long may be replaced by the same task's new connection
 
 OnMessage = Callable[[str, dict], None]
 
@@ -79,16 +93,31 @@ class _LoopThread:
 
 
 def _listening_socket(host: str | None, port: int) -> socket.socket:
-    """One socket on every interface (IPv6 dual-stack where there is IPv6), so port 0 means one port.
+    """One socket on ``host`` (the collector's own address), else on every interface (IPv6 dual-stack where
+    there is IPv6), so port 0 means one port.
 
     ``asyncio.start_server(host=None, port=0)`` would bind IPv4 and IPv6 separately, each on its own
     ephemeral port, and the port we advertise could be the one the peers' IPv4 connection does not reach.
+    A ``host`` that is not this machine's (a service address behind NAT) falls back to every interface.
     """
     if host:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        family, _, _, _, addr = infos[0]
-        sock = socket.socket(family, socket.SOCK_STREAM)
-    elif socket.has_ipv6:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        except (OSError, UnicodeError):
+            infos = []
+        for family, _, _, _, addr in infos:   # the first of the host's addresses that is this machine's
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(addr)
+                sock.listen(128)
+                sock.setblocking(False)
+                return sock
+            except OSError as exc:
+                sock.close()
+                if exc.errno not in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                    raise
+    if socket.has_ipv6:
         try:
             sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
@@ -102,7 +131,7 @@ def _listening_socket(host: str | None, port: int) -> socket.socket:
         try:
             sock.bind(addr)
         except OSError:
-            if sock.family != socket.AF_INET6 or host:
+            if sock.family != socket.AF_INET6:
                 raise
             sock.close()   # IPv6 present but unusable (disabled on the interfaces): IPv4 alone
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -116,18 +145,21 @@ def _listening_socket(host: str | None, port: int) -> socket.socket:
     return sock
 
 
-def _frame(msg: dict) -> bytes:
-    return encode(Kind.LINK, msg)
-
-
-async def _read_message(reader: asyncio.StreamReader) -> dict:
-    kind, body = await read_frame(reader)
+async def _read_message(reader: asyncio.StreamReader, opener: Opener) -> dict:
+    kind, body = await opener.read(reader)
     if kind != Kind.LINK:
         raise ProtocolError(f"unexpected frame kind {kind} on the side link")
     msg = decode_json(body)
     if not isinstance(msg.get("t"), str):
         raise ProtocolError("side-link message without a type")
     return msg
+
+
+class _OpenGate(Gate):
+    """The hub's gate without a cluster (tests, a lone hub): caps and counts, but any task from anywhere."""
+
+    async def admit(self, task: str, ip: str) -> str | None:
+        return None
 
 
 @dataclass
@@ -145,23 +177,28 @@ class PeerState:
 
 
 class LinkHub:
-    """The collector's end: accepts authenticated node supervisors, one link per task."""
+    """The collector's end: accepts authenticated node supervisors, one live link per task.
+
+    ``hosts`` (task -> the host its cluster entry names) says which tasks may link and from where;
+    None accepts any task from any address (a hub without a cluster: tests).
+    """
 
     def __init__(self, token: str, me: str, on_message: OnMessage | None = None, *, host: str | None = None,
-                 port: int = 0, clock: Callable[[], float] = time.time) -> None:
+                 port: int = 0, clock: Callable[[], float] = time.time, hosts=None) -> None:
         self.token, self.me, self.on_message, self.clock = token.encode(), me, on_message, clock
         self._backlog: list[tuple[str, dict]] = []   # what arrived before a handler was attached
         self.host, self.port = host, port
         self.instance = os.urandom(6).hex()
         self._peers: dict[str, PeerState] = {}
-        self._writers: dict[str, asyncio.StreamWriter] = {}
+        self._writers: dict[str, tuple[asyncio.StreamWriter, Sealer]] = {}
         self._lock = threading.Lock()
-        self.refusals: list[str] = []
+        self.gate = Gate(hosts) if hosts is not None else _OpenGate({})
         self._lt: _LoopThread | None = None
         self._server = None
+        self.bound_to = ""
 
     def start(self) -> int:
-        """Bind (all interfaces unless ``host``) and serve; returns the port."""
+        """Bind (``host``, else all interfaces) and serve; returns the port."""
         self._lt = _LoopThread("dd-link-hub")
         try:
             sock = _listening_socket(self.host, self.port)
@@ -169,8 +206,10 @@ class LinkHub:
         except Exception:
             self._lt.stop()
             raise
-        self.port = self._server.sockets[0].getsockname()[1]
+        name = self._server.sockets[0].getsockname()
+        self.port, self.bound_to = name[1], name[0]
         self._lt.spawn(self._heartbeat())
+        self._lt.spawn(self.gate.prepare())   # the tasks' addresses, in the background
         return self.port
 
     def offset(self, task: str) -> float:
@@ -183,36 +222,69 @@ class LinkHub:
         with self._lock:
             return {k: PeerState(**v.__dict__) for k, v in self._peers.items()}
 
+    def refusal_counts(self) -> tuple[RefusalCount, ...]:
+        with self._lock:
+            return self.gate.counts()
+
+    @property
+    def refusals(self) -> list[str]:
+        """The refused connections, one line per source address and reason (counts only)."""
+        return [f"the side link refused {c.count} connection(s) from {c.source}: {c.reason}"
+                for c in self.refusal_counts()]
+
+    def _refuse(self, ip: str, reason: str) -> None:
+        with self._lock:
+            self.gate.refuse(ip, reason)
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer, why = await server_handshake(reader, writer, self.token, Peer(self.me, self.instance),
-                                           HANDSHAKE_TIMEOUT_S, magic=LINK_MAGIC)
-        addr = writer.get_extra_info("peername")
-        ip = addr[0] if isinstance(addr, tuple) and addr else ""
-        ip = ip[7:] if ip.startswith("::ffff:") else ip   # an IPv4 peer on the dual-stack socket
-        if peer is None or why is not None:
-            if why:
-                with self._lock:
-                    self.refusals.append(f"a supervisor at {ip} claiming {peer.task if peer else '?'} was refused: {why}")
+        ip = host_of_peer(writer.get_extra_info("peername"))
+        with self._lock:
+            entered = self.gate.enter(ip)
+        if not entered:
+            deny(writer, Deny.BUSY)
             writer.close()
             return
-        task = peer.task
-        old = self._writers.get(task)
-        if old is not None:  # the node reconnected: its new link replaces the old one
-            old.close()
-        self._writers[task] = writer
+        try:
+            hs = await server_handshake(reader, writer, self.token, Peer(self.me, self.instance),
+                                        HANDSHAKE_TIMEOUT_S, magic=LINK_MAGIC, confirm=False,
+                                        admit=lambda task: self.gate.admit(task, ip))
+        finally:
+            with self._lock:
+                self.gate.leave(ip)
+        if hs.refusal is not None:
+            self._refuse(ip, hs.refusal)
+            writer.close()
+            return
+        task = hs.peer.task
         now = self.clock()
+        with self._lock:
+            st = self._peers.get(task)
+            live = (task in self._writers and st is not None and st.connected
+                    and now - (st.last_heard or 0.0) < STALE_S)
+        if live:   # the task's link is alive: a second connection does not replace it
+            self._refuse(ip, Deny.TAKEN)
+            deny(writer, Deny.TAKEN)
+            writer.close()
+            return
+        old = self._writers.get(task)
+        if old is not None:  # the node reconnected after its link closed or fell silent: the new one replaces it
+            old[0].close()
+        accept_frame(writer)
+        send_key, recv_key = hs.keys
+        self._writers[task] = (writer, Sealer(send_key))
+        opener = Opener(recv_key)
         with self._lock:
             st = self._peers.setdefault(task, PeerState(task))
             st.host, st.connected, st.connected_at, st.last_heard, st.closed_at = ip, True, now, now, None
         self._deliver(task, {"t": "linked", "host": ip})
         try:
             while True:
-                msg = await _read_message(reader)
+                msg = await _read_message(reader, opener)
                 now = self.clock()
                 with self._lock:
                     st.last_heard = now
                     sent = msg.get("sent")
-                    if isinstance(sent, (int, float)):
+                    if isinstance(sent, (int, float)) and math.isfinite(sent):
                         skew = float(sent) - now     # their clock - ours - delay: the largest is the best
                         st.offset_s = skew if st.offset_s is None else max(st.offset_s, skew)
                     if msg["t"] == "bye":
@@ -222,7 +294,7 @@ class LinkHub:
         except (EOFError, ProtocolError, ConnectionError, OSError, asyncio.IncompleteReadError):
             pass
         finally:
-            if self._writers.get(task) is writer:
+            if self._writers.get(task, (None,))[0] is writer:
                 del self._writers[task]
                 with self._lock:
                     st.connected = False
@@ -257,22 +329,23 @@ class LinkHub:
             await asyncio.sleep(HEARTBEAT_S)
             self._write_all({"t": "hb", "sent": self.clock()})
 
-    def _write(self, task: str, msg: dict) -> None:
-        w = self._writers.get(task)
-        if w is not None and not w.is_closing():
+    @staticmethod
+    def _put(entry: tuple[asyncio.StreamWriter, Sealer], msg: dict) -> None:
+        w, sealer = entry
+        if not w.is_closing():
             try:
-                w.write(_frame(msg))
+                w.write(sealer.seal(Kind.LINK, msg))
             except (OSError, RuntimeError):
                 pass
 
+    def _write(self, task: str, msg: dict) -> None:
+        entry = self._writers.get(task)
+        if entry is not None:
+            self._put(entry, msg)
+
     def _write_all(self, msg: dict) -> None:
-        frame = _frame(msg)
-        for w in list(self._writers.values()):
-            if not w.is_closing():
-                try:
-                    w.write(frame)
-                except (OSError, RuntimeError):
-                    pass
+        for entry in list(self._writers.values()):
+            self._put(entry, msg)
 
     def send(self, task: str, msg: dict) -> None:
         if self._lt is not None:
@@ -285,7 +358,7 @@ class LinkHub:
     def flush(self, timeout: float = 3.0) -> None:
         """Wait (bounded) until what was sent is handed to the kernel."""
         async def drain() -> None:
-            await asyncio.gather(*(w.drain() for w in list(self._writers.values()) if not w.is_closing()),
+            await asyncio.gather(*(w.drain() for w, _ in list(self._writers.values()) if not w.is_closing()),
                                  return_exceptions=True)
         if self._lt is not None:
             try:
@@ -301,7 +374,7 @@ class LinkHub:
         async def shut() -> None:
             if self._server is not None:
                 self._server.close()
-            for w in list(self._writers.values()):
+            for w, _ in list(self._writers.values()):
                 w.close()
         try:
             self._lt.run(shut(), 3.0)
@@ -325,7 +398,7 @@ class LinkClient:
         self.last_error = ""
         self.refused: str | None = None
         self.dropped = 0
-        self._outbox: collections.deque[bytes] = collections.deque()
+        self._outbox: collections.deque[dict] = collections.deque()
         self._wake: asyncio.Event | None = None
         self._closing = False
         self._lt: _LoopThread | None = None
@@ -346,7 +419,7 @@ class LinkClient:
         if len(self._outbox) >= MAX_OUTBOX:
             self._outbox.popleft()
             self.dropped += 1
-        self._outbox.append(_frame(msg))
+        self._outbox.append(msg)
         self._lt.call(self._wake.set)
 
     async def _run(self) -> None:
@@ -364,7 +437,7 @@ class LinkClient:
             if hs.failure is not None:
                 writer.close()
                 self.last_error = hs.detail
-                if hs.failure == "wrong_token":
+                if hs.failure == "wrong_token" or hs.reason in (Deny.SOURCE, Deny.UNKNOWN):
                     self.refused = hs.detail
                     self._outbox.clear()
                     return
@@ -376,19 +449,20 @@ class LinkClient:
             self.last_heard = self.clock()
             self._writer = writer
             try:
-                await self._session(reader, writer)
+                await self._session(reader, writer, Sealer(hs.keys[0]), Opener(hs.keys[1]))
             finally:
                 self.connected = False
                 self._writer = None
                 writer.close()
 
-    async def _session(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _session(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, sealer: Sealer,
+                       opener: Opener) -> None:
         async def pump() -> None:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._outbox:
-                    writer.write(self._outbox.popleft())
+                    writer.write(sealer.seal(Kind.LINK, self._outbox.popleft()))
                 await writer.drain()
 
         async def beat() -> None:
@@ -399,7 +473,7 @@ class LinkClient:
         async def listen() -> None:
             try:
                 while True:
-                    msg = await _read_message(reader)
+                    msg = await _read_message(reader, opener)
                     self.last_heard = self.clock()
                     if msg["t"] != "hb":
                         try:

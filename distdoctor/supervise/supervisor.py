@@ -217,6 +217,8 @@ class Supervisor:
     def _env(self, task: str) -> dict[str, str]:
         env = dict(os.environ)
         env.pop("DISTDOCTOR_AGENT_PID", None)
+        # the job's token is the supervisors' alone: a task that held it could speak for any task on the side link
+        env.pop("DISTDOCTOR_TOKEN", None)
         env.update(self.cfg.extra_env)
         given = LOCAL.task_environ(self.cfg.cluster, task)
         env.update(given)
