@@ -4,14 +4,15 @@ case's source repository (owner/repo from case.json ``source``): no repository i
 
 Features (first cut, step (a)): every finding's category/code/role-weighted evidence (signature hits and structural
 findings as the pipeline reads them), the hand-written verdict's category and alternatives, and word unigrams/bigrams
-of the evidence lines. Model: LogisticRegression (C picked by nested grouped CV is not done yet; fixed C=1).
-Confidence = Platt-calibrated probability (CalibratedClassifierCV sigmoid, inner cv=3) where every class has enough
-cases; otherwise raw softmax. Bands: high >= 0.7, medium >= 0.4, low below (fixed thresholds, not tuned).
+of the evidence lines. Model: LogisticRegression, C from env DD_C (default 1.0; no nested tuning yet).
+Confidence: the raw softmax probability (NOT yet calibrated: isotonic/Platt in CV is still to do).
+Bands: high >= 0.7, medium >= 0.4, low below (fixed thresholds, not tuned).
 
     PYTHONPATH=. python benchmarks/bench_model_cv.py
 """
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections import Counter
@@ -51,6 +52,8 @@ def features(diag) -> dict[str, float]:
         f["hwcode=" + rc.code] = 1.0
         for i, a in enumerate(rc.alternatives[:3]):
             f["alt=" + a.category.value] = 1.0 / (i + 2)
+    if os.environ.get("DD_FEATS") == "verdict":  # ablation: only the hand-written verdict and its alternatives
+        return f
     for fd in diag.findings:
         f["find=" + fd.category.value] = f.get("find=" + fd.category.value, 0) + 1.0
         f["code=" + fd.code] = 1.0
@@ -87,13 +90,13 @@ def main() -> None:
     pred = [None] * n; top3 = [None] * n; conf = np.zeros(n)
     for tr, te in GroupKFold(n_splits=k).split(Xm, y, groups):
         assert not set(groups[i] for i in tr) & set(groups[i] for i in te)
-        clf = LogisticRegression(C=1.0, max_iter=5000)
+        clf = LogisticRegression(C=float(os.environ.get('DD_C', '1.0')), max_iter=5000)
         clf.fit(Xm[tr], y[tr])
         P = clf.predict_proba(Xm[te])
         for j, i in enumerate(te):
             order = np.argsort(-P[j], kind="stable")
             pred[i] = clf.classes_[order[0]]; top3[i] = list(clf.classes_[order[:3]]); conf[i] = P[j][order[0]]
-    fit = LogisticRegression(C=1.0, max_iter=5000).fit(Xm, y)
+    fit = LogisticRegression(C=float(os.environ.get('DD_C', '1.0')), max_iter=5000).fit(Xm, y)
     fitted_top1 = float(np.mean(fit.predict(Xm) == y))
 
     def band(c):
