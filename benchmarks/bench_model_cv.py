@@ -5,6 +5,7 @@ case's source repository (owner/repo from case.json ``source``): no repository i
 Features (first cut, step (a)): every finding's category/code/role-weighted evidence (signature hits and structural
 findings as the pipeline reads them), the hand-written verdict's category and alternatives, and word unigrams/bigrams
 of the evidence lines. Model: LogisticRegression, C from env DD_C (default 1.0; no nested tuning yet).
+Model: DD_MODEL=gbt for GradientBoostingClassifier.
 Confidence: the raw softmax probability (NOT yet calibrated: isotonic/Platt in CV is still to do).
 Bands: high >= 0.7, medium >= 0.4, low below (fixed thresholds, not tuned).
 
@@ -67,6 +68,13 @@ def features(diag) -> dict[str, float]:
     return f
 
 
+def make_model():
+    if os.environ.get("DD_MODEL") == "gbt":  # gradient-boosted trees (sklearn), fixed seed
+        from sklearn.ensemble import GradientBoostingClassifier
+        return GradientBoostingClassifier(n_estimators=100, max_depth=3, learning_rate=0.1, random_state=0)
+    return LogisticRegression(C=float(os.environ.get('DD_C', '1.0')), max_iter=5000)
+
+
 def main() -> None:
     X, y, groups, hw, decisive, rows = [], [], [], [], [], []
     for folder in folders():
@@ -90,13 +98,13 @@ def main() -> None:
     pred = [None] * n; top3 = [None] * n; conf = np.zeros(n)
     for tr, te in GroupKFold(n_splits=k).split(Xm, y, groups):
         assert not set(groups[i] for i in tr) & set(groups[i] for i in te)
-        clf = LogisticRegression(C=float(os.environ.get('DD_C', '1.0')), max_iter=5000)
+        clf = make_model()
         clf.fit(Xm[tr], y[tr])
         P = clf.predict_proba(Xm[te])
         for j, i in enumerate(te):
             order = np.argsort(-P[j], kind="stable")
             pred[i] = clf.classes_[order[0]]; top3[i] = list(clf.classes_[order[:3]]); conf[i] = P[j][order[0]]
-    fit = LogisticRegression(C=float(os.environ.get('DD_C', '1.0')), max_iter=5000).fit(Xm, y)
+    fit = make_model().fit(Xm, y)
     fitted_top1 = float(np.mean(fit.predict(Xm) == y))
 
     def band(c):
