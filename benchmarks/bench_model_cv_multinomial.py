@@ -1,4 +1,4 @@
-"""Grouped cross-validation (issue 25 item 3): a learned decision over the readings of the existing pipeline vs the
+"""Grouped cross-validation (issue 25 item 3), an ablation beside scripts/build_model.py: a plain multinomial decision over the readings of the existing pipeline vs the
 hand-written pipeline, on every real case under tests/realworld/*/ (never tests/probes/). Folds are grouped by the
 case's source repository (owner/repo from case.json ``source``): no repository in both a training and a test fold.
 
@@ -9,7 +9,7 @@ Model: DD_MODEL=gbt for GradientBoostingClassifier.
 Confidence: the raw softmax probability (NOT yet calibrated: isotonic/Platt in CV is still to do).
 Bands: high >= 0.7, medium >= 0.4, low below (fixed thresholds, not tuned).
 
-    PYTHONPATH=. python benchmarks/bench_model_cv.py
+    PYTHONPATH=. python benchmarks/bench_model_cv_multinomial.py
 """
 from __future__ import annotations
 
@@ -34,11 +34,9 @@ WORD = re.compile(r"[A-Za-z_][A-Za-z_]{2,}")
 
 
 def repo_of(source: str | None) -> str:
-    m = re.search(r"github\.com/([^/]+/[^/#?]+)", source or "")
-    if m:
-        return m.group(1).lower()
-    h = re.search(r"https?://([^/]+)", source or "")
-    return h.group(1).lower() if h else (source or "unknown")  # non-GitHub sources: one group per site
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from build_model import repo_of as shared  # the same grouping as scripts/build_model.py
+    return shared(source or "")
 
 
 def folders() -> list[Path]:
