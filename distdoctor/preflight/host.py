@@ -386,3 +386,18 @@ def judge_host(f: HostFacts) -> tuple[Finding, ...]:
             add("DD419", f"GPU {g.index} ({g.name}) has {_gib(g.free_bytes)} free of {_gib(g.total_bytes)}; "
                          f"held by {who}", Severity.WARNING)
     return tuple(out)
+
+
+def bind_findings(me: str, address: str | None, bind_error: str) -> list:
+    """Name the holder when the mesh check's responder could not bind (``run --node`` calls it without host
+    checks)."""
+    from ..cluster.spec import AddressError, parse_address
+    if not bind_error.startswith(("EADDRINUSE", "EACCES")) or address is None:
+        return []
+    try:
+        addr = parse_address(address)
+    except AddressError:
+        return []
+    err = bind_error.split(":")[0]
+    holders: tuple[ProcessRef, ...] = port_holders(addr.port) if err == "EADDRINUSE" else ()
+    return list(judge_host(HostFacts(task=me, port=PortProbe(addr.port, False, err, holders))))

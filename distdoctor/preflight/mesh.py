@@ -53,6 +53,7 @@ from .meshjudge import judge_mesh
 from .meshmodel import MeshResult, Outcome, PeerReport, Probe, Refusal, TaskInfo
 from ..cluster.spec import AddressError, ClusterSpec, TaskRef, parse_address
 from .gate import Gate, host_of_peer, task_hosts
+from .host import bind_findings
 from .wire import Deny, Kind, Peer, ProtocolError, client_handshake, decode_json, deny, server_handshake
 
 __all__ = ["MeshOptions", "MeshNode", "run_mesh", "EXCHANGE_SHARE"]
@@ -471,25 +472,11 @@ class MeshNode:
     def _info(self, bound: bool, bind_error: str) -> TaskInfo:
         local = list(self.local_findings)
         if not bound and not any(f.code in ("DD412", "DD413") for f in local):
-            local.extend(_bind_findings(self.me, self.spec.address_of(self.task), bind_error))
+            local.extend(bind_findings(self.me, self.spec.address_of(self.task), bind_error))
         return TaskInfo(task=self.me, instance=self.instance, hostname=socket.gethostname(), pid=os.getpid(),
                         address=self.spec.address_of(self.task), bound=bound, bind_error=bind_error,
                         cluster=self.spec.jobs, fingerprint=self.fingerprint, argv=self.argv,
                         findings=tuple(local), side_port=self.side_port)
-
-
-def _bind_findings(me: str, address: str | None, bind_error: str) -> list[Finding]:
-    """Name the holder when the responder could not bind (run --node calls us without host checks)."""
-    from .host import ProcessRef, PortProbe, HostFacts, judge_host, port_holders
-    if not bind_error.startswith(("EADDRINUSE", "EACCES")) or address is None:
-        return []
-    try:
-        addr = parse_address(address)
-    except AddressError:
-        return []
-    err = bind_error.split(":")[0]
-    holders: tuple[ProcessRef, ...] = port_holders(addr.port) if err == "EADDRINUSE" else ()
-    return list(judge_host(HostFacts(task=me, port=PortProbe(addr.port, False, err, holders))))
 
 
 def run_mesh(spec: ClusterSpec, task: TaskRef, token: str, timeout: float = 60.0, *, argv: Sequence[str] = (),

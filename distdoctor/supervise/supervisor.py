@@ -12,8 +12,8 @@ are carried out here:
 * judge whether a failed ParameterServerStrategy worker restarts alone (:mod:`.restarts`).
 
 SIGINT/SIGTERM/SIGHUP to the supervisor are forwarded (the step stops every task), so TensorFlow's
-PreemptionCheckpointHandler can save; tasks also carry PR_SET_PDEATHSIG, so even a SIGKILLed supervisor leaves
-no orphan. With ``--restarts N`` every attempt's verdict is followed by one decision of the policy; the files of
+PreemptionCheckpointHandler can save; tasks carry PR_SET_PDEATHSIG and the job's mark, what outlives them is
+ended at the attempt's end, and a watchdog ends it if the supervisor is SIGKILLed (:mod:`.reaper`): no orphan. With ``--restarts N`` every attempt's verdict is followed by one decision of the policy; the files of
 earlier attempts move to ``attempts/<n>/`` (:mod:`.bundle`).
 
 What differs under ``run --node`` is a *role* the supervisor is composed with (:mod:`.node`); the local run's
@@ -28,7 +28,7 @@ import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from ..cluster.drift import DRIFT_MARK, tf_config_drift
 from ..cluster.local import LOCAL, LocalCluster, build_local_cluster
@@ -46,6 +46,8 @@ from .lifecycle import Phase
 from .observe import Observer
 from .policy import Action, RestartDecision
 from .restarts import Restarts, port_free
+from .runconfig import RunConfig
+from .solo import Solo
 from .runevents import (ACTIONS, AgentSampled, AttemptDiagnosed, AttemptOver, AttemptStarted, Bus, Journal,
                         JudgeTaskRestart, LedgerAmended, OutputChunk, OutputLine, RecordHang, RunEvent, Said, StopTasks)
 from .knowledge import KnowledgeSink
@@ -78,60 +80,6 @@ def wait_backoff(seconds: float, *, clock=None, sleep=None, stopped=lambda: Fals
             return True
         sleep(min(tick, left))
     return False
-
-
-@dataclass
-class RunConfig:
-    argv: list[str]
-    cluster: LocalCluster
-    out_dir: str
-    hang_timeout: float | None = None
-    on_hang: str = "stop"               # "stop" or "wait"
-    grace: float = 10.0                 # SIGTERM -> SIGKILL
-    failure_grace: float = 10.0         # after a fatal failure, time for peers to report
-    sample_s: float = 0.5
-    stream: object = None               # where task output is echoed (None: no echo)
-    live: object = None                 # a LiveView-like object with update(rows, banner, lines)
-    extra_env: dict[str, str] = field(default_factory=dict)
-    notify: object = None               # a notify.hub.NotifyConfig: alerts, metrics, thresholds, TensorBoard
-    restarts: int = 0                   # --restarts: the restart budget (0: stop at the first failure)
-    restart_delay: float = 10.0         # the first backoff, doubling ...
-    restart_delay_max: float = 360.0    # ... up to this
-    rng: object = None                  # random.Random-like, for the backoff's jitter (tests inject one)
-    clock: object = None                # a .clock.Clock (tests inject one); None: the system's
-
-
-class Solo:
-    """The local run's role: it launches every task itself and judges alone."""
-
-    observes_all_logs = True   # the bundle holds every task's log
-
-    def attach(self, sup: "Supervisor") -> None:
-        pass
-
-    def tick(self, now: float) -> tuple:
-        return ()              # tasks lost elsewhere (run --node's collector)
-
-    def awaiting(self, now: float) -> bool:
-        return False           # tasks started elsewhere may still join
-
-    def judges_hangs(self) -> bool:
-        return True
-
-    def stack_of(self, track: TaskTrack) -> str | None:
-        return None            # None: this host's py-spy and the agent's sample
-
-    def notes(self) -> list[str]:
-        return []
-
-    def launched(self) -> None:
-        pass
-
-    def decide(self, judge) -> RestartDecision:
-        return judge(None)     # judge(veto): the policy's decision, recorded in the ledger
-
-    def between(self, decision: RestartDecision, backoff) -> bool:
-        return backoff()       # backoff(): the local wait before a restart; False: do not restart
 
 
 class Supervisor:
