@@ -109,3 +109,13 @@ def kill_all(runs: list[TaskRun]) -> None:
             except ProcessLookupError:
                 pass
             r.proc.wait()
+
+
+def until(pred, timeout: float = 5.0) -> bool:
+    """Whether ``pred()`` turned true within ``timeout`` seconds (polled every 20 ms)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False

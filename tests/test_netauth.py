@@ -24,20 +24,11 @@ from distdoctor.safety.secret import token_problem
 from distdoctor.supervise.mirror import CollectorRole
 from distdoctor.supervise.nodetask import NodeCluster, OwnTask
 from distdoctor.supervise.sidelink import LinkClient, LinkHub
-from mesh_helpers import ROOT, TOKEN, clean_env, free_ports, tf_config
+from mesh_helpers import ROOT, TOKEN, clean_env, free_ports, tf_config, until as _until
 from netns_lab import PORT, lab  # noqa: F401 (lab is a fixture)
 
 PY = sys.executable
 STRANGER_NAME = "intruder-name-xyzzy"   # a task name only the stranger uses: it must appear nowhere
-
-
-def _until(pred, timeout: float = 5.0) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 # --- the stranger --------------------------------------------------------------------------------

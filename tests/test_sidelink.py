@@ -12,18 +12,9 @@ import pytest
 from distdoctor.supervise.node import collector_of
 from distdoctor.supervise.nodecommand import node_exit_status
 from distdoctor.supervise.sidelink import LinkClient, LinkHub
-from mesh_helpers import OTHER_TOKEN, ROOT, TOKEN, clean_env, free_ports, tf_config
+from mesh_helpers import OTHER_TOKEN, ROOT, TOKEN, clean_env, free_ports, tf_config, until as _until
 
 PY = sys.executable
-
-
-def _until(pred, timeout: float = 5.0) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.fixture

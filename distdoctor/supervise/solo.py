@@ -2,13 +2,8 @@
 are in :mod:`.node`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .policy import RestartDecision
 from .tracking import TaskTrack
-
-if TYPE_CHECKING:
-    from .supervisor import Supervisor
 
 __all__ = ["Solo"]
 
@@ -18,7 +13,7 @@ class Solo:
 
     observes_all_logs = True   # the bundle holds every task's log
 
-    def attach(self, sup: "Supervisor") -> None:
+    def attach(self, sup) -> None:   # the Supervisor it is composed with
         pass
 
     def tick(self, now: float) -> tuple:
