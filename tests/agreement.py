@@ -14,7 +14,7 @@ from pathlib import Path
 from distdoctor.diagnose.command import diagnose_paths
 from distdoctor.model import Diagnosis
 
-__all__ = ["Reading", "reading_of", "run_bundles", "assert_diagnose_agrees", "older_than_the_hang_record"]
+__all__ = ["Reading", "reading_of", "run_bundles", "assert_diagnose_agrees", "older_than_the_hang_record", "in_short"]
 
 Reading = tuple[str, str | None, str | None]   # (status, root-cause category, culprit)
 
@@ -22,6 +22,21 @@ Reading = tuple[str, str | None, str | None]   # (status, root-cause category, c
 def reading_of(d: Diagnosis) -> Reading:
     root = d.root_cause
     return (d.status.value, root.category.value if root else None, root.culprit if root else None)
+
+
+def in_short(d: dict) -> str:
+    """A diagnosis (its JSON) in a few lines, first what decides: pytest cuts a long assertion message, so the code,
+    summary, evidence and each task's end come before anything else."""
+    root = d.get("root_cause") or {}
+    lines = [f"{root.get('code')} {root.get('category')} culprit={root.get('culprit')}: {str(root.get('summary'))[:300]}"]
+    lines += [f"  evidence: {str(e)[:240]}" for e in (root.get("evidence") or [])[:8]]
+    tasks = d.get("tasks") or {}
+    if isinstance(tasks, dict):
+        lines.append("  tasks: " + "; ".join(f"{n} exit={t.get('exit_code')} signal={t.get('signal')} "
+                                              f"calls={t.get('step_calls')}" for n, t in tasks.items() if isinstance(t, dict)))
+    lines += [f"  finding: {f.get('code')} {f.get('category')} {f.get('culprit')} {f.get('severity')}"
+              for f in (d.get("findings") or [])[:6] if isinstance(f, dict)]
+    return "\n".join(lines)
 
 
 def run_bundles(root: Path) -> list[Path]:
@@ -56,5 +71,5 @@ def assert_diagnose_agrees(bundle_dir: Path | str) -> Reading:
     diag, _ = diagnose_paths([str(bundle_dir)])
     ours, theirs = reading_of(diag), reading_of(run)
     assert ours == theirs, (f"{bundle_dir.name}: diagnose says {ours}, the run said {theirs}\n"
-                            + json.dumps(diag.to_json(), indent=1)[:3000])
+                            f"diagnose:\n{in_short(diag.to_json())}\nthe run:\n{in_short(run.to_json())}")
     return ours

@@ -16,6 +16,7 @@ import subprocess
 
 import pytest
 
+from agreement import in_short
 from conftest import PY, WORKERS, dd_run, requires_tf
 
 pytestmark = [pytest.mark.tf, requires_tf]
@@ -64,7 +65,7 @@ def _check(r, name, expected):
     assert r.diag is not None, r.stderr[-3000:]
     root = r.diag["root_cause"] or {}
     got = (r.diag["status"], root.get("category"), root.get("culprit"), r.rc)
-    assert got == (status, category, culprit, code), (name, json.dumps(r.diag, indent=1)[:5000], r.stderr[-3000:])
+    assert got == (status, category, culprit, code), f"{name}: {in_short(r.diag)}\nstderr:\n{r.stderr[-2000:]}"
     events = _events(r.bundle)
     kinds = [e["kind"] for e in events]
     if status == "succeeded":
@@ -81,7 +82,8 @@ def _check(r, name, expected):
     # one verdict: diagnose on the run's own bundle says what the run said
     d = _diagnose(r.bundle)
     droot = d["root_cause"] or {}
-    assert (d["status"], droot.get("category"), droot.get("culprit")) == got[:3], (name, json.dumps(d, indent=1)[:4000])
+    assert (d["status"], droot.get("category"), droot.get("culprit")) == got[:3], \
+        f"{name}: diagnose:\n{in_short(d)}\nthe run:\n{in_short(r.diag)}"
 
 
 @pytest.mark.parametrize("name,script,args,env,expected", CASES, ids=[c[0] for c in CASES])
