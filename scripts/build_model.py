@@ -59,7 +59,7 @@ def read(case: Path) -> dict:
     alts = [a.category.value for a in rc.alternatives] if rc is not None else []
     return {"case": f"{case.parent.name}/{case.name}", "label": label["category"], "repo": repo_of(label.get("source")),
             "decisive": label.get("decisive", "unlisted") is not None and case.name not in OLD_WITHOUT_DECISIVE,
-            "hand": hand, "hand_top3": [hand] + [a for a in alts if a != hand][:2],
+            "hand": hand, "hand_top3": [hand] + [a for a in alts if a != hand][:2], "hand_alts": alts,
             "hand_conf": rc.confidence if rc is not None else None, "x": feats[0]}
 
 
@@ -134,13 +134,25 @@ def cross_validate(rows: list[dict]) -> tuple[list[dict], float]:
     return temper(oof, t), t
 
 
-def figures(rows: list[dict], probs: list[dict] | None) -> dict:
-    """top-1, top-3, and precision/coverage per confidence band; ``probs`` None: the hand-written reasoning's."""
+def band_of(p: float) -> str:
+    return next(b for b, lo in BANDS if p >= lo)
+
+
+def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> dict:
+    """top-1, top-3, and precision/coverage per confidence band; ``probs`` None: the hand-written reasoning's;
+    ``joint``: the hand-written verdict's cause and confidence, the alternatives the learned next most probable
+    causes (what ``diagnose`` prints)."""
     n = len(rows)
     out = {"n": n, "top1": 0, "top3": 0, "bands": {b: [0, 0] for b, _ in BANDS}}
     for i, r in enumerate(rows):
         if probs is None:
             ranked, band = r["hand_top3"], r["hand_conf"] or "low"
+        elif joint:
+            # as :func:`distdoctor.diagnose.logs.learned.with_learned_alternatives` ranks them (only where the
+            # hand-written reasoning offered alternatives; "other" only when it offered that one)
+            others = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0]))
+                      if c != r["hand"] and (c != "other" or c in r["hand_alts"])]
+            ranked, band = [r["hand"]] + (others[:2] if r["hand_alts"] else []), r["hand_conf"] or "low"
         else:
             ranked = [c for c, _ in sorted(probs[i].items(), key=lambda kv: -kv[1])][:3]
             p = max(probs[i].values())
@@ -167,9 +179,12 @@ def table(rows: list[dict], oof: list[dict], fitted: list[dict], t: float) -> st
            "| reading | top-1 | top-3 | precision per confidence band (coverage) |", "|---|---|---|---|",
            line("hand-written reasoning, all cases", figures(rows, None)),
            line("learned, grouped cross-validation, all cases", figures(rows, oof)),
+           line("**as diagnose prints it**: hand-written cause and confidence, learned alternatives, grouped CV",
+                figures(rows, oof, joint=True)),
            line("learned, fitted (train = test, only to show the gap)", figures(rows, fitted)),
            line("hand-written, log holds the deciding line", figures(sub(dec), None)),
-           line("learned, grouped CV, log holds the deciding line", figures(sub(dec), [oof[i] for i in dec]))]
+           line("learned, grouped CV, log holds the deciding line", figures(sub(dec), [oof[i] for i in dec])),
+           line("**as diagnose prints it**, log holds the deciding line", figures(sub(dec), [oof[i] for i in dec], joint=True))]
     return "\n".join(out) + "\n"
 
 

@@ -145,3 +145,22 @@ def test_a_fast_printer_is_not_held_back(tmp_path):
     # the printer's own time under run, against its whole bare run (interpreter start included): loose on purpose
     task = max(float(ln.split()[-1]) for ln in r.stdout.splitlines() if "ELAPSED" in ln)
     assert task < max(3 * bare, 1.0), (task, bare)
+
+
+def test_a_held_task_keeps_its_first_lines_until_its_reader_is_there(tmp_path):
+    """The supervisor registers a task's track after starting it: the lines the task prints at once wait in the
+    backlog (held) until then, so none goes by unparsed (a crash at import time is read live, as diagnose reads it)."""
+    from distdoctor.supervise.launch import TaskProcess
+    got: list[str] = []
+    proc = TaskProcess("worker:0", [sys.executable, "-c", "print('first line'); print('second line')"],
+                       dict(os.environ), str(tmp_path / "worker-0.log"), None,
+                       on_chunk=lambda task, ts, text, data: got.append(text), hold=True)
+    deadline = time.time() + 30
+    while proc.alive and time.time() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    assert not proc.alive and got == []            # the task ended; its lines wait for the reader
+    proc.release()
+    proc.drain(10)
+    assert "\n".join(got).split("\n") == ["first line", "second line"]
+    assert (tmp_path / "worker-0.log").read_text().count("line") == 2

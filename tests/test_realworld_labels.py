@@ -3,6 +3,7 @@ its ``decisive`` text verbatim in its logs, and no thread used twice (one case p
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +26,25 @@ def test_a_case_is_labelled_by_the_rules(case):
     assert not missing, f"decisive lines not verbatim in the logs: {missing}"
 
 
+_GITHUB = re.compile(r"^(?:https?://)?(?:www\.)?github\.com/([^/\s]+/[^/\s#]+)/(?:issues|pull|discussions)/(\d+)")
+
+
+def thread_of(source: str) -> str:
+    """One name per thread whichever way a case writes it: ``owner/repo#N`` and the thread's URL (an issue, a pull
+    request or a discussion, with or without a comment anchor) are the same thread."""
+    s = source.strip().lower()
+    m = _GITHUB.match(s)
+    if m:
+        return f"{m.group(1)}#{m.group(2)}"
+    return s.split("#")[0].rstrip("/") if s.startswith("http") else s
+
+
+def test_one_thread_has_one_name():
+    assert thread_of("https://github.com/Horovod/horovod/issues/2389#issuecomment-1") == "horovod/horovod#2389"
+    assert thread_of("horovod/horovod#2389") == thread_of("https://github.com/horovod/horovod/pull/2389")
+    assert thread_of("https://stackoverflow.com/questions/1/x#answer-2") == "https://stackoverflow.com/questions/1/x"
+
+
 def test_no_thread_gives_two_cases():
-    sources = Counter(json.loads((c / "case.json").read_text())["source"].strip().lower() for c in CASES)
+    sources = Counter(thread_of(json.loads((c / "case.json").read_text())["source"]) for c in CASES)
     assert len(CASES) >= 200 and not [s for s, n in sources.items() if n > 1]

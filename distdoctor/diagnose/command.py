@@ -25,11 +25,13 @@ __all__ = ["diagnose_paths"]
 def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, jobs: int | None = None,
                    detected_at: float | None = None,
                    baseline: list[str] | None = None,
-                   features_out: list | None = None) -> tuple[Diagnosis, JobObservation]:
+                   features_out: list | None = None, learned: bool = True) -> tuple[Diagnosis, JobObservation]:
     """Read the logs under ``paths`` and diagnose them. Raises :class:`InputError` for unusable input.
 
     ``baseline``: the logs of a good run of the same job (``--baseline``); a line it printed too is set aside
-    (:mod:`.logs.baseline`). A run bundle's earlier attempt that succeeded is its baseline when none is given."""
+    (:mod:`.logs.baseline`). A run bundle's earlier attempt that succeeded is its baseline when none is given.
+    ``learned``: the alternatives re-ranked by the learned reading (:mod:`.logs.learned`); False gives the
+    hand-written reasoning's own (its tests)."""
     now = time.time() if detected_at is None else detected_at
     good = _baseline_shapes(baseline, task_map, jobs) if baseline else None
     try:
@@ -70,9 +72,11 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
             else:
                 job = JobObservation(tasks={}, source="logs", notes=tuple(list(disc.notes) + notes))
         diag = decide(verdict, structural, source="diagnose", detected_at=now, notes=tuple(job.notes))
-        if features_out is not None:   # scripts/build_model.py: what the learned reading is trained on
-            from .logs.learned import features
-            features_out.append(features(diag, hits))
+        from .logs.learned import features, with_learned_alternatives
+        if features_out is not None:   # scripts/build_model.py: what the learned reading is trained on (the
+            features_out.append(features(diag, hits))   # hand-written reading's, never the shipped model's)
+        elif learned:
+            diag = with_learned_alternatives(diag, hits)
     except DistDoctorError:
         raise
     except RecursionError as exc:  # pathological input nesting: still one line, never a traceback

@@ -105,7 +105,8 @@ class TaskProcess:
     def __init__(self, task: str, argv: list[str], env: dict[str, str], log_path: str,
                  on_line: Callable[[str, float, str], None] | None, cwd: str | None = None,
                  on_redraw: Callable[[str, float, str], None] | None = None,
-                 on_chunk: Callable[[str, float, str, bytes], None] | None = None, losses=None) -> None:
+                 on_chunk: Callable[[str, float, str, bytes], None] | None = None, losses=None,
+                 hold: bool = False) -> None:
         self.task = task
         self.argv = argv
         self.log_path = log_path
@@ -120,6 +121,8 @@ class TaskProcess:
         self.signals_sent: list[tuple[float, int]] = []
         self.dropped_bytes = 0      # output dropped because distdoctor fell behind (the backlog was full)
         self.cut_bytes = 0          # bytes of over-long lines left out
+        self.unread_chunks = 0      # pieces of output in the log that the live reading failed on (an internal error)
+        self.unread_error: str | None = None
         self.losses = losses
         self._log = GuardedFile(log_path, f"the log of {task}", losses)
         self._emit_lock = threading.Lock()
@@ -127,6 +130,11 @@ class TaskProcess:
         self._backlog: collections.deque[tuple[float, bytes]] = collections.deque()
         self._backlog_bytes = 0
         self._eof = False
+        # ``hold``: the lines wait (in the backlog) until :meth:`release` -- the caller registers what reads them
+        # first, so that no line the task prints at once goes by unread
+        self._released = threading.Event()
+        if not hold:
+            self._released.set()
         self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      start_new_session=True, preexec_fn=_child_setup)
@@ -183,7 +191,12 @@ class TaskProcess:
             self._backlog_bytes = 0
             return now, data
 
+    def release(self) -> None:
+        """Hand the task's lines on from now (a ``hold`` process keeps them in its backlog until then)."""
+        self._released.set()
+
     def _read(self) -> None:
+        self._released.wait()
         pending = bytearray()
         shown = None
         said_dropped = 0
@@ -246,14 +259,19 @@ class TaskProcess:
             if self.on_chunk is not None:
                 try:
                     self.on_chunk(self.task, now, text, data)
-                except Exception:
-                    pass
+                except Exception as exc:   # the task goes on; the verdict says its reading missed lines
+                    self._unread(exc)
             elif self.on_line is not None:
                 for line in text.split("\n"):
                     try:
                         self.on_line(self.task, now, line)
-                    except Exception:
-                        pass
+                    except Exception as exc:
+                        self._unread(exc)
+
+    def _unread(self, exc: Exception) -> None:
+        self.unread_chunks += 1
+        if self.unread_error is None:
+            self.unread_error = f"{type(exc).__name__}: {str(exc)[:160]}"
 
     def _wait(self) -> None:
         rc = self.proc.wait()
@@ -266,10 +284,12 @@ class TaskProcess:
 
     def wait_output(self, timeout: float) -> None:
         """Wait (bounded) until the reader has seen the end of the task's output."""
+        self.release()
         self._reader.join(timeout)
 
     def drain(self, timeout: float = 5.0) -> None:
         """Wait until every line the task wrote is in the log."""
+        self.release()
         self._reader.join(timeout)
         self._log.close()
 

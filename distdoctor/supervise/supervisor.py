@@ -182,7 +182,7 @@ class Supervisor:
 
     def _start(self, task: str, log_path: str) -> TaskProcess:
         return TaskProcess(task, self.cfg.argv, self._env(task), log_path, self.on_line, on_redraw=self.on_redraw,
-                           on_chunk=self.on_chunk, losses=self.losses)
+                           on_chunk=self.on_chunk, losses=self.losses, hold=True)
 
     def _launch(self) -> None:
         logs = ensure_private_dir(os.path.join(self.cfg.out_dir, "logs"))
@@ -190,6 +190,7 @@ class Supervisor:
             job, _, idx = task.partition(":")
             proc = self._start(task, os.path.join(logs, f"{job}-{idx}.log"))
             self.tracks[task] = TaskTrack(task, proc)
+            proc.release()   # its lines reach the parser only now that its track is there to read them
             self.publish(Journal(proc.started_at, task, "start", f"pid {proc.pid}: {shlex.join(redact_argv(self.cfg.argv))}"))
         self.role.launched()
 
@@ -213,6 +214,7 @@ class Supervisor:
                 pass
             proc = self._start(task, old.proc.log_path)
             self.tracks[task] = TaskTrack(task, proc)
+            proc.release()
             self.publish(Journal(proc.started_at, task, "start", f"pid {proc.pid}: restarted alone ({n})"))
             self.restarts.notes.append(f"{task} was restarted alone while the job went on ({cause})")
             self.say(f"{task} restarted (pid {proc.pid})")
@@ -340,6 +342,9 @@ class Supervisor:
     def observation(self) -> JobObservation:
         s = self.state
         notes = list(self._leftover_notes)
+        notes += [f"distdoctor failed to read {t.proc.unread_chunks} piece(s) of {k}'s output as it was printed "
+                  f"({t.proc.unread_error}); they are in its log, and `distdoctor diagnose` on this bundle reads them"
+                  for k, t in self.tracks.items() if getattr(t.proc, "unread_chunks", 0)]   # (a remote task's: none)
         if s.hang is not None and self.cfg.on_hang == "wait":
             notes.append("the hung job was kept alive for debugging (--on-hang wait)")
         now = self.clock.now()

@@ -52,7 +52,7 @@ def _progress_offsets(body: bytes) -> list[int]:
     if db is None:
         return [m.start() for m in _PROGRESSISH.finditer(body)]
     ends: list[int] = []
-    db.scan(body, match_event_handler=lambda _i, _s, end, _f, _c: ends.append(end - 1))
+    db.scan(body, match_event_handler=lambda _i, _s, end, _f, _c: ends.append(end - 1), scratch=prescan.scratch_for(db))
     return ends
 
 

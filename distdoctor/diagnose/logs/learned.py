@@ -8,9 +8,12 @@ over the candidates, tempered, gives each one's probability. ``scripts/build_mod
 (``tests/realworld/*``), deterministically, cross-validated grouped by source repository, and ships it as
 ``data/model.json``, read here in pure Python (no scikit-learn or numpy at run time).
 
-On the 200 real cases it equals the hand-written reasoning (grouped CV top-1 70 % against 68 %, top-3 91 % against 88 %), and
-its high band is less precise, so it does not decide yet: it is the measured base for the day the corpus is large
-enough to replace the hand-written layers (priors, usual causes, hindsight, calibration, safety net).
+What it decides (:func:`with_learned_alternatives`): the verdict's alternatives -- the next most probable causes,
+each with the record that would settle it. On the real corpus, cross-validated grouped by repository, that lists the
+truth among the verdict and its first two alternatives more often than the hand-written ranking
+(``benchmarks/RESULTS-model-cv.md``). The cause itself and its confidence stay the hand-written reasoning's: its top
+pick is as often right, and its "high" band is more precise than the learned probability's (which, calibrated, does
+not separate right from wrong above 0.85), so the learned probability does not name the confidence.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from collections import Counter
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["features", "candidate_features", "rank", "load", "Model"]
+__all__ = ["features", "candidate_features", "rank", "load", "Model", "with_learned_alternatives"]
 
 def candidate_features(diag, hits: list, category: str) -> dict[str, float]:
     """What the reading found for one candidate cause: whether the hand-written reasoning chose it (and how sure it
@@ -99,3 +102,33 @@ def rank(diag, hits: list) -> list[tuple[str, float]]:
     """Every category with its calibrated probability, most probable first ([] without a shipped model)."""
     m = load()
     return m.rank(features(diag, hits)) if m is not None else []
+
+
+def with_learned_alternatives(diag, hits: list):
+    """``diag`` with its root cause's alternatives re-ranked by the learned probability: the next most probable
+    causes other than the verdict's, at most three; an alternative the hand-written reasoning gave keeps its words
+    and culprit, a new one says it comes from the learned reading and names what would settle it."""
+    rc = diag.root_cause
+    if rc is None or not rc.alternatives or diag.status.value in ("succeeded", "running"):
+        return diag   # where the reasoning saw no other reading (a plain exception in the user's file), none is made up
+    ranked = rank(diag, hits)
+    if not ranked:
+        return diag
+    from dataclasses import replace
+
+    from ...model import Alternative, Category
+    from .settle import settle_for
+    given = {a.category.value: a for a in rc.alternatives}
+    alts = []
+    for cat, p in ranked:
+        if cat == rc.category.value or cat == "other" and cat not in given:
+            continue
+        a = given.get(cat)
+        if a is None:
+            c = Category(cat)
+            a = Alternative(category=c, culprit=None, settle=settle_for(c),
+                            why=f"the learned reading of the real corpus ranks it next ({p:.0%})")
+        alts.append(a)
+        if len(alts) == 3:
+            break
+    return replace(diag, root_cause=replace(rc, alternatives=tuple(alts)))

@@ -29,8 +29,27 @@ from __future__ import annotations
 import collections
 import itertools
 import re
+import threading
 
-__all__ = ["Prescan", "Shapes", "get", "SHAPE_BUDGET"]
+__all__ = ["Prescan", "Shapes", "get", "SHAPE_BUDGET", "scratch_for"]
+
+_THREAD = threading.local()
+
+
+def scratch_for(db):
+    """This thread's Hyperscan scratch space for ``db``. A database's own scratch serves one scan at a time: two
+    threads scanning with it at once (the tasks' readers of ``run``, each printing its traceback as the job fails)
+    make one of the scans fail (``ScratchInUseError``) and its lines go unread."""
+    cache = getattr(_THREAD, "scratch", None)
+    if cache is None:
+        cache = _THREAD.scratch = {}
+    got = cache.get(id(db))
+    if got is None or got[0] is not db:
+        import hyperscan
+        if len(cache) >= 4 * _KEEP:
+            cache.clear()
+        got = cache[id(db)] = (db, hyperscan.Scratch(db))
+    return got[1]
 
 _KEEP = 32     # compiled databases kept per process
 SHAPE_BUDGET = 32          # lines of one shape handed to the readers per stream (>= MAX_HITS_PER_SIG, MAX_REPEATS)
@@ -171,7 +190,7 @@ class Prescan:
             else:
                 mark(i - m)
         if db is not None:
-            db.scan(body, match_event_handler=on_match)
+            db.scan(body, match_event_handler=on_match, scratch=scratch_for(db))
         k, known = self.n_kw, not task_spent
         got = _group(body, found, n, k, known)
         if got is None:           # Hyperscan reported out of end order: put them in order first
@@ -193,7 +212,7 @@ class Prescan:
             add((end, i))
         db = self._db(self._not_sig, "all")
         if db is not None:
-            db.scan(body, match_event_handler=on_match)
+            db.scan(body, match_event_handler=on_match, scratch=scratch_for(db))
         got = _group(body, found, n, self.n_kw, False)
         if got is None:
             found.sort()
@@ -213,7 +232,7 @@ class Prescan:
             add((pos + end, i))
         db = self._db(self._not_task, "all")
         if db is not None:
-            db.scan(view, match_event_handler=on_match)
+            db.scan(view, match_event_handler=on_match, scratch=scratch_for(db))
         got = _group(body, found, n, self.n_kw, True)
         if got is None:
             found.sort()
@@ -241,7 +260,7 @@ class Prescan:
                 mark(i - m)
         db = self._db(frozenset(), "shape")   # all patterns: the distinct shapes are few, a spent one costs little
         if db is not None:
-            db.scan(joined, match_event_handler=on_match)
+            db.scan(joined, match_event_handler=on_match, scratch=scratch_for(db))
         per_shape: dict[bytes, list[int]] = {}
         found.sort()
         le, ids = -1, None
@@ -264,7 +283,7 @@ class Prescan:
                     add((end, i))
                 else:
                     mark(i - m)
-            db.scan(body, match_event_handler=on_raw)
+            db.scan(body, match_event_handler=on_raw, scratch=scratch_for(db))
             raw = sorted(x for x in raw if x[1] not in left_out)
         starts, out = _group(body, raw, n, kw, False) if raw else ({}, [])
         # the structural patterns tell no digit apart: a line's are its shape's (all of them: nothing is left out)
