@@ -149,9 +149,8 @@ def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> 
             ranked, band = r["hand_top3"], r["hand_conf"] or "low"
         elif joint:
             # as :func:`distdoctor.diagnose.logs.learned.with_learned_alternatives` ranks them (only where the
-            # hand-written reasoning offered alternatives; "other" only when it offered that one)
-            others = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0]))
-                      if c != r["hand"] and (c != "other" or c in r["hand_alts"])]
+            # hand-written reasoning offered alternatives)
+            others = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0])) if c != r["hand"]]
             ranked, band = [r["hand"]] + (others[:2] if r["hand_alts"] else []), r["hand_conf"] or "low"
         else:
             ranked = [c for c, _ in sorted(probs[i].items(), key=lambda kv: -kv[1])][:3]

@@ -24,12 +24,12 @@ def label(case_dir: Path) -> dict:
     return json.loads((case_dir / "case.json").read_text())
 
 
-def judge(case_dir: Path) -> dict:
+def judge(case_dir: Path, *, learned: bool = True) -> dict:
     """The verdict on one case beside its label. ``culprit_ok`` is None when the label names no culprit; a list label
-    is right when any of its tasks is named."""
+    is right when any of its tasks is named. ``learned`` False: the hand-written reasoning's alternatives."""
     lab = label(case_dir)
     logs = sorted(str(p) for p in case_dir.iterdir() if p.name != "case.json")
-    diag, _ = diagnose_paths(logs, detected_at=0.0)
+    diag, _ = diagnose_paths(logs, detected_at=0.0, learned=learned)
     rc = diag.root_cause
     got_cat = rc.category.value if rc is not None else "other"
     got_cul = rc.culprit if rc is not None else None

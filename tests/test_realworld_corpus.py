@@ -114,15 +114,25 @@ def test_calibration_on_the_labelled_pool():
 # ``decisive``); benchmarks/bench_realworld.py counts them with the null ones
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if json.loads((CORPUS / c / "case.json").read_text())
-                                  .get("decisive", "unlisted") is None or c in OLD_WITHOUT_DECISIVE])
-def test_a_case_whose_log_lacks_the_deciding_line_is_low_confidence_with_the_truth_listed(case):
-    """A case whose log lacks the deciding line comes out with low confidence (a guess is never sold as more), and
-    the truth is the verdict or one of its alternatives (the usual causes of what the log does show). A damaged
-    checkpoint is no exception: what damaged it decides the category, and the line does not say."""
+LACKING = [c for c in CASES if json.loads((CORPUS / c / "case.json").read_text()).get("decisive", "unlisted") is None
+           or c in OLD_WITHOUT_DECISIVE]
+
+
+@pytest.mark.parametrize("case", LACKING)
+def test_a_case_whose_log_lacks_the_deciding_line_is_low_confidence(case):
+    """A case whose log lacks the deciding line comes out with low confidence (a guess is never sold as more). A
+    damaged checkpoint is no exception: what damaged it decides the category, and the line does not say."""
     r = judge(CORPUS / case)
     assert r["confidence"] in (None, "low"), r
-    assert r["any_ok"], r
+
+
+def test_where_the_log_lacks_the_deciding_line_the_truth_is_listed():
+    """... and the truth is the verdict or one of its alternatives, the learned next most probable causes, in every
+    case but a few. (The hand-written usual causes listed it in all: they were written from these very cases; the
+    fair comparison is cross-validated over the whole real corpus, benchmarks/RESULTS-model-cv.md.)"""
+    learned = [judge(CORPUS / c)["any_ok"] for c in LACKING]
+    missed = [c for c, ok in zip(LACKING, learned) if not ok]
+    assert sum(learned) >= 0.9 * len(LACKING), missed
 
 
 def test_pasted_fragment_on_stdin():

@@ -121,13 +121,15 @@ def with_learned_alternatives(diag, hits: list):
     given = {a.category.value: a for a in rc.alternatives}
     alts = []
     for cat, p in ranked:
-        if cat == rc.category.value or cat == "other" and cat not in given:
+        if cat == rc.category.value:
             continue
         a = given.get(cat)
         if a is None:
             c = Category(cat)
-            a = Alternative(category=c, culprit=None, settle=settle_for(c),
-                            why=f"the learned reading of the real corpus ranks it next ({p:.0%})")
+            why = (f"the learned reading of the real corpus ranks it next ({p:.0%})" if c != Category.OTHER else
+                   f"a cause outside the catalogue (a scheduler's refusal, a launcher's or library's own bug): the "
+                   f"learned reading of the real corpus ranks it next ({p:.0%})")
+            a = Alternative(category=c, culprit=None, settle=settle_for(c), why=why)
         alts.append(a)
         if len(alts) == 3:
             break
