@@ -22,7 +22,10 @@ import re
 
 __all__ = ["file_stem", "task_from_filename", "WriterGuess", "normalise_task", "parse_cluster"]
 
-_TASK_TOKEN = re.compile(r"(?:^|[^a-z])(chief|worker|ps|evaluator|master|launcher|rank)(?:[-_.:]?(\d+))?(?![a-z])", re.I)
+# a task token and its index; the v1alpha1 tf-operator named pods JOB-TYPE-RUNTIMEID-INDEX-RANDOM (a 4-character
+# runtime id between the type and the index: dist-mnist-worker-3ti2-1-9st9r is worker:1)
+_TASK_TOKEN = re.compile(r"(?:^|[^a-z])(chief|worker|ps|evaluator|master|launcher|rank)"
+                         r"(?:[-_.:]?(\d+)|-[a-z0-9]{4}-(\d+)(?=-[a-z0-9]{5}$))?(?![a-z])", re.I)
 _SLURM_FILE = re.compile(r"^slurm-\d+[_.](\d+)(?:[_.](\d+))?$", re.I)
 _TASK_SPEC = re.compile(r"^([a-z_][a-z0-9_]*):(\d+)$", re.I)
 _LOG_EXTS = {".log", ".txt", ".out", ".err", ".stdout", ".stderr", ".gz", ".logs"}
@@ -59,7 +62,7 @@ def task_from_filename(name: str) -> str | None:
     hits = list(_TASK_TOKEN.finditer(stem))
     if not hits:
         return None
-    job, idx = hits[-1].group(1).lower(), hits[-1].group(2)
+    job, idx = hits[-1].group(1).lower(), hits[-1].group(2) or hits[-1].group(3)
     if job == "rank" and idx is None:
         return None
     return f"{job}:{int(idx) if idx else 0}"

@@ -150,8 +150,10 @@ _LAUNCHER_LINE = re.compile(r"(?:srun|slurmstepd(?:-[\w.-]+)?|salloc|sbatch|mpir
                             r"|(?:mpirun|mpiexec|prterun) (?:noticed|detected|has exited|was unable)"
                             r"|\[\s*\d+\.\d{6}\] |\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\] "
                             r"|\$ \S")
-_SUBJECT = re.compile(r"^Name:\s{2,}(?P<a>\S+)\s*$|(?:^|\s)(?:kubectl|k)\s+(?:-n\s+\S+\s+)?(?:logs|describe\s+pods?)"
-                      r"\s+(?:-f\s+|--previous\s+|-p\s+)*(?:pod/)?(?P<b>[a-z0-9][\w.-]*)")
+# (flags before or after the verb: `kubectl -n NS logs POD`, `kubectl describe pod -n NS POD`, `kubectl logs -c C POD`)
+_KFLAGS = r"(?:(?:-n|--namespace|-c|--container|--context)(?:=|\s+)\S+\s+|-f\s+|--previous\s+|-p\s+|--tail[= ]\S+\s+)*"
+_SUBJECT = re.compile(r"^Name:\s{2,}(?P<a>\S+)\s*$|(?:^|\s)(?:kubectl|k)\s+" + _KFLAGS + r"(?:logs|describe\s+pods?)"
+                      r"\s+" + _KFLAGS + r"(?:pod/)?(?P<b>[a-z0-9][\w.-]*)")
 
 
 _POD_ROW = re.compile(r"^\s*(?:pod/)?(?P<pod>[a-z0-9][a-z0-9.-]*)\s+\d+/\d+\s+[A-Za-z:]+\s+\d+")   # NAME READY STATUS RESTARTS

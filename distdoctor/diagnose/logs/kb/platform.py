@@ -148,7 +148,7 @@ add("DD821", "slurm-preemption", C.PREEMPTION, R.CAUSE, ("DUE TO PREEMPTION", "C
     fixture="slurmstepd: error: *** STEP 4714782.0 ON ib12gpu-001 CANCELLED AT 2023-11-29T15:47:21 ***")
 add("DD822", "slurm-oom", C.OOM_HOST, R.CAUSE, ("oom-kill event", "Out Of Memory", "OUT_OF_MEMORY", "Exceeded job memory limit",
                                                "Exceeded step memory limit"),
-    "Slurm's cgroup OOM handler killed a task", regex=r"task (?P<rank>\d+): Out Of Memory|oom-kill event|\bOUT_OF_MEMORY\b|Exceeded (?:job|step) memory limit",
+    "Slurm's cgroup OOM handler killed a task", regex=r"tasks? (?P<rank>\d+)(?:[-,]\d+)*: Out Of Memory|oom-kill event|\bOUT_OF_MEMORY\b|Exceeded (?:job|step) memory limit",
     rank=95, remedy="The step exceeded its memory: ask for more (`--mem`, `--mem-per-cpu`), run `--exclusive`, or lower "
     "the batch size and buffers.", component="slurm", versions="all", source="slurmstepd / srun", expect="rank:4",
     fixture="srun: error: Orion-01-01: task 4: Out Of Memory")
