@@ -69,7 +69,7 @@ def test_diagnose_lists_the_learned_next_most_probable_causes():
         assert (rc.category, rc.culprit, rc.confidence, rc.code) == (hrc.category, hrc.culprit, hrc.confidence, hrc.code)
         cats = [a.category.value for a in rc.alternatives]
         given = {a.category.value: a for a in hrc.alternatives}
-        want = [c for c in ranked if c != rc.category.value][:3]
+        want = [c for c in ranked if c not in (rc.category.value, "interrupted")][:3]   # (interrupted: run only)
         assert cats == want, (logs, cats, want)
         for a in rc.alternatives:
             assert a.settle

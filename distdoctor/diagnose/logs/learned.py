@@ -116,12 +116,12 @@ def with_learned_alternatives(diag, hits: list):
         return diag
     from dataclasses import replace
 
-    from ...model import Alternative, Category
+    from ...model import RUN_ONLY_CATEGORIES, Alternative, Category
     from .settle import settle_for
     given = {a.category.value: a for a in rc.alternatives}
     alts = []
     for cat, p in ranked:
-        if cat == rc.category.value:
+        if cat == rc.category.value or Category(cat) in RUN_ONLY_CATEGORIES:   # no log shows what befell distdoctor
             continue
         a = given.get(cat)
         if a is None:
