@@ -10,8 +10,9 @@ block (or one family of them) of a component's own message catalogue, classified
   err_msg strings of src/slurmctld/node_scheduler.c) as srun ("Unable to allocate resources: %s") and sbatch
   ("Batch job submission failed: %s") print them. A request the cluster can never grant (an unknown account,
   partition or QOS, an option the cluster's plugins do not offer, a time limit over the partition's) is a
-  configuration error of the request: ``other``, above the generic "Unable to allocate resources" (DD826); a request
-  larger than any node (memory, disk, cores) stays ``resource_exhaustion`` and outranks both;
+  configuration error of the request: ``other``, above the generic wrappers "Unable to allocate resources" (DD826)
+  and "Unable to create step for job" (DD844); a request larger than any node (memory, disk, cores) stays
+  ``resource_exhaustion`` and outranks all three;
 * OpenSSH (openssh/openssh-portable): an authentication refusal is a key/account set-up problem, not an unreachable
   host (so it outranks DD718's network reading of ssh failures); a client linked to another OpenSSL than its own is a
   version mismatch;
@@ -23,7 +24,10 @@ block (or one family of them) of a component's own message catalogue, classified
 * TensorFlow: NCCL ops known to the graph but without a kernel in this build (Windows and CPU-only builds have no
   NCCL kernels): a platform limitation, not a version skew (it outranks DD695).
 
-Horovod's runner messages (horovod/runner) are all in horovod.py and maintainers.py already.
+* Open MPI's mpirun (orte/tools/orterun/help-orterun.txt): its own time limit, its memory and heartbeat sensors, a
+  daemon lost while running, PMIx's server socket path;
+* Horovod's runner (horovod/runner): the launch checks that horovod.py did not hold yet (common interfaces, the
+  driver's message digest, the elastic discovery script).
 """
 from __future__ import annotations
 
@@ -127,25 +131,32 @@ add("DD1311", "ompi-shm-warnings", C.OTHER, R.BENIGN,
 
 # -- Slurm: why slurmctld refused the request ---------------------------------------------------------------------------
 add("DD1315", "slurm-request-invalid", C.OTHER, R.CAUSE,
-    ("Requested node configuration is not available", "Invalid account or account/partition combination specified",
+    ("Invalid account or account/partition combination specified",
      "Invalid partition name specified", "Requested time limit is invalid",
      "Requested GRES option unsupported by configured SelectType plugin",
      "Invalid generic resource (gres) specification", "Invalid GRES specification (with and without type",
      "Invalid qos specification", "Invalid feature specification", "Node feature requirements can not",
      "Time limit specification required, but not provided"),
-    "Slurm rejected the request: it names something this cluster does not have or allow", rank=68,
+    "Slurm rejected the request: it names something this cluster does not have or allow", rank=76,
     remedy="The request does not fit the cluster's configuration (account, partition, QOS, GRES option, feature, "
     "time limit): check it against `sacctmgr show assoc user=$USER`, `sinfo -o '%P %l %G %f'` and the site's "
     "documentation, and name the partition/QOS/account the GPUs belong to.",
-    component=SLURM, versions="all", source="SchedMD/slurm src/common/slurm_errno.c (ESLURM_REQUESTED_NODE_CONFIG_"
-    "UNAVAILABLE, ESLURM_INVALID_ACCOUNT, ESLURM_INVALID_PARTITION_NAME, ESLURM_INVALID_TIME_LIMIT, "
+    component=SLURM, versions="all", source="SchedMD/slurm src/common/slurm_errno.c (ESLURM_INVALID_ACCOUNT, ESLURM_INVALID_PARTITION_NAME, ESLURM_INVALID_TIME_LIMIT, "
     "ESLURM_UNSUPPORTED_GRES, ESLURM_INVALID_GRES, ESLURM_INVALID_QOS, ESLURM_INVALID_FEATURE, ...) / "
     "src/slurmctld/node_scheduler.c, as src/srun/allocate.c and sbatch print them",
     fixture="sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified")
+add("DD1319", "slurm-node-config-unavailable", C.OTHER, R.CAUSE, ("Requested node configuration is not available",),
+    "Slurm found no node in the partition that matches the request (which part does not match, it does not say)",
+    rank=68,   # below the reasons that name what does not match (DD1315, DD1316): medium confidence alone
+    remedy="Compare the request with the partition's nodes (`sinfo -p <partition> -o '%P %c %m %G %f'`): a GPU type "
+    "or feature the default partition lacks (name the partition with -p), or more cores/memory/GPUs per node than "
+    "its nodes have (ask for less).", component=SLURM, versions="all",
+    source="SchedMD/slurm src/common/slurm_errno.c (ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE), as srun and sbatch "
+    "print it", fixture="sbatch: error: Batch job submission failed: Requested node configuration is not available")
 add("DD1316", "slurm-request-exceeds-nodes", C.RESOURCE_EXHAUSTION, R.CAUSE,
     ("Memory specification can not be satisfied", "Temporary disk specification can not be",
      "Socket, core and/or thread specification"),
-    "The job asks for more memory, disk or cores per node than any node has", rank=72,
+    "The job asks for more memory, disk or cores per node than any node has", rank=78,
     remedy="Ask for what the nodes have (`sinfo -o '%P %m %d %z'`: RealMemory, TmpDisk, sockets:cores:threads), "
     "e.g. --mem below RealMemory.",
     component=SLURM, versions="all", source="SchedMD/slurm src/slurmctld/node_scheduler.c (err_msg of the node "
@@ -158,7 +169,7 @@ add("DD1317", "slurm-ports-busy", C.RESOURCE_EXHAUSTION, R.CAUSE, ("Required por
     fixture="srun: error: Unable to create step for job 1234: Required ports are in use")
 add("DD1318", "slurm-partition-unavailable", C.OTHER, R.CAUSE,
     ("Required partition not available (inactive or drain)", "Requested partition configuration not available now"),
-    "The partition the job needs is down, inactive or draining", rank=68,
+    "The partition the job needs is down, inactive or draining", rank=76,
     remedy="The partition is not taking jobs now (maintenance, drain): wait, or submit to another partition "
     "(`sinfo -s`).", component=SLURM, versions="all",
     source="SchedMD/slurm src/common/slurm_errno.c (ESLURM_PARTITION_NOT_AVAIL / "
@@ -217,3 +228,69 @@ add("DD1324", "tf-nccl-kernel-missing", C.OTHER, R.CAUSE, ("No OpKernel was regi
     "OpKernel was registered to support Op ')",
     fixture="No OpKernel was registered to support Op 'NcclAllReduce' used by {{node NcclAllReduce}} with these "
             "attrs: [reduction=\"sum\", shared_name=\"c1\", T=DT_FLOAT, num_devices=2]")
+
+# -- Open MPI: mpirun's own verdicts on the running job (help-orterun.txt) --------------------------------------------
+add("DD1325", "ompi-mpirun-timeout", C.PREEMPTION, R.CAUSE,
+    ("The user-provided time limit for job execution has been reached",),
+    "mpirun ended the job at its time limit (--timeout / MPIEXEC_TIMEOUT)", rank=82,
+    remedy="The job ran longer than the limit mpirun was given: raise --timeout (MPIEXEC_TIMEOUT), or find why it "
+    "is slower than expected (a hang shows as no progress before the limit).",
+    component=OMPI, versions="all", source=OMPI41 + "orte/tools/orterun/help-orterun.txt (orterun:timeout)",
+    fixture="The user-provided time limit for job execution has been reached:")
+add("DD1326", "ompi-proc-mem-exceeded", C.OOM_HOST, R.CAUSE, ("A process exceeded memory limits",),
+    "Open MPI's memory sensor killed a process over its memory limit", rank=88,
+    remedy="The process used more memory than the limit set for it (orte_sensor / the allocation): give it more "
+    "memory or use less (smaller batches per process, fewer processes per node).",
+    component=OMPI, versions="<=4.1 (ORTE)", source=OMPI41 + "orte/tools/orterun/help-orterun.txt "
+    "(orterun:proc-mem-exceeded)", fixture="A process exceeded memory limits:")
+add("DD1327", "ompi-proc-heartbeat-failed", C.PEER_UNRESPONSIVE, R.CAUSE,
+    ("failed to receive scheduled heartbeat communications from a remote",),
+    "mpirun stopped receiving a remote process's heartbeats", rank=60,
+    remedy="The process (or its node) froze or the network to it failed: look at that node (load, swap, dmesg) "
+    "and its last output.", component=OMPI, versions="<=4.1 (ORTE)",
+    source=OMPI41 + "orte/tools/orterun/help-orterun.txt (orterun:proc-heartbeat-failed)",
+    fixture="mpirun failed to receive scheduled heartbeat communications from a remote process:")
+add("DD1328", "ompi-proc-stalled", C.HANG_STALLED_WORKER, R.CAUSE,
+    ("One or more processes appear to have stalled - a monitored file",),
+    "Open MPI's file sensor saw a process stop writing its monitored file", rank=55,
+    remedy="The process stopped making progress: take its stack (py-spy dump, gdb) to see where it waits.",
+    component=OMPI, versions="<=4.1 (ORTE)", source=OMPI41 + "orte/tools/orterun/help-orterun.txt "
+    "(orterun:proc-stalled)", fixture="One or more processes appear to have stalled - a monitored file")
+add("DD1329", "ompi-daemon-died-running", C.PEER_CRASHED, R.CAUSE,
+    ("has detected that a required daemon terminated during execution",),
+    "An Open MPI daemon (one node's) died while the job ran: that node failed or was cleaned up", rank=50,
+    remedy="A node's orted died: look at that node (rebooted, OOM-killed daemon, the scheduler ended it); the "
+    "processes on it went with it.", component=OMPI, versions="<=4.1 (ORTE)",
+    source=OMPI41 + "orte/tools/orterun/help-orterun.txt (orterun:daemon-died-during-execution)",
+    fixture="mpirun has detected that a required daemon terminated during execution")
+add("DD1330", "ompi-pmix-server-path", C.OTHER, R.CAUSE, ("The call to pmix_init_server() failed",),
+    "mpirun's PMIx server could not create its socket: the session directory's path is too long", rank=80,
+    remedy="Unix socket paths are limited to ~100 characters: set TMPDIR to something short (/tmp) or shorten the "
+    "host name.", component=OMPI, versions="4.x", source=OMPI41 + "orte/tools/orterun/help-orterun.txt "
+    "(orterun:pmix-failed)", fixture="The call to pmix_init_server() failed. This may be due to your")
+
+# -- Horovod: horovodrun's launch checks ---------------------------------------------------------------------------------
+HVD = "horovod/horovod "
+add("DD1331", "hvd-no-common-interface", C.NETWORK_UNREACHABLE, R.CAUSE,
+    ("Unable to find a set of common task-to-task communication interfaces",
+     "Cannot find an IPv4 address of the common interface"),
+    "horovodrun found no network interface that routes between all hosts", rank=76,
+    remedy="The hosts share no interface that reaches every other host (different names, a firewall between "
+    "them): name the interface with --network-interface (NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME the same) and make "
+    "sure every host reaches the others on it.", component="horovod", versions=">=0.16",
+    source=HVD + "horovod/runner/driver/driver_service.py (_run_probe) / horovod/runner/util/network.py "
+    "(get_driver_ip)", fixture="Exception: Unable to find a set of common task-to-task communication interfaces: "
+    "[(0, {'lo': [('127.0.0.1', 12345)]}), (1, {'eth0': [('10.0.0.2', 23456)]})]")
+add("DD1332", "hvd-service-digest", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
+    ("Security error: digest did not match the message",),
+    "horovodrun's services received a message signed with another key (another run, or another Horovod)", rank=72,
+    remedy="A process from another horovodrun (a leftover task, a second job on the same ports) or another Horovod "
+    "version answered: stop the leftover processes and run one Horovod version on every host.",
+    component="horovod", versions="all", source=HVD + "horovod/runner/common/util/network.py (BasicService)",
+    fixture="Exception: Security error: digest did not match the message.")
+add("DD1333", "hvd-discovery-script-failed", C.USER_CODE_ERROR, R.CAUSE, ("Failed to execute discovery script:",),
+    "Elastic Horovod's host discovery script failed", rank=72,
+    remedy="Run the --host-discovery-script by hand: it must be executable and print one 'host:slots' per line, "
+    "exit 0.", component="horovod", versions=">=0.20 (elastic)",
+    source=HVD + "horovod/runner/elastic/discovery.py (HostDiscoveryScript.find_available_hosts_and_slots)",
+    fixture="RuntimeError: Failed to execute discovery script: ./discover_hosts.sh. Exit code: 126")
