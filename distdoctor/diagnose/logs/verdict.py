@@ -118,8 +118,10 @@ def _reads_the_exception(root: Finding, v: Verdict) -> bool:
 
 
 # The structural readings that know only that a task was lost or failed, not why: an exit with no exception (DD106),
-# peers that report a task lost (DD107, DD156), NCCL or CUDA said "error" (DD111).
-_LOST_OR_UNEXPLAINED = ("DD106", "DD107", "DD111", "DD156")
+# peers that report a task lost (DD107, DD156), NCCL or CUDA said "error" (DD111), a task crashed in native code
+# (DD102: the signal, not what raised it -- a SIGBUS on a /dev/shm page without backing, an illegal instruction of a
+# build for another CPU).
+_LOST_OR_UNEXPLAINED = ("DD102", "DD106", "DD107", "DD111", "DD156")
 
 
 def _names_the_loss(root: Finding, v: Verdict) -> bool:

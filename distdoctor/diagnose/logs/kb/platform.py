@@ -172,7 +172,7 @@ add("DD826", "slurm-unable-to-allocate", C.RESOURCE_EXHAUSTION, R.CAUSE,
     "Slurm refused the job's resource request", rank=65,
     remedy="The request cannot be met (node configuration, GPUs per node, partition or QOS limits): ask for what the "
     "partition has (`sinfo -o '%P %G %m %c'`).", component="slurm", versions="all", source="srun / sbatch",
-    fixture="srun: error: Unable to allocate resources: Requested node configuration is not available")
+    fixture="srun: error: Unable to allocate resources: Requested nodes are busy")
 add("DD827", "slurm-execve-failed", C.VERSION_MISMATCH, R.CAUSE, ("execve():", "Slurmd could not execve job"),
     "Slurm could not execute the task's program on a node",
     regex=r"execve\(\): \S+: (?:No such file or directory|Permission denied)|Slurmd could not execve job",

@@ -1,0 +1,70 @@
+"""The launch stack's own messages (kb/hpc_msgs.py): each is classified once, by the cause its text states.
+
+Each log below holds a component's message (as its source prints it) among the lines that surround it in a real job,
+including the generic lines that other signatures read differently (srun's "Unable to allocate resources", ssh's
+failure as a network fault, a Bus error as a native crash); `distdoctor diagnose` must give the cause's category.
+The fixture checks in test_signatures.py cover each signature alone.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import PY, ROOT
+from distdoctor.diagnose.logs.kb import SIGNATURES
+
+MINE = [s for s in SIGNATURES if 1300 <= int(s.code[2:]) <= 1349]
+
+CASES = [
+    # Slurm src/common/slurm_errno.c: a request naming what the cluster does not have is the request's error
+    ("slurm-invalid-account", "sbatch: error: Batch job submission failed: Invalid account or account/partition "
+     "combination specified", "other"),
+    ("slurm-gres-unsupported", "srun: error: Unable to allocate resources: Requested GRES option unsupported by "
+     "configured SelectType plugin", "other"),
+    ("slurm-step-gres", "srun: error: Unable to create step for job 1234: Invalid generic resource (gres) "
+     "specification", "other"),
+    # node_scheduler.c: the specific size reason outranks the generic "node configuration" wording beside it
+    ("slurm-memory-too-large", "sbatch: error: Memory specification can not be satisfied\nsbatch: error: Batch job "
+     "submission failed: Requested node configuration is not available", "resource_exhaustion"),
+    # OpenSSH: the host answered and refused the key -- not a network fault
+    ("ssh-auth-denied", "Checking ssh on all remote hosts.\nssh not successful for host node-1:\nroot@10.0.0.2: "
+     "Permission denied (publickey,password).", "other"),
+    # OpenSSH entropy.c: mpirun's ssh loads the environment's libcrypto; ORTE's daemon failure follows from it
+    ("ssh-openssl", "  OpenSSL version mismatch. Built against 30000020, you have 30100010\n"
+     "ORTE was unable to reliably start one or more daemons.", "version_mismatch"),
+    # NCCL's /dev/shm segment cannot be sized, and the mapped page then faults with SIGBUS/BUS_ADRERR
+    ("nccl-shm-sigbus", "host:1234:1290 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct\n"
+     "host:1234:1290 [0] NCCL WARN Error: failed to extend /dev/shm/nccl-k3Yx2Q to 9637888 bytes\n"
+     "[host:1234 :0:1290] Caught signal 7 (Bus error: nonexistent physical address)\nBus error (core dumped)",
+     "resource_exhaustion"),
+    # Open MPI opal/mca/pmix/base/help-pmix-base.txt
+    ("ompi-pmix", "An unexpected version of PMIx was loaded:\n  Detected:  3.2.3\n  Expected:  4.2.1\nIt looks "
+     "like MPI_INIT failed for some reason; your parallel process is likely to abort.", "version_mismatch"),
+    # Open MPI orte/tools/orterun/help-orterun.txt: mpirun's own time limit ended the job
+    ("ompi-timeout", "Epoch 7/10\nThe user-provided time limit for job execution has been reached:\n\n  Timeout: "
+     "3600 seconds\n\nThe job will now be aborted.", "preemption"),
+    # TensorFlow: the op is known but this build has no NCCL kernel (Windows)
+    ("tf-nccl-kernel", "tensorflow.python.framework.errors_impl.InvalidArgumentError: No OpKernel was registered to "
+     "support Op 'NcclAllReduce' used by {{node NcclAllReduce}} with these attrs: [reduction=\"sum\", "
+     "shared_name=\"c1\", T=DT_FLOAT, num_devices=2]", "other"),
+]
+
+
+def test_every_signature_names_its_source_and_a_fixture():
+    assert 15 <= len(MINE) <= 40
+    for s in MINE:
+        assert s.source and "/" in s.source and s.fixture and s.component, s.code
+        assert s.match(s.fixture), s.code
+
+
+@pytest.mark.parametrize("name,text,category", CASES, ids=[c[0] for c in CASES])
+def test_diagnose_names_the_cause_the_message_states(tmp_path, name, text, category):
+    log = tmp_path / "worker-0.log"
+    log.write_text("starting job\nEpoch 1/3\n" + text + "\n")
+    out = subprocess.run([PY, "-m", "distdoctor", "diagnose", "--json", str(log)], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode in (0, 1, 3), out.stderr
+    rc = json.loads(out.stdout)["root_cause"]
+    assert rc["category"] == category, (rc["code"], rc["summary"])
