@@ -59,7 +59,7 @@ add("DD808", "k8s-replica-oom", C.OOM_HOST, R.CAUSE, ("ran out-of-memory and exi
     rank=95, remedy=_K8S_OOM,
     component="cloud-platform", versions="all", source="Cloud ML Engine / Vertex AI job status",
     fixture="The replica master 0 ran out-of-memory and exited with a non-zero status of 247.", expect="master:0")
-add("DD809", "k8s-image-pull", C.CONFIG_TF_CONFIG, R.CAUSE, ("ErrImagePull", "ImagePullBackOff", "Failed to pull image"),
+add("DD809", "k8s-image-pull", C.OTHER, R.CAUSE, ("ErrImagePull", "ImagePullBackOff", "Failed to pull image"),
     "A pod's image cannot be pulled", rank=70, remedy="Fix the image name/tag or the registry credentials.",
     component="kubernetes", versions="all", source="kubelet image events", fixture="Warning  Failed  1m  kubelet  Failed to pull image \"tf:2.21\": not found")
 add("DD810", "k8s-pod-running", C.OTHER, R.BENIGN, ("1/1       Running", "1/1     Running"),
