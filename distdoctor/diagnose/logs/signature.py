@@ -54,7 +54,7 @@ __all__ = ["Role", "Signature", "RULES", "SIGNATURES", "COMPONENTS", "add", "by_
 # the layers whose messages the knowledge base reads (a signature's ``component`` is one of these)
 COMPONENTS: tuple[str, ...] = (
     "tensorflow", "keras", "grpc", "horovod", "nccl", "gloo", "openmpi", "mpich", "intelmpi", "pmix",
-    "openssh", "slurm", "yarn", "spark", "tfos", "tony", "ray", "kubernetes", "training-operator", "cloud-platform",
+    "openssh", "slurm", "yarn", "volcano", "spark", "tfos", "tony", "ray", "kubernetes", "training-operator", "cloud-platform",
     "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "glibc", "gdb", "shell", "python",
     "any")          # "any": a wording that every layer uses (an ERROR level, "failed"): the safety net's error line
 

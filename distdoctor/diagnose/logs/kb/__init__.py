@@ -16,13 +16,16 @@ DD600-DD999 range is taken) are the later additions beside the modules they exte
 (DD1000-DD1003), system.py (DD1004-DD1008), platform.py (DD1009-DD1010), python.py
 (DD1011-DD1012), and after the third blind set yarn_spark_ray.py (DD1013), nccl_gloo.py (DD1014), system.py
 (DD1015), mpi.py (DD1016), gpu.py (DD1017); maintainers.py (DD1200-DD1239) holds the messages the
-components' own troubleshooting guides explain (Horovod, Open MPI, Slurm); hpc_msgs.py (DD1300-DD1349) the launch
-stack's messages mined from its source (Open MPI help files, Slurm's refusals, OpenSSH, NCCL's /dev/shm, SIGBUS). Every signature names its ``component``, ``versions`` and
+components' own troubleshooting guides explain (Horovod, Open MPI, Slurm); platform_msgs.py (DD1240-DD1269) the
+control planes' refusals mined from their sources (Kubernetes API server, admission and scheduler, container
+runtimes, Volcano, the training operator, YARN); hpc_msgs.py (DD1300-DD1349) the launch stack's messages mined
+from its source (Open MPI help files, Slurm's refusals, OpenSSH, NCCL's /dev/shm, SIGBUS). Every signature names
+its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """
 from . import tf, tf_data, tf1, comm, system, platform, python  # noqa: F401  (registration)
 from . import horovod, nccl_gloo, mpi, slurm, gpu, keras, k8s, yarn_spark_ray  # noqa: F401  (registration)
-from . import maintainers, hpc_msgs  # noqa: F401  (registration)
+from . import maintainers, platform_msgs, hpc_msgs  # noqa: F401  (registration)
 from ..signature import SIGNATURES
 
 __all__ = ["SIGNATURES"]

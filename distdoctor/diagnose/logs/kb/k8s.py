@@ -64,7 +64,7 @@ add("DD850", "k8s-admission-out-of-resource", C.RESOURCE_EXHAUSTION, R.CAUSE,
     "pkg/kubelet/cm/devicemanager/manager.go",
     fixture="Warning  UnexpectedAdmissionError  30s  kubelet  Allocate failed due to requested number of devices "
             "unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected")
-add("DD851", "k8s-image-pull-backoff", C.CONFIG_TF_CONFIG, R.CAUSE,
+add("DD851", "k8s-image-pull-backoff", C.OTHER, R.CAUSE,
     ("Back-off pulling image", "ErrImageNeverPull", "InvalidImageName", "manifest unknown"),
     "A pod's image cannot be pulled (back-off, invalid name, or not present)", rank=70,
     remedy="Fix the image reference (name, tag, registry) or the pull secret; with imagePullPolicy Never the image must "

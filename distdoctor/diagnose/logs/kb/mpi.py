@@ -117,7 +117,9 @@ add("DD946", "ompi-tcp-wrong-peer", C.NETWORK_UNREACHABLE, R.CAUSE,
     fixture="WARNING: Open MPI failed to handshake with a connecting peer MPI process over TCP.  This should not happen.")
 add("DD947", "ompi-openib-warning", C.OTHER, R.BENIGN,
     ("There was an error initializing an OpenFabrics device", "No OpenFabrics connection schemes reported",
-     "but there are no active ports detected"),
+     "but there are no active ports detected",
+     # mpirun's aggregated repeat of the same warning names its help file and topic (orte/util/show_help.c)
+     "help-mpi-btl-openib.txt / error in device init"),
     "Open MPI's openib transport could not use an InfiniBand device and falls back (usually harmless)", rank=0,
     remedy="Harmless when the job runs over TCP or UCX; silence it with `--mca btl ^openib`.", component=OMPI,
     versions="<=4.1 (btl/openib)", source="open-mpi/ompi opal/mca/btl/openib/help-mpi-btl-openib.txt",

@@ -29,7 +29,9 @@ add("DD803", "k8s-insufficient", C.RESOURCE_EXHAUSTION, R.CAUSE,
     ("FailedScheduling", "Insufficient nvidia.com/gpu", "Insufficient cpu", "Insufficient memory", "nodes are available"),
     "Kubernetes cannot schedule the pod: no node has the resources",
     # a FailedScheduling whose only reasons are placement rules (selectors, taints, claims) is k8s.py's, not capacity
-    regex=r"Insufficient [\w./]+|^(?!.*(?:didn't match|untolerated taint|didn't tolerate|unbound immediate))"
+    # (platform_msgs.py holds the host-port and volume-topology reasons)
+    regex=r"Insufficient [\w./]+|^(?!.*(?:didn't match|untolerated taint|didn't tolerate|unbound immediate|"
+          r"didn't have free ports|volume node affinity conflict|didn't find available persistent volumes))"
           r".*(?:FailedScheduling|nodes are available)",
     rank=75, remedy="No node has the requested GPUs/CPU/memory free: free capacity (old pods/jobs still holding GPUs), add "
     "nodes, or request less.", component="kubernetes", versions="all", source="kube-scheduler FailedScheduling events",
@@ -57,7 +59,7 @@ add("DD808", "k8s-replica-oom", C.OOM_HOST, R.CAUSE, ("ran out-of-memory and exi
     rank=95, remedy=_K8S_OOM,
     component="cloud-platform", versions="all", source="Cloud ML Engine / Vertex AI job status",
     fixture="The replica master 0 ran out-of-memory and exited with a non-zero status of 247.", expect="master:0")
-add("DD809", "k8s-image-pull", C.CONFIG_TF_CONFIG, R.CAUSE, ("ErrImagePull", "ImagePullBackOff", "Failed to pull image"),
+add("DD809", "k8s-image-pull", C.OTHER, R.CAUSE, ("ErrImagePull", "ImagePullBackOff", "Failed to pull image"),
     "A pod's image cannot be pulled", rank=70, remedy="Fix the image name/tag or the registry credentials.",
     component="kubernetes", versions="all", source="kubelet image events", fixture="Warning  Failed  1m  kubelet  Failed to pull image \"tf:2.21\": not found")
 add("DD810", "k8s-pod-running", C.OTHER, R.BENIGN, ("1/1       Running", "1/1     Running"),
@@ -288,7 +290,8 @@ add("DD844", "slurm-step-resources", C.RESOURCE_EXHAUSTION, R.CAUSE, ("Unable to
     "or ask sbatch for more (--mem, --cpus-per-task, more nodes).",
     component="slurm", versions="all", source="Slurm srun step creation errors",
     fixture="srun: error: Unable to create step for job 771332: Memory required by task is not available")
-add("DD1010", "yarn-invalid-resource-request", C.RESOURCE_EXHAUSTION, R.CAUSE, ("InvalidResourceRequestException",),
+add("DD1010", "yarn-invalid-resource-request", C.RESOURCE_EXHAUSTION, R.CAUSE,
+    ("InvalidResourceRequestException", "requested memory > max configured", "requested virtual cores > max configured"),
     "YARN refused a container request larger than the cluster's maximum allocation", rank=75,
     remedy="Ask for no more than the scheduler's maximum per container (yarn.scheduler.maximum-allocation-mb/-vcores, "
     "the GPU resource's maximum), or raise that maximum.",
