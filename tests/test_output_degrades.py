@@ -164,3 +164,21 @@ def test_a_held_task_keeps_its_first_lines_until_its_reader_is_there(tmp_path):
     proc.drain(10)
     assert "\n".join(got).split("\n") == ["first line", "second line"]
     assert (tmp_path / "worker-0.log").read_text().count("line") == 2
+
+
+def test_a_reading_that_fails_is_counted_and_the_log_keeps_the_lines(tmp_path):
+    """A piece of output the live reading fails on (an internal error of distdoctor's) is never dropped silently:
+    the log keeps it, the task runs on, and the failure is counted with its first error for the verdict's notes."""
+    from distdoctor.supervise.launch import TaskProcess
+
+    def broken(task, ts, text, data):
+        raise RuntimeError("reader broke")
+    proc = TaskProcess("worker:0", [sys.executable, "-c", "print('one'); print('two')"], dict(os.environ),
+                       str(tmp_path / "worker-0.log"), None, on_chunk=broken)
+    proc.drain(30)
+    deadline = time.time() + 30
+    while proc.alive and time.time() < deadline:
+        time.sleep(0.02)
+    assert proc.returncode == 0
+    assert proc.unread_chunks >= 1 and proc.unread_error == "RuntimeError: reader broke"
+    assert (tmp_path / "worker-0.log").read_text().count("\n") == 2

@@ -1,4 +1,4 @@
-"""A learned, calibrated ranking of the causes a diagnosis could name (issue 25): measured, not yet the decision.
+"""A learned, calibrated ranking of the causes a diagnosis could name (issue 25): it orders the alternatives.
 
 For every category, the features of that candidate (:func:`candidate_features`): whether the hand-written reasoning
 chose it and how sure it was, its place among the alternatives, the signature hits of that category in each role,
@@ -10,10 +10,11 @@ over the candidates, tempered, gives each one's probability. ``scripts/build_mod
 
 What it decides (:func:`with_learned_alternatives`): the verdict's alternatives -- the next most probable causes,
 each with the record that would settle it. On the real corpus, cross-validated grouped by repository, that lists the
-truth among the verdict and its first two alternatives more often than the hand-written ranking
-(``benchmarks/RESULTS-model-cv.md``). The cause itself and its confidence stay the hand-written reasoning's: its top
-pick is as often right, and its "high" band is more precise than the learned probability's (which, calibrated, does
-not separate right from wrong above 0.85), so the learned probability does not name the confidence.
+truth among the verdict and its first two alternatives at least as often as the hand-written ranking (more often
+before the session-9 knowledge-base work, as often after it: ``benchmarks/RESULTS-model-cv.md``). The cause itself
+and its confidence stay the hand-written reasoning's: the learned top pick is right about as often, and the
+hand-written "high" band is more precise than the learned probability's, so the learned probability does not name
+the confidence.
 """
 from __future__ import annotations
 
