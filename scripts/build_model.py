@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 OUT = ROOT / "distdoctor" / "diagnose" / "logs" / "data" / "model.json"
 C = 10.0
+TEXT_C = 10.0
 FOLDS = 5
 BANDS = (("high", 0.8), ("medium", 0.5), ("low", 0.0))
 
@@ -49,20 +51,70 @@ def repo_of(source: str) -> str:
 
 def read(case: Path) -> dict:
     from distdoctor.diagnose.command import diagnose_paths
+    from distdoctor.diagnose.logs.learned import case_lines, features
     from casedirs import OLD_WITHOUT_DECISIVE
     label = json.loads((case / "case.json").read_text())
     logs = sorted(str(p) for p in case.iterdir() if p.name != "case.json")
-    feats: list = []
+    got: list = []
     from distdoctor.diagnose.logs.wordmodel import hold_out
     with hold_out(f"corpus:{case.name}"):   # the word model never learnt from this case's own deciding lines
-        diag, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)
+        diag, _ = diagnose_paths(logs, detected_at=0.0, features_out=got)
+    diag, hits, facts = got[0]
     rc = diag.root_cause
     hand = rc.category.value if rc is not None else "other"
     alts = [a.category.value for a in rc.alternatives] if rc is not None else []
     return {"case": f"{case.parent.name}/{case.name}", "label": label["category"], "repo": repo_of(label.get("source")),
             "decisive": label.get("decisive", "unlisted") is not None and case.name not in OLD_WITHOUT_DECISIVE,
             "hand": hand, "hand_top3": [hand] + [a for a in alts if a != hand][:2], "hand_alts": alts,
-            "hand_conf": rc.confidence if rc is not None else None, "x": feats[0]}
+            "hand_conf": rc.confidence if rc is not None else None, "x": features(diag, hits),
+            "lines": [ln.text for ln in case_lines(hits, facts)]}
+
+
+def _words(r: dict) -> list[str]:
+    """A case's words (counted once per case: the folds fit the text model some forty times)."""
+    if "words" not in r:
+        from distdoctor.diagnose.logs.wordmodel import tokens
+        r["words"] = [t for line in r["lines"] for t in tokens(line)]
+    return r["words"]
+
+
+def _given(words: list[str]) -> list[str]:
+    return words
+
+
+def fit_text(rows: list[dict]):
+    """The text model: tf-idf of the words of each case's lines, a multinomial logistic regression over labels."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    vec = TfidfVectorizer(analyzer=_given, sublinear_tf=True, min_df=2)
+    x = vec.fit_transform([_words(r) for r in rows])
+    clf = LogisticRegression(C=TEXT_C, max_iter=5000, tol=1e-6)
+    clf.fit(x, [r["label"] for r in rows])
+    return vec, clf
+
+
+def text_probs(model, rows: list[dict]) -> list[dict[str, float]]:
+    vec, clf = model
+    p = clf.predict_proba(vec.transform([_words(r) for r in rows]))
+    return [dict(zip(map(str, clf.classes_), map(float, q))) for q in p]
+
+
+def stacked(rows: list[dict], idx: list[int]) -> dict[int, dict]:
+    """Candidate features with the text model's probability for the cases ``idx``, each from a text model that
+    never saw that case's repository (inner folds grouped by repository): what the logit learns from."""
+    out: dict[int, dict] = {}
+    for fold in grouped_folds([rows[i] for i in idx]):
+        inner = [idx[j] for j in fold]
+        held = set(inner)
+        tm = fit_text([rows[i] for i in idx if i not in held])
+        for i, tp in zip(inner, text_probs(tm, [rows[i] for i in inner])):
+            out[i] = with_text(rows[i]["x"], tp)
+    return out
+
+
+def with_text(cands: dict, tp: dict[str, float]) -> dict:
+    from distdoctor.diagnose.logs.learned import candidate_features   # noqa: F401  (the feature's name and form)
+    return {c: {**f, "text_logp": math.log(max(tp.get(c, 0.0), 1e-6))} for c, f in cands.items()}
 
 
 def fit(xs: list[dict], ys: list[str]):
@@ -123,14 +175,18 @@ def temper(probs: list[dict], t: float) -> list[dict]:
 
 
 def cross_validate(rows: list[dict]) -> tuple[list[dict], float]:
-    """Out-of-fold probabilities (grouped by repository) and the temperature that calibrates them."""
+    """Out-of-fold probabilities (grouped by repository) and the temperature that calibrates them. In each outer
+    fold the text model and the logit learn from the other folds only (the logit from the text model's inner
+    out-of-fold probabilities); the held-out cases are read by a text model trained on every other fold."""
     oof: list[dict] = [{} for _ in rows]
     for fold in grouped_folds(rows):
         test = set(fold)
         train = [i for i in range(len(rows)) if i not in test]
-        vec, clf = fit([rows[i]["x"] for i in train], [rows[i]["label"] for i in train])
-        for i in fold:
-            oof[i] = scores(vec, clf, rows[i]["x"])
+        xs = stacked(rows, train)
+        vec, clf = fit([xs[i] for i in train], [rows[i]["label"] for i in train])
+        tm = fit_text([rows[i] for i in train])
+        for i, tp in zip(fold, text_probs(tm, [rows[i] for i in fold])):
+            oof[i] = scores(vec, clf, with_text(rows[i]["x"], tp))
     ys = [r["label"] for r in rows]
     t = min((x / 20 for x in range(4, 61)), key=lambda t: _nll(oof, ys, t))
     return temper(oof, t), t
@@ -189,13 +245,37 @@ def table(rows: list[dict], oof: list[dict], fitted: list[dict], t: float) -> st
     return "\n".join(out) + "\n"
 
 
+def text_json(tm) -> dict:
+    """The text model as :class:`distdoctor.diagnose.logs.learned.TextModel` reads it: each word's idf and its
+    weight for every class, in the order of ``classes``."""
+    vec, clf = tm
+    names = [str(n) for n in vec.get_feature_names_out()]
+    return {"classes": [str(c) for c in clf.classes_],
+            "idf": {n: round(float(v), 4) for n, v in zip(names, vec.idf_)},
+            "coef": {n: [round(float(w), 3) for w in clf.coef_[:, k]] for k, n in enumerate(names)},
+            "intercept": [round(float(b), 4) for b in clf.intercept_]}
+
+
 def model_json(rows: list[dict], t: float) -> str:
-    vec, clf = fit([r["x"] for r in rows], [r["label"] for r in rows])
+    idx = list(range(len(rows)))
+    xs = stacked(rows, idx)
+    vec, clf = fit([xs[i] for i in idx], [r["label"] for r in rows])
     weights = {str(n): round(float(w), 4) for n, w in zip(vec.get_feature_names_out(), clf.coef_[0]) if abs(w) >= 1e-4}
     data = {"intercept": round(float(clf.intercept_[0]), 4), "weights": weights,
-            "temperature": round(t, 2), "meta": {"cases": len(rows), "C": C, "folds": FOLDS,
-                                                 "built_by": "scripts/build_model.py"}}
+            "temperature": round(t, 2), "text": text_json(fit_text(rows)),
+            "meta": {"cases": len(rows), "C": C, "text_C": TEXT_C, "folds": FOLDS, "built_by": "scripts/build_model.py"}}
     return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def close(a, b) -> bool:
+    """The same model, up to another CPU's last bits of floating point (a weight under the cut on one side is 0)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(close(a.get(k, 0.0), b.get(k, 0.0)) for k in set(a) | set(b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return abs(a - b) <= 2e-3
+    return a == b
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,28 +284,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cv-only", action="store_true", help="print the cross-validated table only")
     ap.add_argument("--md", help="also write the table to this Markdown file")
     a = ap.parse_args(argv)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):   # before numpy loads: the fits are
+        os.environ.setdefault(var, "1")       # small, and threads fighting over two cores made the build 5x slower
     rows = [read(c) for c in cases()]
     oof, t = cross_validate(rows)
+    built = model_json(rows, t)
     if a.check:
-        new = json.loads(model_json(rows, t))
-        old = json.loads(OUT.read_text()) if OUT.exists() else {}
-        close = lambda a, b: abs(a - b) <= 2e-3  # noqa: E731  (another CPU's last bits of floating point)
-        same = (old.get("meta") == new["meta"] and close(old.get("intercept", 1e9), new["intercept"])
-                and close(old.get("temperature", 1e9), new["temperature"])
-                and set(old.get("weights", {})) | set(new["weights"]) == set(new["weights"]) | set(old.get("weights", {}))
-                and all(close(old["weights"].get(k, 0.0), new["weights"].get(k, 0.0))
-                        for k in set(old.get("weights", {})) | set(new["weights"])))
+        same = close(json.loads(OUT.read_text()) if OUT.exists() else {}, json.loads(built))
         print("the shipped model is what the corpus builds" if same else "the shipped model differs from a rebuild")
         return 0 if same else 1
-    vec, clf = fit([r["x"] for r in rows], [r["label"] for r in rows])
-    fitted = [scores(vec, clf, r["x"]) for r in rows]
-    text = table(rows, oof, temper(fitted, t), t)
+    from distdoctor.diagnose.logs.learned import Model
+    m = Model(json.loads(built))
+    fitted = [dict(m.rank(with_text(r["x"], m.text.probs(r["lines"])))) for r in rows]
+    text = table(rows, oof, fitted, t)
     print(text)
     if a.md:
         Path(a.md).write_text("# The learned reading, cross-validated (issue 25)\n\n`python scripts/build_model.py "
                               f"--cv-only --md {a.md}`\n\n" + text)
     if not a.cv_only:
-        OUT.write_text(model_json(rows, t))
+        OUT.write_text(built)
         print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KB)")
     return 0
 

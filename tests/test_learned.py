@@ -1,8 +1,10 @@
 """The learned ranking of causes (issue 25): built deterministically from the real corpus by scripts/build_model.py,
-shipped, read in pure Python; a rebuild equals the shipped file, and its cross-validated figures are the README's."""
+shipped, read in pure Python; a rebuild equals the shipped file, and its cross-validated figures are the README's;
+the verdict names the lines that weighed most."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,10 +21,15 @@ def test_a_rebuild_from_the_corpus_is_the_shipped_model():
     assert r.returncode == 0, r.stdout + r.stderr[-2000:]
 
 
-def test_the_pure_python_ranking_is_scikit_learns():
+def _build_model():
     spec = importlib.util.spec_from_file_location("build_model", ROOT / "scripts" / "build_model.py")
     bm = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bm)
+    return bm
+
+
+def test_the_pure_python_ranking_is_scikit_learns():
+    bm = _build_model()
     rows = [bm.read(c) for c in bm.cases()[:40]]
     vec, clf = bm.fit([r["x"] for r in rows], [r["label"] for r in rows])
     model = learned.Model({"intercept": float(clf.intercept_[0]), "temperature": 1.0,
@@ -33,15 +40,60 @@ def test_the_pure_python_ranking_is_scikit_learns():
         assert all(abs(ours[c] - theirs[c]) < 1e-9 for c in theirs)
 
 
+def test_the_pure_python_text_model_is_scikit_learns():
+    """tf-idf and the multinomial regression computed by hand give scikit-learn's probabilities (up to the shipped
+    file's rounding)."""
+    bm = _build_model()
+    rows = [bm.read(c) for c in bm.cases()[:120]]
+    tm = bm.fit_text(rows)
+    ours = learned.TextModel(json.loads(json.dumps(bm.text_json(tm))))
+    theirs = bm.text_probs(tm, rows[:30])
+    for r, want in zip(rows[:30], theirs):
+        got = ours.probs(r["lines"])
+        assert max(abs(got[c] - want[c]) for c in want) < 5e-3, r["case"]
+    assert len({max(p, key=p.get) for p in theirs}) > 3   # the words speak for several causes, not one prior
+
+
+def _diagnose(case: Path):
+    got: list = []
+    diagnose_paths([str(p) for p in case.iterdir() if p.name != "case.json"], detected_at=0.0, features_out=got)
+    return got[0]
+
+
 def test_a_real_case_gets_a_distribution_over_every_cause():
-    case = ROOT / "tests" / "realworld" / "realworld-dev" / "dev_002"
-    feats: list = []
-    diag, _ = diagnose_paths([str(p) for p in case.iterdir() if p.name != "case.json"], detected_at=0.0,
-                             features_out=feats)
-    ranked = learned.load().rank(feats[0])
+    diag, hits, facts = _diagnose(ROOT / "tests" / "realworld" / "realworld-dev" / "dev_002")
+    ranked = learned.rank(diag, hits, facts)
     from distdoctor.model import Category
     assert abs(sum(p for _, p in ranked) - 1.0) < 1e-9 and {c for c, _ in ranked} == {c.value for c in Category}
     assert ranked[0][0] == "oom_gpu" and ranked[0][1] > 0.5
+
+
+def test_the_verdict_names_the_lines_that_weighed_most(tmp_path):
+    """The line that shows the cause weighs; start-up chatter does not; each weight is the fall of the learned
+    probability without the line, which reading the case without it shows."""
+    log = tmp_path / "worker-1.log"
+    chatter = [f"I tensorflow/core/platform/cpu_feature_guard.cc:{i}] This TensorFlow binary is optimized"
+               for i in range(5)]
+    log.write_text("\n".join(chatter + [
+        "E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 512.00M (536870912 bytes) from "
+        "device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        "2024-01-01 10:00:00.000 Epoch 1/10", "Done."]) + "\n")
+    diag, _ = diagnose_paths([str(log)], detected_at=0.0)
+    rc = diag.root_cause
+    assert rc.category.value == "oom_gpu" and rc.weighed, rc
+    assert "CUDA_ERROR_OUT_OF_MEMORY" in rc.weighed[0].text and rc.weighed[0].where == "worker-1.log:6"
+    assert all("cpu_feature_guard" not in w.text for w in rc.weighed)
+    assert list(rc.weighed) == sorted(rc.weighed, key=lambda w: -w.weight)
+    # the weight is what the line's absence costs: read the log without it
+    hand, hits, facts = _diagnose(tmp_path)
+    m = learned.load()
+    lines = learned.case_lines(hits, facts)
+    base = dict(m.reading(hand, hits, lines))["oom_gpu"]
+    top = next(ln for ln in lines if "CUDA_ERROR_OUT_OF_MEMORY" in ln.text)
+    without = dict(m.reading(hand, [h for h in hits if (h.stream, h.line_no) != top.key],
+                             [ln for ln in lines if ln is not top]))["oom_gpu"]
+    assert abs((base - without) - rc.weighed[0].weight) < 2e-3
+    assert json.loads(json.dumps(diag.to_json()))["root_cause"]["weighed"][0]["where"] == "worker-1.log:6"
 
 
 def _real_cases_with_alternatives(limit: int):
@@ -63,7 +115,7 @@ def test_diagnose_lists_the_learned_next_most_probable_causes():
     for logs, hand in _real_cases_with_alternatives(25):
         feats: list = []
         diagnose_paths(logs, detected_at=0.0, features_out=feats)
-        ranked = [c for c, _ in learned.load().rank(feats[0])]
+        ranked = [c for c, _ in learned.rank(*feats[0])]
         got, _ = diagnose_paths(logs, detected_at=0.0)
         rc, hrc = got.root_cause, hand.root_cause
         assert (rc.category, rc.culprit, rc.confidence, rc.code) == (hrc.category, hrc.culprit, hrc.confidence, hrc.code)
@@ -87,3 +139,17 @@ def test_no_alternative_is_made_up_where_the_reasoning_saw_none(tmp_path):
                    "ZeroDivisionError: division by zero\n")
     diag, _ = diagnose_paths([str(log)], detected_at=0.0)
     assert diag.root_cause.category.value == "user_code_error" and diag.root_cause.alternatives == ()
+
+
+def test_the_weighed_lines_reach_the_terminal_the_json_and_the_html(tmp_path):
+    log = tmp_path / "worker-1.log"
+    log.write_text("E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 512.00M (536870912 "
+                   "bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\nDone.\n")
+    cli = [sys.executable, "-m", "distdoctor", "diagnose", str(log)]
+    term = subprocess.run(cli + ["--html", str(tmp_path / "r.html")], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env={**__import__("os").environ, "COLUMNS": "200"})
+    assert "Weighed most" in term.stdout and "worker-1.log:1" in term.stdout, term.stdout + term.stderr
+    js = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True, timeout=120, cwd=ROOT).stdout)
+    assert js["root_cause"]["weighed"][0]["where"] == "worker-1.log:1" and js["root_cause"]["weighed"][0]["weight"] > 0
+    html = (tmp_path / "r.html").read_text()
+    assert 'id="weighed"' in html and "CUDA_ERROR_OUT_OF_MEMORY" in html.split('id="weighed"')[1]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from distdoctor.model import Diagnosis, Finding, JobEvent, Status
+from distdoctor.model import Diagnosis, Finding, JobEvent, Status, Weighed
 from distdoctor.model.schemadoc import CLASSES, DERIVED, OPTIONAL, field_comments, schema_markdown, update
 from test_model_json import _run_diagnosis
 
@@ -31,11 +31,13 @@ def test_every_key_has_a_meaning(cls):
 def _examples() -> dict[type, object]:
     d = dataclasses.replace(_run_diagnosis(), interrupted="SIGINT")
     a = d.attempts[0]
-    f = dataclasses.replace(a.root_cause, candidates=("worker:0", "worker:1"))    # every key set
+    f = dataclasses.replace(a.root_cause, candidates=("worker:0", "worker:1"),    # every key set
+                            weighed=(Weighed("E a line", "worker:1", "worker-1.log:3", 0.2),))
     return {Diagnosis: d, type(d.tasks["worker:0"]): d.tasks["worker:0"], Finding: f, type(f.evidence[0]): f.evidence[0],
             type(f.alternatives[0]): f.alternatives[0], type(a): a, type(a.resumed_from): a.resumed_from,
             type(a.reached): a.reached, type(d.goodput): d.goodput, type(d.goodput.badput): d.goodput.badput,
-            type(d.goodput.attempts[0]): d.goodput.attempts[0], JobEvent: JobEvent(1.0, None, "attempt", "x")}
+            type(d.goodput.attempts[0]): d.goodput.attempts[0], JobEvent: JobEvent(1.0, None, "attempt", "x"),
+            Weighed: f.weighed[0]}
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)

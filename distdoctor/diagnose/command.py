@@ -72,11 +72,11 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
             else:
                 job = JobObservation(tasks={}, source="logs", notes=tuple(list(disc.notes) + notes))
         diag = decide(verdict, structural, source="diagnose", detected_at=now, notes=tuple(job.notes))
-        from .logs.learned import features, with_learned_alternatives
+        from .logs.learned import with_learned_reading
         if features_out is not None:   # scripts/build_model.py: what the learned reading is trained on (the
-            features_out.append(features(diag, hits))   # hand-written reading's, never the shipped model's)
+            features_out.append((diag, hits, text))   # hand-written reading's, never the shipped model's)
         elif learned:
-            diag = with_learned_alternatives(diag, hits)
+            diag = with_learned_reading(diag, hits, text)
     except DistDoctorError:
         raise
     except RecursionError as exc:  # pathological input nesting: still one line, never a traceback

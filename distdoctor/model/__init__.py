@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from .attempts import Action, Attempt, AttemptGoodput, AttemptOutcome, Badput, Goodput, Position, ResumePoint
 from .diagnosis import Diagnosis, SchemaError, TaskReport
-from .finding import (CATEGORY_DOCS, RUN_ONLY_CATEGORIES, SCHEMA_VERSION, Alternative, Category, Evidence, Finding, JobEvent, Severity,
-                      Status, format_clock, format_iso)
+from .finding import (CATEGORY_DOCS, RUN_ONLY_CATEGORIES, SCHEMA_VERSION, Alternative, Category, Evidence, Finding,
+                      JobEvent, Severity, Status, Weighed, format_clock, format_iso)
 
 __all__ = [
     "Category", "CATEGORY_DOCS", "RUN_ONLY_CATEGORIES", "Severity", "Status", "Evidence", "Finding", "Alternative", "JobEvent",
     "TaskReport", "Diagnosis", "SchemaError", "Action", "Position", "AttemptOutcome", "ResumePoint", "Attempt",
-    "AttemptGoodput", "Badput", "Goodput", "format_clock", "format_iso", "SCHEMA_VERSION",
+    "AttemptGoodput", "Badput", "Goodput", "format_clock", "format_iso", "SCHEMA_VERSION", "Weighed",
 ]

@@ -205,6 +205,25 @@ class Alternative:
 
 
 @dataclass(frozen=True)
+class Weighed:
+    """A line that weighed in the learned reading of the cause: without it, the learned probability of the cause
+    falls by ``weight``."""
+
+    text: str                  # the line
+    task: str | None           # the task it names or that wrote it
+    where: str | None          # file:line, when known
+    weight: float              # the fall in probability without it (0..1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "task": self.task, "where": self.where, "weight": self.weight}
+
+    @staticmethod
+    def from_json(d: dict) -> "Weighed":
+        return Weighed(text=str(d.get("text") or ""), task=_str(d.get("task")), where=_str(d.get("where")),
+                       weight=_num(d.get("weight")) or 0.0)
+
+
+@dataclass(frozen=True)
 class Finding:
     """What one rule concluded. ``code`` is the rule's stable code (DDnnn)."""
 
@@ -219,6 +238,7 @@ class Finding:
     candidates: tuple[str, ...] = ()  # when the culprit can't be decided
     confidence: str | None = None     # high / medium / low (``diagnose`` over logs it did not write)
     alternatives: tuple[Alternative, ...] = ()  # other readings of the same evidence, ranked below it
+    weighed: tuple[Weighed, ...] = ()  # the lines that weighed most in the learned reading of this cause (diagnose)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -238,6 +258,8 @@ class Finding:
             out["confidence"] = self.confidence
         if self.alternatives:
             out["alternatives"] = [a.to_json() for a in self.alternatives]
+        if self.weighed:
+            out["weighed"] = [w.to_json() for w in self.weighed]
         return out
 
     @staticmethod
@@ -259,7 +281,8 @@ class Finding:
                        candidates=tuple(c for c in d.get("candidates") or () if isinstance(c, str)),
                        confidence=conf if isinstance(conf, str) else None,
                        alternatives=tuple(Alternative.from_json(a) for a in d.get("alternatives") or ()
-                                          if isinstance(a, dict)))
+                                          if isinstance(a, dict)),
+                       weighed=tuple(Weighed.from_json(w) for w in d.get("weighed") or () if isinstance(w, dict)))
 
     @property
     def culprits(self) -> tuple[str, ...]:

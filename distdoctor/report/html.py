@@ -97,6 +97,24 @@ def _evidence(f: Finding) -> str:
     return f'<ol class="evidence">{"".join(items)}</ol>'
 
 
+def _readings(r: Finding) -> str:
+    """The lines that weighed most in the learned reading of the cause, and the other readings with what settles
+    each (``diagnose``'s verdicts)."""
+    out = ""
+    if r.weighed:
+        rows = "".join(f'<li class="ev"><span class="ev-clock">-{w.weight * 100:.0f} pts</span>'
+                       f'<span class="ev-task">{_t(w.where or w.task or "")}</span>'
+                       f'<span class="ev-text">{_t(w.text)}</span></li>' for w in r.weighed)
+        out += ('<h3 class="ev-head" id="weighed">Weighed most <span class="code">the learned probability of this '
+                f'cause without the line</span></h3><ol class="evidence weighed">{rows}</ol>')
+    if r.alternatives:
+        rows = "".join(f'<li><code>{_t(a.category.value)}</code>{" on " + _t(a.culprit) if a.culprit else ""}: '
+                       f'{_t(a.why)}{"; <em>settled by " + _t(a.settle) + "</em>" if a.settle else ""}</li>'
+                       for a in r.alternatives)
+        out += f'<h3 class="ev-head" id="alternatives">Also possible</h3><ul class="alternatives">{rows}</ul>'
+    return out
+
+
 def _verdict(page: ReportPage) -> str:
     v = page.verdict
     r = v.root
@@ -122,6 +140,8 @@ def _verdict(page: ReportPage) -> str:
     evidence = ""
     if r is not None and r.evidence:
         evidence = f'<h3 class="ev-head">Evidence</h3>{_evidence(r)}'
+    if r is not None:
+        evidence += _readings(r)
     if r is None and page.findings:   # finished, but something deserves a look: say so up here
         f = page.findings[0]
         more = f" (and {len(page.findings) - 1} more)" if len(page.findings) > 1 else ""
@@ -312,6 +332,7 @@ ol.evidence{list-style:none;margin:0;padding:0;border:1px solid var(--line);bord
 .ev-text{white-space:pre-wrap;word-break:break-word}
 .ev.consequence{background:#f8fafc;color:#475569}.ev.consequence .ev-task{color:#64748b}
 .ev-tag{flex:none;font-size:11px;border:1px solid #cbd5e1;border-radius:4px;padding:0 5px;color:var(--muted);height:18px}
+ul.alternatives{margin:0;padding-left:20px;font-size:13.5px}ul.alternatives li{margin:3px 0}
 ul.findings{list-style:none;margin:0;padding:0}
 .finding{padding:8px 0;border-top:1px solid var(--line)}.finding:first-child{border-top:0}
 .finding p{margin:4px 0}.f-head{display:flex;gap:8px;align-items:center}

@@ -121,6 +121,15 @@ def _root_cause(root: Finding, culprits: tuple[str, ...]) -> Group:
             text.append(_s(e.text, 4000), style="dim" if consequence else "")
             grid.add_row(stamp, text)
         parts.append(Padding(grid, (0, 0, 0, 2)))
+    if root.weighed:
+        parts.append(Text("Weighed most", style="bold").append(" (the learned probability of this cause without the line)",
+                                                               style="dim"))
+        for w in root.weighed:
+            line = Text(f"-{w.weight * 100:.0f} pts  ", style="dim")
+            if w.where or w.task:
+                line.append(f"{_s(w.where or w.task)}  ", style="dim")
+            line.append(_s(w.text, 400))
+            parts.append(Padding(line, (0, 0, 0, 2)))
     if root.alternatives:
         parts.append(Text("Also possible", style="bold"))
         for a in root.alternatives[:3]:

@@ -1,36 +1,149 @@
-"""A learned, calibrated ranking of the causes a diagnosis could name (issue 25): it orders the alternatives.
+"""A learned, calibrated ranking of the causes a diagnosis could name (issue 25): it orders the alternatives and says
+which lines weighed most.
 
 For every category, the features of that candidate (:func:`candidate_features`): whether the hand-written reasoning
 chose it and how sure it was, its place among the alternatives, the signature hits of that category in each role,
-how specific the most specific is, whether it is the first or the strongest cause line, and a per-category bias.
-One set of weights scores every candidate (a conditional logit), so every case teaches about every cause; a softmax
-over the candidates, tempered, gives each one's probability. ``scripts/build_model.py`` trains it on the real corpus
-(``tests/realworld/*``), deterministically, cross-validated grouped by source repository, and ships it as
-``data/model.json``, read here in pure Python (no scikit-learn or numpy at run time).
+how specific the most specific is, whether it is the first or the strongest cause line, what the words of the case's
+lines speak for (:class:`TextModel`), and a per-category bias. One set of weights scores every candidate (a
+conditional logit), so every case teaches about every cause; a softmax over the candidates, tempered, gives each
+one's probability.
 
-What it decides (:func:`with_learned_alternatives`): the verdict's alternatives -- the next most probable causes,
-each with the record that would settle it. On the real corpus, cross-validated grouped by repository, that lists the
-truth among the verdict and its first two alternatives at least as often as the hand-written ranking (more often
-before the session-9 knowledge-base work, as often after it: ``benchmarks/RESULTS-model-cv.md``). The cause itself
-and its confidence stay the hand-written reasoning's: the learned top pick is right about as often, and the
-hand-written "high" band is more precise than the learned probability's, so the learned probability does not name
-the confidence.
+The words: a case's lines (:func:`case_lines`: every line a signature or the error-line reading matched, and each
+log's last lines -- what a user pastes into a thread) as a bag of words (:func:`.wordmodel.tokens`), tf-idf weighted,
+read by a multinomial logistic regression over the categories; its out-of-fold probability of a candidate's category
+is that candidate's ``text_logp`` (stacked: the text model is never scored on a case it learnt from).
+
+``scripts/build_model.py`` trains both on the real corpus (``tests/realworld/*``), deterministically,
+cross-validated grouped by source repository, and ships them as ``data/model.json``, read here in pure Python (no
+scikit-learn or numpy at run time).
+
+What it decides (:func:`with_learned_reading`): the verdict's alternatives -- the next most probable causes, each
+with the record that would settle it -- and the lines that weighed most for the verdict's cause (:func:`weighed`:
+the lines without which the learned probability of that cause falls most). The cause itself and its confidence stay
+the hand-written reasoning's: the learned top pick is right about as often (``benchmarks/RESULTS-model-cv.md``), and
+the hand-written "high" band is more precise than the learned probability's.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 from collections import Counter
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["features", "candidate_features", "rank", "load", "Model", "with_learned_alternatives"]
+from .wordmodel import tokens
 
-def candidate_features(diag, hits: list, category: str) -> dict[str, float]:
+__all__ = ["features", "candidate_features", "rank", "load", "Model", "TextModel", "case_lines", "Line", "weighed",
+           "with_learned_reading"]
+
+TEXT_LINES = 400      # a case's text: at most this many lines (a 64-task job's hits are many; a pasted case has ~5)
+WEIGH_LINES = 80      # lines tried without, for "which lines weighed most"
+WEIGHED = 3           # lines named
+MIN_WEIGHT = 0.01     # a line whose absence moves the probability less than this did not weigh
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a case as the learned reading sees it."""
+
+    key: tuple            # (stream, line number) of a hit; (stream, "tail", i) for one of a log's last lines
+    text: str
+    task: str | None      # the task the line names, else the one that wrote it
+    where: str | None     # file:line, when known
+    hit: bool             # a signature or the error-line reading matched it
+
+
+def case_lines(hits: list, facts=()) -> list[Line]:
+    """The lines the learned reading reads: every line a hit is on (the failure's lines first, harmless and context
+    ones after), then each log's last lines not among them; at most :data:`TEXT_LINES`."""
+    def order(h) -> int:
+        return 1 if getattr(h.sig.role, "value", str(h.sig.role)) in ("benign", "context") else 0
+    out: list[Line] = []
+    keys: set = set()
+    texts: set = set()
+    for h in sorted(hits, key=order):
+        k = (h.stream, h.line_no)
+        if k in keys:
+            continue
+        keys.add(k)
+        t = h.text.strip()
+        texts.add((h.stream, t))
+        out.append(Line(k, t[:2000], h.named or h.writer, f"{os.path.basename(h.stream)}:{h.line_no}", True))
+        if len(out) >= TEXT_LINES:
+            return out
+    for f in facts:
+        for i, t in enumerate(f.tail):
+            t = t.strip()
+            if not t or (f.name, t) in texts:
+                continue
+            texts.add((f.name, t))
+            out.append(Line((f.name, "tail", i), t[:2000], f.writer, None, False))
+            if len(out) >= TEXT_LINES:
+                return out
+    return out
+
+
+class TextModel:
+    """What the words of a case's lines speak for: tf-idf (sublinear tf, smoothed idf, L2 norm) of their tokens, a
+    multinomial logistic regression over the categories (scikit-learn's ``TfidfVectorizer`` and
+    ``LogisticRegression``, computed here by hand)."""
+
+    def __init__(self, data: dict) -> None:
+        self.classes: list[str] = data["classes"]
+        self.idf: dict[str, float] = data["idf"]
+        self.coef: dict[str, list[float]] = data["coef"]
+        self.intercept: list[float] = data["intercept"]
+
+    def counts(self, lines: list[str]) -> Counter:
+        """How often each known word occurs in ``lines``."""
+        return Counter(t for line in lines for t in tokens(line) if t in self.idf)
+
+    def probs(self, lines: list[str] | None = None, tf: Counter | None = None) -> dict[str, float]:
+        """Each class's probability for ``lines`` (or their :meth:`counts` ``tf``)."""
+        tf = self.counts(lines or []) if tf is None else tf
+        v = {t: (1.0 + math.log(n)) * self.idf[t] for t, n in tf.items() if n > 0}
+        norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
+        s = list(self.intercept)
+        for t, x in v.items():
+            for j, w in enumerate(self.coef[t]):
+                s[j] += w * x / norm
+        top = max(s)
+        e = [math.exp(v - top) for v in s]
+        z = sum(e)
+        return {c: v / z for c, v in zip(self.classes, e)}
+
+
+def _role(h) -> str:
+    return getattr(h.sig.role, "value", str(h.sig.role))
+
+
+def summary(hits: list) -> tuple[dict, Counter, str | None, str | None]:
+    """What the hits say per category, read once: each category's hits per role and its most specific hit's rank;
+    the category of the first cause line and of the strongest (the first of the highest rank)."""
+    roles: dict[str, Counter] = {}
+    top: Counter = Counter()
+    first = strongest = None
+    best = -1
+    for h in hits:
+        cat, role = h.sig.category.value, _role(h)
+        roles.setdefault(cat, Counter())[role] += 1
+        r = getattr(h.sig, "rank", 0) or 0
+        top[cat] = max(top[cat], r)
+        if role == "cause":
+            first = first or cat
+            if r > best:
+                best, strongest = r, cat
+    return roles, top, first, strongest
+
+
+def candidate_features(diag, hits: list, category: str, text: dict | None = None, read=None) -> dict[str, float]:
     """What the reading found for one candidate cause: whether the hand-written reasoning chose it (and how sure it
     was), where it ranks among the alternatives, how many signature hits of that category the logs hold in each
-    role, how specific the most specific one is, whether it is the first or the strongest cause line, and a
-    per-category bias (how often that cause is the truth)."""
+    role, how specific the most specific one is, whether it is the first or the strongest cause line, what the
+    words of the case's lines say of it (``text``: the text model's probabilities), and a per-category bias (how
+    often that cause is the truth). ``read``: :func:`summary` of ``hits``, when already read."""
     f: dict[str, float] = {f"cat={category}": 1.0}
     rc = diag.root_cause
     if rc is not None and rc.category.value == category:
@@ -43,40 +156,37 @@ def candidate_features(diag, hits: list, category: str) -> dict[str, float]:
             if a.category.value == category:
                 f["alt_rank_inv"] = 1.0 / (i + 1)
                 f[f"alt{i}"] = 1.0
-    roles: Counter = Counter()
-    top = 0
-    for h in hits:
-        if h.sig.category.value != category:
-            continue
-        roles[getattr(h.sig.role, "value", str(h.sig.role))] += 1
-        top = max(top, getattr(h.sig, "rank", 0) or 0)
-    for r, n in roles.items():
+    roles, top, first, strongest = read if read is not None else summary(hits)
+    for r, n in roles.get(category, {}).items():
         f[f"n_{r}"] = math.log1p(n)
-    f["maxrank"] = top / 100.0
-    causes = [h for h in hits if getattr(h.sig.role, "value", str(h.sig.role)) == "cause"]
-    if causes:
-        if causes[0].sig.category.value == category:
-            f["first_cause"] = 1.0
-        if max(causes, key=lambda h: getattr(h.sig, "rank", 0) or 0).sig.category.value == category:
-            f["top_cause"] = 1.0
+    f["maxrank"] = top[category] / 100.0
+    if first == category:
+        f["first_cause"] = 1.0
+    if strongest == category:
+        f["top_cause"] = 1.0
+    if text:
+        f["text_logp"] = math.log(max(text.get(category, 0.0), 1e-6))
     return f
 
 
-def features(diag, hits: list) -> dict[str, dict[str, float]]:
-    """Every category's candidate features."""
+def features(diag, hits: list, text: dict | None = None) -> dict[str, dict[str, float]]:
+    """Every category's candidate features (``text``: the text model's probabilities of the case's lines)."""
     from ...model import Category
-    return {c.value: candidate_features(diag, hits, c.value) for c in Category}
+    read = summary(hits)
+    return {c.value: candidate_features(diag, hits, c.value, text, read) for c in Category}
 
 
 class Model:
     """A conditional logit: one score per candidate cause from shared weights over its features, a softmax over the
-    candidates (tempered: the temperature fitted on grouped cross-validation's out-of-fold scores)."""
+    candidates (tempered: the temperature fitted on grouped cross-validation's out-of-fold scores); with the text
+    model whose probabilities are one of those features."""
 
     def __init__(self, data: dict) -> None:
         self.weights: dict[str, float] = data["weights"]
         self.intercept: float = data["intercept"]
         self.temperature: float = data.get("temperature", 1.0)
         self.meta: dict = data.get("meta", {})
+        self.text: TextModel | None = TextModel(data["text"]) if data.get("text") else None
 
     def score(self, feats: dict[str, float]) -> float:
         return self.intercept + sum(self.weights.get(k, 0.0) * x for k, x in feats.items())
@@ -87,6 +197,14 @@ class Model:
         exps = {c: math.exp(s - top) for c, s in scores.items()}
         z = sum(exps.values())
         return sorted(((c, e / z) for c, e in exps.items()), key=lambda t: (-t[1], t[0]))
+
+    def reading(self, diag, hits: list, lines: list[Line], tf: Counter | None = None) -> list[tuple[str, float]]:
+        """Every category with its probability, given the hand-written diagnosis, the hits and the case's lines
+        (``tf``: the lines' word counts, when already counted)."""
+        text = None
+        if self.text is not None:   # (as scripts/build_model.py reads every case, even one of no words)
+            text = self.text.probs([ln.text for ln in lines] if tf is None else None, tf)
+        return self.rank(features(diag, hits, text))
 
 
 @lru_cache(maxsize=1)
@@ -99,26 +217,50 @@ def load() -> Model | None:
     return Model(json.loads(text))
 
 
-def rank(diag, hits: list) -> list[tuple[str, float]]:
+def rank(diag, hits: list, facts=()) -> list[tuple[str, float]]:
     """Every category with its calibrated probability, most probable first ([] without a shipped model)."""
     m = load()
-    return m.rank(features(diag, hits)) if m is not None else []
+    return m.reading(diag, hits, case_lines(hits, facts)) if m is not None else []
 
 
-def with_learned_alternatives(diag, hits: list):
-    """``diag`` with its root cause's alternatives re-ranked by the learned probability: the next most probable
-    causes other than the verdict's, at most three; an alternative the hand-written reasoning gave keeps its words
-    and culprit, a new one says it comes from the learned reading and names what would settle it."""
+def weighed(m: Model, diag, hits: list, lines: list[Line], category: str, n: int = WEIGHED) -> list[tuple[Line, float]]:
+    """The lines that weighed most for ``category``: each of the case's lines (the matched ones first, at most
+    :data:`WEIGH_LINES`) taken away in turn -- its hits and its words -- and the learned probability of the cause
+    read again; the ``n`` whose absence lowers it most, by at least :data:`MIN_WEIGHT`, with that fall."""
+    base = dict(m.reading(diag, hits, lines)).get(category, 0.0)
+    on_line = {(h.stream, h.line_no) for h in hits}
+    each = [m.text.counts([ln.text]) if m.text is not None else Counter() for ln in lines[:WEIGH_LINES]]
+    total = m.text.counts([ln.text for ln in lines]) if m.text is not None else Counter()
+    falls = []
+    for ln, own in zip(lines, each):
+        without = [h for h in hits if (h.stream, h.line_no) != ln.key] if ln.key in on_line else hits
+        rest = [x for x in lines if x is not ln]
+        p = dict(m.reading(diag, without, rest, total - own)).get(category, 0.0)
+        if base - p >= MIN_WEIGHT:
+            falls.append((ln, base - p))
+    falls.sort(key=lambda t: -t[1])
+    return falls[:n]
+
+
+def with_learned_reading(diag, hits: list, facts=()):
+    """``diag`` with the learned reading: its root cause's alternatives re-ranked by the learned probability (the
+    next most probable causes other than the verdict's, at most three; an alternative the hand-written reasoning
+    gave keeps its words and culprit, a new one says it comes from the learned reading and names what would settle
+    it), and the lines that weighed most for its cause."""
     rc = diag.root_cause
-    if rc is None or not rc.alternatives or diag.status.value in ("succeeded", "running"):
-        return diag   # where the reasoning saw no other reading (a plain exception in the user's file), none is made up
-    ranked = rank(diag, hits)
-    if not ranked:
+    m = load()
+    if rc is None or m is None or diag.status.value in ("succeeded", "running"):
         return diag
     from dataclasses import replace
 
-    from ...model import RUN_ONLY_CATEGORIES, Alternative, Category
+    from ...model import RUN_ONLY_CATEGORIES, Alternative, Category, Weighed
     from .settle import settle_for
+    lines = case_lines(hits, facts)
+    ranked = m.reading(diag, hits, lines)
+    heavy = tuple(Weighed(text=ln.text, task=ln.task, where=ln.where, weight=round(w, 3))
+                  for ln, w in weighed(m, diag, hits, lines, rc.category.value))
+    if not rc.alternatives:   # where the reasoning saw no other reading (a plain exception in the user's file), none
+        return replace(diag, root_cause=replace(rc, weighed=heavy))   # is made up
     given = {a.category.value: a for a in rc.alternatives}
     alts = []
     for cat, p in ranked:
@@ -134,4 +276,4 @@ def with_learned_alternatives(diag, hits: list):
         alts.append(a)
         if len(alts) == 3:
             break
-    return replace(diag, root_cause=replace(rc, alternatives=tuple(alts)))
+    return replace(diag, root_cause=replace(rc, alternatives=tuple(alts), weighed=heavy))
