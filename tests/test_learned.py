@@ -70,7 +70,8 @@ def test_a_real_case_gets_a_distribution_over_every_cause():
 
 def test_the_verdict_names_the_lines_that_weighed_most(tmp_path):
     """The line that shows the cause weighs; start-up chatter does not; each weight is the fall of the learned
-    probability without the line, which reading the case without it shows."""
+    probability without the line, which reading the case without it shows; a line the log's end repeats with a
+    launcher's prefix is one line, not two."""
     log = tmp_path / "worker-1.log"
     chatter = [f"I tensorflow/core/platform/cpu_feature_guard.cc:{i}] This TensorFlow binary is optimized"
                for i in range(5)]
@@ -84,16 +85,23 @@ def test_the_verdict_names_the_lines_that_weighed_most(tmp_path):
     assert "CUDA_ERROR_OUT_OF_MEMORY" in rc.weighed[0].text and rc.weighed[0].where == "worker-1.log:6"
     assert all("cpu_feature_guard" not in w.text for w in rc.weighed)
     assert list(rc.weighed) == sorted(rc.weighed, key=lambda w: -w.weight)
-    # the weight is what the line's absence costs: read the log without it
-    hand, hits, facts = _diagnose(tmp_path)
-    m = learned.load()
+    # the weight is what the line's absence costs the learned reading of the lines (the verdict being explained is
+    # left out of it): read the log without it
+    _, hits, facts = _diagnose(tmp_path)
+    m, blind = learned.load(), learned._NoVerdict()
     lines = learned.case_lines(hits, facts)
-    base = dict(m.reading(hand, hits, lines))["oom_gpu"]
+    base = dict(m.reading(blind, hits, lines))["oom_gpu"]
     top = next(ln for ln in lines if "CUDA_ERROR_OUT_OF_MEMORY" in ln.text)
-    without = dict(m.reading(hand, [h for h in hits if (h.stream, h.line_no) != top.key],
+    without = dict(m.reading(blind, [h for h in hits if (h.stream, h.line_no) != top.key],
                              [ln for ln in lines if ln is not top]))["oom_gpu"]
     assert abs((base - without) - rc.weighed[0].weight) < 2e-3
     assert json.loads(json.dumps(diag.to_json()))["root_cause"]["weighed"][0]["where"] == "worker-1.log:6"
+    mpi = tmp_path / "mpi"
+    mpi.mkdir()
+    (mpi / "output.log").write_text("[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an "
+                                    "exception on one of the ranks\n")
+    _, hits, facts = _diagnose(mpi)
+    assert len(learned.case_lines(hits, facts)) == len({(h.stream, h.line_no) for h in hits}) == 1
 
 
 def _real_cases_with_alternatives(limit: int):
@@ -153,3 +161,20 @@ def test_the_weighed_lines_reach_the_terminal_the_json_and_the_html(tmp_path):
     assert js["root_cause"]["weighed"][0]["where"] == "worker-1.log:1" and js["root_cause"]["weighed"][0]["weight"] > 0
     html = (tmp_path / "r.html").read_text()
     assert 'id="weighed"' in html and "CUDA_ERROR_OUT_OF_MEMORY" in html.split('id="weighed"')[1]
+
+
+def test_the_hits_less_one_line_are_read_as_if_read_again():
+    """HitIndex.without(line) is summary() of the hits not on that line, for every line of real multi-line cases."""
+    checked = 0
+    for case in sorted((ROOT / "tests" / "realworld" / "realworld-dev").iterdir())[:60]:
+        if not (case / "case.json").exists():
+            continue
+        _, hits, _ = _diagnose(case)
+        index = learned.HitIndex(hits)
+        assert index.without(("nowhere", 0)) == learned.summary(hits)
+        for key in {(h.stream, h.line_no) for h in hits}:
+            want = learned.summary([h for h in hits if (h.stream, h.line_no) != key])
+            got = index.without(key)
+            assert (got[0], +got[1], got[2], got[3]) == (want[0], +want[1], want[2], want[3]), (case.name, key)
+            checked += 1
+    assert checked > 100

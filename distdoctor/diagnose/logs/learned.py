@@ -73,13 +73,16 @@ def case_lines(hits: list, facts=()) -> list[Line]:
         out.append(Line(k, t[:2000], h.named or h.writer, f"{os.path.basename(h.stream)}:{h.line_no}", True))
         if len(out) >= TEXT_LINES:
             return out
+    said: dict[str, list[str]] = {}
+    for stream, t in texts:
+        said.setdefault(stream, []).append(t)
     for f in facts:
         for i, t in enumerate(f.tail):
             t = t.strip()
-            if not t or (f.name, t) in texts:
-                continue
+            if not t or (f.name, t) in texts or any(x and t.endswith(x) for x in said.get(f.name, ())):
+                continue   # (a hit's text is the line without its launcher's prefix: "[1,0]<stderr>:")
             texts.add((f.name, t))
-            out.append(Line((f.name, "tail", i), t[:2000], f.writer, None, False))
+            out.append(Line((f.name, "tail", i), t[:2000], f.writer, f"{os.path.basename(f.name)} (end)", False))
             if len(out) >= TEXT_LINES:
                 return out
     return out
@@ -119,23 +122,87 @@ def _role(h) -> str:
     return getattr(h.sig.role, "value", str(h.sig.role))
 
 
-def summary(hits: list) -> tuple[dict, Counter, str | None, str | None]:
+def _meta(hits: list) -> list[tuple[str, str, int]]:
+    """Each hit's (category, role, rank), read once per signature (a 64-task job holds tens of thousands of hits of
+    a few dozen signatures)."""
+    seen: dict[int, tuple[str, str, int]] = {}
+    out = []
+    for h in hits:
+        m = seen.get(id(h.sig))
+        if m is None:
+            m = seen[id(h.sig)] = (h.sig.category.value, _role(h), getattr(h.sig, "rank", 0) or 0)
+        out.append(m)
+    return out
+
+
+def summary(hits: list, meta: list | None = None) -> tuple[dict, Counter, str | None, str | None]:
     """What the hits say per category, read once: each category's hits per role and its most specific hit's rank;
-    the category of the first cause line and of the strongest (the first of the highest rank)."""
+    the category of the first cause line and of the strongest (the first of the highest rank). ``meta``:
+    :func:`_meta` of ``hits``, when already read."""
     roles: dict[str, Counter] = {}
     top: Counter = Counter()
     first = strongest = None
     best = -1
-    for h in hits:
-        cat, role = h.sig.category.value, _role(h)
-        roles.setdefault(cat, Counter())[role] += 1
-        r = getattr(h.sig, "rank", 0) or 0
-        top[cat] = max(top[cat], r)
+    for cat, role, r in (_meta(hits) if meta is None else meta):
+        got = roles.get(cat)
+        if got is None:
+            got = roles[cat] = Counter()
+        got[role] += 1
+        if r > top[cat]:
+            top[cat] = r
         if role == "cause":
             first = first or cat
             if r > best:
                 best, strongest = r, cat
     return roles, top, first, strongest
+
+
+class HitIndex:
+    """:func:`summary` of the hits, and of the hits less one line's, without reading them all again (a 64-task job
+    holds thousands of hits, and "which lines weighed most" asks once per line). ``keys``: the lines that will be
+    asked about (all when None)."""
+
+    def __init__(self, hits: list, keys: set | None = None) -> None:
+        meta = _meta(hits)
+        self.full = summary(hits, meta)
+        self.ranks: dict[str, Counter] = {}
+        self.by_key: dict[tuple, list[tuple[str, str, int]]] = {}
+        causes: list[tuple[str, int, tuple]] = []
+        for h, m in zip(hits, meta):
+            cat, role, r = m
+            ranks = self.ranks.get(cat)
+            if ranks is None:
+                ranks = self.ranks[cat] = Counter()
+            ranks[r] += 1
+            key = (h.stream, h.line_no)
+            if keys is None or key in keys:
+                self.by_key.setdefault(key, []).append(m)
+            if role == "cause":
+                causes.append((cat, r, key))
+        self.causes = causes
+        self.strong = sorted(causes, key=lambda c: -c[1])    # stable: the first of the highest rank first
+
+    def without(self, key: tuple):
+        """:func:`summary` of the hits not on the line ``key``."""
+        gone = self.by_key.get(key)
+        if not gone:
+            return self.full
+        roles0, top0, _, _ = self.full
+        roles, top = dict(roles0), Counter(top0)
+        for cat in {c for c, _, _ in gone}:
+            roles[cat] = Counter(roles0[cat])
+            ranks = Counter(self.ranks[cat])
+            for c, role, r in gone:
+                if c == cat:
+                    roles[cat][role] -= 1
+                    ranks[r] -= 1
+            roles[cat] = +roles[cat]
+            if not roles[cat]:
+                del roles[cat]
+            top[cat] = max((r for r, n in ranks.items() if n > 0), default=0)
+        first = next((c for c, _, k in self.causes if k != key), None)
+        strongest = next((c for c, _, k in self.strong if k != key), None)
+        return roles, top, first, strongest
 
 
 def candidate_features(diag, hits: list, category: str, text: dict | None = None, read=None) -> dict[str, float]:
@@ -169,10 +236,11 @@ def candidate_features(diag, hits: list, category: str, text: dict | None = None
     return f
 
 
-def features(diag, hits: list, text: dict | None = None) -> dict[str, dict[str, float]]:
-    """Every category's candidate features (``text``: the text model's probabilities of the case's lines)."""
+def features(diag, hits: list, text: dict | None = None, read=None) -> dict[str, dict[str, float]]:
+    """Every category's candidate features (``text``: the text model's probabilities of the case's lines; ``read``:
+    :func:`summary` of ``hits``, when already read)."""
     from ...model import Category
-    read = summary(hits)
+    read = summary(hits) if read is None else read
     return {c.value: candidate_features(diag, hits, c.value, text, read) for c in Category}
 
 
@@ -198,13 +266,14 @@ class Model:
         z = sum(exps.values())
         return sorted(((c, e / z) for c, e in exps.items()), key=lambda t: (-t[1], t[0]))
 
-    def reading(self, diag, hits: list, lines: list[Line], tf: Counter | None = None) -> list[tuple[str, float]]:
+    def reading(self, diag, hits: list, lines: list[Line], tf: Counter | None = None,
+                read=None) -> list[tuple[str, float]]:
         """Every category with its probability, given the hand-written diagnosis, the hits and the case's lines
-        (``tf``: the lines' word counts, when already counted)."""
+        (``tf``: the lines' word counts, when already counted; ``read``: :func:`summary` of the hits)."""
         text = None
         if self.text is not None:   # (as scripts/build_model.py reads every case, even one of no words)
             text = self.text.probs([ln.text for ln in lines] if tf is None else None, tf)
-        return self.rank(features(diag, hits, text))
+        return self.rank(features(diag, hits, text, read))
 
 
 @lru_cache(maxsize=1)
@@ -223,19 +292,25 @@ def rank(diag, hits: list, facts=()) -> list[tuple[str, float]]:
     return m.reading(diag, hits, case_lines(hits, facts)) if m is not None else []
 
 
-def weighed(m: Model, diag, hits: list, lines: list[Line], category: str, n: int = WEIGHED) -> list[tuple[Line, float]]:
-    """The lines that weighed most for ``category``: each of the case's lines (the matched ones first, at most
-    :data:`WEIGH_LINES`) taken away in turn -- its hits and its words -- and the learned probability of the cause
-    read again; the ``n`` whose absence lowers it most, by at least :data:`MIN_WEIGHT`, with that fall."""
-    base = dict(m.reading(diag, hits, lines)).get(category, 0.0)
-    on_line = {(h.stream, h.line_no) for h in hits}
+class _NoVerdict:
+    root_cause = None
+
+
+def weighed(m: Model, diag, hits: list, lines: list[Line], category: str, n: int = WEIGHED,
+            index: HitIndex | None = None) -> list[tuple[Line, float]]:
+    """The lines that weighed most for ``category`` in the learned reading of the lines themselves (the hand-written
+    verdict left out: it is what is being explained): each of the case's lines (the matched ones first, at most
+    :data:`WEIGH_LINES`) taken away in turn -- its hits and its words -- and the probability of the cause read again;
+    the ``n`` whose absence lowers it most, by at least :data:`MIN_WEIGHT`, with that fall."""
+    blind = _NoVerdict()
+    index = HitIndex(hits, {ln.key for ln in lines[:WEIGH_LINES]}) if index is None else index
+    base = dict(m.reading(blind, hits, lines, read=index.full)).get(category, 0.0)
     each = [m.text.counts([ln.text]) if m.text is not None else Counter() for ln in lines[:WEIGH_LINES]]
     total = m.text.counts([ln.text for ln in lines]) if m.text is not None else Counter()
     falls = []
     for ln, own in zip(lines, each):
-        without = [h for h in hits if (h.stream, h.line_no) != ln.key] if ln.key in on_line else hits
         rest = [x for x in lines if x is not ln]
-        p = dict(m.reading(diag, without, rest, total - own)).get(category, 0.0)
+        p = dict(m.reading(blind, hits, rest, total - own, read=index.without(ln.key))).get(category, 0.0)
         if base - p >= MIN_WEIGHT:
             falls.append((ln, base - p))
     falls.sort(key=lambda t: -t[1])
@@ -256,9 +331,10 @@ def with_learned_reading(diag, hits: list, facts=()):
     from ...model import RUN_ONLY_CATEGORIES, Alternative, Category, Weighed
     from .settle import settle_for
     lines = case_lines(hits, facts)
-    ranked = m.reading(diag, hits, lines)
+    index = HitIndex(hits, {ln.key for ln in lines[:WEIGH_LINES]})
+    ranked = m.reading(diag, hits, lines, read=index.full)
     heavy = tuple(Weighed(text=ln.text, task=ln.task, where=ln.where, weight=round(w, 3))
-                  for ln, w in weighed(m, diag, hits, lines, rc.category.value))
+                  for ln, w in weighed(m, diag, hits, lines, rc.category.value, index=index))
     if not rc.alternatives:   # where the reasoning saw no other reading (a plain exception in the user's file), none
         return replace(diag, root_cause=replace(rc, weighed=heavy))   # is made up
     given = {a.category.value: a for a in rc.alternatives}
