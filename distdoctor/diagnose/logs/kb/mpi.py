@@ -21,11 +21,14 @@ _IFACES = ("Restrict Open MPI to interfaces that route between the nodes (`--mca
 
 # -- Open MPI: launcher (orterun / prterun) ---------------------------------------------------------------------------
 add("DD934", "prterun-rank-died", C.PEER_CRASHED, R.CAUSE,
-    ("prterun noticed that process rank", "mpiexec noticed that process rank", "orterun noticed that process rank"),
-    "The launcher saw a rank die (Open MPI 5 / PRRTE wording)", regex=r"noticed that process rank (?P<rank>\d+)",
+    ("noticed that process rank",),
+    "The launcher saw a rank die (Open MPI 5 / PRRTE wording, or a launcher under another name: the help text's "
+    "\"%s noticed\" is the tool's own name, mpirun.real, mpirun.openmpi, orterun, mpiexec)",
+    regex=r"(?<!\bmpirun )noticed that process rank (?P<rank>\d+)",
     rank=40, expect="rank:2", remedy="That rank died first: look at its own output for the cause (a crash, the OOM "
     "killer, a kill from outside).", component=OMPI, versions=">=5.0 (prterun); all (mpiexec/orterun)",
-    source="openpmix/prrte src/mca/schizo/prte/help-prun.txt (proc-aborted-strsignal; the tool name is %s)",
+    source="openpmix/prrte src/mca/schizo/prte/help-prun.txt and Open MPI orte/tools/orterun/help-orterun.txt "
+    "(proc-aborted-strsignal: \"%s noticed that process rank %lu\", %s the tool's name; plain `mpirun` is DD730)",
     fixture="prterun noticed that process rank 2 with PID 4242 on node gpu-2 exited on signal 9 (Killed).")
 add("DD935", "mpirun-job-aborted-unknown", C.PEER_CRASHED, R.SYMPTOM,
     ("noticed that the job aborted, but has no info as to the process", "has exited due to a process exiting without"),
