@@ -67,7 +67,7 @@ def read(case: Path) -> dict:
             "decisive": label.get("decisive", "unlisted") is not None and case.name not in OLD_WITHOUT_DECISIVE,
             "hand": hand, "hand_top3": [hand] + [a for a in alts if a != hand][:2], "hand_alts": alts,
             "hand_conf": rc.confidence if rc is not None else None, "x": features(diag, hits),
-            "lines": [ln.text for ln in case_lines(hits, facts)]}
+            "lines": [ln.text for ln in case_lines(hits, facts)], "reading": (diag, hits, facts)}
 
 
 def _words(r: dict) -> list[str]:
