@@ -333,6 +333,7 @@ ol.evidence{list-style:none;margin:0;padding:0;border:1px solid var(--line);bord
 .ev.consequence{background:#f8fafc;color:#475569}.ev.consequence .ev-task{color:#64748b}
 .ev-tag{flex:none;font-size:11px;border:1px solid #cbd5e1;border-radius:4px;padding:0 5px;color:var(--muted);height:18px}
 ul.alternatives{margin:0;padding-left:20px;font-size:13.5px}ul.alternatives li{margin:3px 0}
+h3 .code{text-transform:none;letter-spacing:0;font-weight:400}
 ul.findings{list-style:none;margin:0;padding:0}
 .finding{padding:8px 0;border-top:1px solid var(--line)}.finding:first-child{border-top:0}
 .finding p{margin:4px 0}.f-head{display:flex;gap:8px;align-items:center}
