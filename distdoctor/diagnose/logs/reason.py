@@ -46,6 +46,11 @@ __all__ = ["Verdict", "Alternative", "reason"]
 
 CASCADE_WINDOW = 8            # lines: a crash this close after a symptom on the same task died of the cascade
 SPECIFIC_RANK = 70            # causes at or above this rank are never demoted
+# what a lost peer can make a task die of: a crash, an exception, a lost connection of its own -- never a program
+# that could not start, another version, a wrong configuration or a resource of its own
+CASCADE_CATEGORIES = frozenset({Category.SEGFAULT_CORE_DUMP, Category.USER_CODE_ERROR, Category.PEER_CRASHED,
+                                Category.PEER_UNRESPONSIVE, Category.NETWORK_UNREACHABLE, Category.OTHER,
+                                Category.HANG_STALLED_WORKER, Category.HANG_COLLECTIVE_MISMATCH})
 GENERIC_RANK = 45             # below this a cause line is generic (an exception, an exit code): a symptom's text in it wins
 _MISMATCH = (Category.CONFIG_MISMATCH_ACROSS_WORKERS, Category.VERSION_MISMATCH)
 
@@ -297,7 +302,7 @@ def _causes(job: JobHits) -> tuple[list[Hit], list[Hit]]:
         near.sort()
     causes, demoted = [], []
     for h in job.of(role=Role.CAUSE):
-        if h.sig.rank < SPECIFIC_RANK:
+        if h.sig.rank < SPECIFIC_RANK and h.sig.category in CASCADE_CATEGORIES:
             if (h.stream, h.line_no) in sym_lines and h.sig.rank < GENERIC_RANK:
                 demoted.append(h)
                 continue
