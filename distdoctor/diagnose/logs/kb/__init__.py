@@ -21,7 +21,7 @@ control planes' refusals mined from their sources (Kubernetes API server, admiss
 runtimes, Volcano, the training operator, YARN); hpc_msgs.py (DD1300-DD1349) the launch stack's messages mined
 from its source (Open MPI help files, Slurm's refusals, OpenSSH, NCCL's /dev/shm, SIGBUS); versions.py (DD1350-DD1389)
 the version, implementation and platform mismatches each component detects (Ray, MPI launchers, TensorFlow, the
-dynamic loader, CPython, NumPy, protobuf, Keras 3, container images). Every signature names
+dynamic loader, CPython, NumPy, protobuf, Keras 3, container images, Slurm, pip, kubectl). Every signature names
 its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """

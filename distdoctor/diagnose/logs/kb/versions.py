@@ -33,7 +33,10 @@ of messages a component prints when it itself detects the mismatch, mined from t
 * Keras 3 (keras-team/keras keras/src/saving/saving_api.py, keras/src/backend/common/keras_tensor.py): artefacts and
   API use of Keras 2 / tf.keras;
 * container runtimes (docker/cli cli/command/container/create.go, containerd/containerd images/image.go, moby
-  distribution/pull_v2.go): an image built for another CPU architecture.
+  distribution/pull_v2.go): an image built for another CPU architecture;
+* Slurm (SchedMD/slurm src/common/slurm_errno.c): commands and daemons of different releases;
+* pip (pypa/pip): a package, wheel or pin that does not fit the task's Python or platform, pins that conflict;
+* kubectl (kubernetes/kubectl pkg/cmd/version/version.go): a client too far from the API server (a warning).
 
 Already held elsewhere and not repeated here: NCCL's own version checks (DD714, DD931-DD933), Horovod's
 framework-version check (DD723), horovodrun without MPI (DD912) and extensions not built (DD749), Open MPI's PMIx/ORTE checks (DD1300-DD1308),
@@ -324,3 +327,55 @@ add("DD1382", "docker-platform-warning", VM, R.CONTEXT, ("does not match the det
     "(platform warning)",
     fixture="WARNING: The requested image's platform (linux/amd64) does not match the detected host platform "
             "(linux/arm64/v8) and no specific platform was requested")
+
+# -- Slurm: client and controller of different releases -----------------------------------------------------------------
+add("DD1383", "slurm-protocol-version", VM, R.CAUSE, ("Protocol version has changed, re-link your code",),
+    "The Slurm commands (or a plugin) and the controller/daemons speak different protocol versions", rank=78,
+    remedy="The srun/sbatch on PATH (or the libslurm a program links, e.g. an MPI's PMI plugin) is from another Slurm "
+    "release than slurmctld/slurmd: use the cluster's own Slurm commands and rebuild what links libslurm.",
+    component="slurm", versions="all", source="SchedMD/slurm src/common/slurm_errno.c (SLURM_PROTOCOL_VERSION_ERROR)",
+    fixture="srun: error: Unable to allocate resources: Protocol version has changed, re-link your code")
+
+# -- pip: the environment a task installs does not fit its Python or platform --------------------------------------------
+_PIP = "pypa/pip "
+add("DD1384", "pip-requires-python", VM, R.CAUSE, ("requires a different Python:",),
+    "A package needs another Python version than the task's interpreter", rank=76,
+    remedy="Run the task with a Python in the package's Requires-Python range, or pin a release of the package that "
+    "supports this Python; the same image for every task.",
+    component="python", versions=">=9.0", source=_PIP + "src/pip/_internal/resolution/legacy/resolver.py "
+    "(_check_dist_requires_python: UnsupportedPythonVersion)",
+    fixture="ERROR: Package 'tensorflow-io' requires a different Python: 3.6.9 not in '>=3.7, <3.11'")
+add("DD1385", "pip-unsupported-wheel", VM, R.CAUSE, ("is not a supported wheel on this platform",),
+    "A wheel built for another Python version, CPU architecture or OS was given to pip", rank=76,
+    remedy="Use the wheel whose tags match the node (cpXY for its Python, x86_64/aarch64, manylinux glibc level): "
+    "`pip debug --verbose` lists the tags this interpreter accepts.",
+    component="python", versions="all", source=_PIP + "src/pip/_internal/req/constructors.py / resolution "
+    "(InstallationError: \"%s is not a supported wheel on this platform.\")",
+    fixture="ERROR: tensorflow-2.4.0-cp38-cp38-manylinux2010_x86_64.whl is not a supported wheel on this platform.")
+add("DD1386", "pip-no-version-for-python", VM, R.CAUSE, ("Could not find a version that satisfies the requirement",),
+    "The pinned release does not exist for this Python/platform (the index lists other versions)", rank=70,
+    regex=r"Could not find a version that satisfies the requirement \S+ \(from versions: (?!none\))",
+    remedy="The index has releases of the package, but not the pinned one for this interpreter and platform (old "
+    "TensorFlow releases have no wheels for new Pythons, or for aarch64): pin a release built for them, or use the "
+    "Python the pin was made for.",
+    component="python", versions=">=10", source=_PIP + "src/pip/_internal/index/package_finder.py / "
+    "resolution/resolvelib/factory.py (DistributionNotFound)",
+    fixture="ERROR: Could not find a version that satisfies the requirement tensorflow==2.4.0 (from versions: 2.12.0, "
+            "2.12.1, 2.13.0)")
+add("DD1387", "pip-conflicting-dependencies", VM, R.CAUSE,
+    ("because these package versions have conflicting dependencies",),
+    "The pinned packages require incompatible versions of each other", rank=66,
+    remedy="Pins of packages that need different versions of a common dependency (TensorFlow and Keras, protobuf, "
+    "numpy): choose releases made for each other (the TensorFlow release notes list them).",
+    component="python", versions=">=20.3 (resolver)", source=_PIP + "src/pip/_internal/resolution/resolvelib/factory.py "
+    "(get_installation_error: ResolutionImpossible)",
+    fixture="ERROR: Cannot install tensorflow==2.15.0 and keras==3.1.0 because these package versions have conflicting "
+            "dependencies.")
+
+# -- Kubernetes: kubectl and the API server of distant releases ---------------------------------------------------------
+add("DD1388", "kubectl-version-skew", VM, R.CONTEXT, ("exceeds the supported minor version skew of",),
+    "kubectl warns that it is more than one minor release away from the API server", rank=20,
+    remedy="Use a kubectl within one minor release of the cluster; resources or fields it does not know may fail.",
+    component="kubernetes", versions=">=1.28", source="kubernetes/kubectl pkg/cmd/version/version.go",
+    fixture="WARNING: version difference between client (1.30) and server (1.26) exceeds the supported minor version "
+            "skew of +/-1")
