@@ -19,13 +19,15 @@ DD600-DD999 range is taken) are the later additions beside the modules they exte
 components' own troubleshooting guides explain (Horovod, Open MPI, Slurm); platform_msgs.py (DD1240-DD1269) the
 control planes' refusals mined from their sources (Kubernetes API server, admission and scheduler, container
 runtimes, Volcano, the training operator, YARN); hpc_msgs.py (DD1300-DD1349) the launch stack's messages mined
-from its source (Open MPI help files, Slurm's refusals, OpenSSH, NCCL's /dev/shm, SIGBUS). Every signature names
+from its source (Open MPI help files, Slurm's refusals, OpenSSH, NCCL's /dev/shm, SIGBUS); versions.py (DD1350-DD1389)
+the version, implementation and platform mismatches each component detects (Ray, MPI launchers, TensorFlow, the
+dynamic loader, CPython, NumPy, protobuf, Keras 3, container images, Slurm, pip, kubectl). Every signature names
 its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """
 from . import tf, tf_data, tf1, comm, system, platform, python  # noqa: F401  (registration)
 from . import horovod, nccl_gloo, mpi, slurm, gpu, keras, k8s, yarn_spark_ray  # noqa: F401  (registration)
-from . import maintainers, platform_msgs, hpc_msgs  # noqa: F401  (registration)
+from . import maintainers, platform_msgs, hpc_msgs, versions  # noqa: F401  (registration)
 from ..signature import SIGNATURES
 
 __all__ = ["SIGNATURES"]
