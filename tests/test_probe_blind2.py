@@ -26,7 +26,6 @@ KNOWN: dict[str, str] = {
     "blind2_029": "said peer_crashed / worker:0; label config_tf_config / None",
     "blind2_030": "said user_code_error / rank:6; label config_mismatch_across_workers / ['rank:6', 'rank:7']",
     "blind2_031": "said hang_stalled_worker / None; label config_mismatch_across_workers / None",
-    "blind2_033": "said user_code_error / worker:2; label version_mismatch / None",
     "blind2_034": "said network_unreachable / launcher:0; label resource_exhaustion / None",
     "blind2_035": "said resource_exhaustion / None; label resource_exhaustion / chief:0",
     "blind2_044": "said config_tf_config / None; label other / None",
