@@ -49,9 +49,15 @@ class KnowledgeSink:
             else:
                 hits = self._reader.feed_line(ev.task, ev.ts, ev.line, stream=stream_of(ev.task))
             new = []
+            strongest: dict[tuple, object] = {}   # one line, one recognition: the most specific cause it names
             for h in hits:
+                if names_a_cause(h.sig):
+                    k = (h.stream, h.line_no)
+                    if k not in strongest or h.sig.rank > strongest[k].sig.rank:
+                        strongest[k] = h
+            for h in strongest.values():
                 key = (ev.task, h.sig.code)
-                if names_a_cause(h.sig) and key not in self._told:
+                if key not in self._told:
                     self._told.add(key)
                     new.append(h)
         for h in new:
