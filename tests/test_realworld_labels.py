@@ -1,5 +1,6 @@
 """Every real case's label keeps the corpus rules (tests/realworld/realworld-dev/README.md): a valid category slug,
-its ``decisive`` text verbatim in its logs, and no thread used twice (one case per source)."""
+shape and confidence, a log, its ``decisive`` text verbatim in its logs, and no thread used twice (one case per
+source). (The per-batch ``check_cases.py`` scripts the collectors wrote did this for one batch each.)"""
 from __future__ import annotations
 
 import json
@@ -14,13 +15,17 @@ from distdoctor.model import Category
 REAL = Path(__file__).resolve().parent / "realworld"
 CASES = sorted(p for p in REAL.glob("*/*") if (p / "case.json").exists())
 SLUGS = {c.value for c in Category}
+SHAPES = {"fragment", "traceback", "mpirun", "kubectl", "slurm"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.name}" for c in CASES])
 def test_a_case_is_labelled_by_the_rules(case):
     label = json.loads((case / "case.json").read_text())
     assert label["category"] in SLUGS
-    text = "\n".join(p.read_text(errors="replace") for p in case.iterdir() if p.name != "case.json")
+    assert label.get("shape") in SHAPES and label.get("confidence") in ("high", "medium", "low"), label
+    logs = [p for p in case.iterdir() if p.name != "case.json"]
+    assert logs, "a case without a log"
+    text = "\n".join(p.read_text(errors="replace") for p in logs)
     decisive = label.get("decisive") or []
     missing = [d for d in ([decisive] if isinstance(decisive, str) else decisive) if d not in text]
     assert not missing, f"decisive lines not verbatim in the logs: {missing}"
