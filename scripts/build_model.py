@@ -113,8 +113,9 @@ def stacked(rows: list[dict], idx: list[int]) -> dict[int, dict]:
 
 
 def with_text(cands: dict, tp: dict[str, float]) -> dict:
-    from distdoctor.diagnose.logs.learned import candidate_features   # noqa: F401  (the feature's name and form)
-    return {c: {**f, "text_logp": math.log(max(tp.get(c, 0.0), 1e-6))} for c, f in cands.items()}
+    """Candidate features with the text model's probabilities ``tp``, as :func:`learned.candidate_features` adds them."""
+    from distdoctor.diagnose.logs.learned import text_logp
+    return {c: {**f, "text_logp": text_logp(tp.get(c, 0.0))} for c, f in cands.items()}
 
 
 def fit(xs: list[dict], ys: list[str]):

@@ -178,3 +178,18 @@ def test_the_hits_less_one_line_are_read_as_if_read_again():
             assert (got[0], +got[1], got[2], got[3]) == (want[0], +want[1], want[2], want[3]), (case.name, key)
             checked += 1
     assert checked > 100
+
+
+def test_the_html_report_lists_the_alternatives_with_what_settles_each(tmp_path):
+    case = ROOT / "tests" / "realworld" / "batch-2026-11-28-s9-mpi" / "m9_002"
+    logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
+    diag, _ = diagnose_paths(logs, detected_at=0.0)
+    assert diag.root_cause.alternatives
+    out = tmp_path / "r.html"
+    r = subprocess.run([sys.executable, "-m", "distdoctor", "diagnose", *logs, "--html", str(out)], capture_output=True,
+                       text=True, timeout=120, cwd=ROOT)
+    assert r.returncode in (0, 1, 3), r.stderr
+    section = out.read_text().split('id="alternatives"')[1].split("</ul>")[0]
+    for a in diag.root_cause.alternatives:
+        assert f"<code>{a.category.value}</code>" in section and "settled by" in section
+

@@ -52,7 +52,6 @@ class Line:
     text: str
     task: str | None      # the task the line names, else the one that wrote it
     where: str | None     # file:line, when known
-    hit: bool             # a signature or the error-line reading matched it
 
 
 def case_lines(hits: list, facts=()) -> list[Line]:
@@ -70,7 +69,7 @@ def case_lines(hits: list, facts=()) -> list[Line]:
         keys.add(k)
         t = h.text.strip()
         texts.add((h.stream, t))
-        out.append(Line(k, t[:2000], h.named or h.writer, f"{os.path.basename(h.stream)}:{h.line_no}", True))
+        out.append(Line(k, t[:2000], h.named or h.writer, f"{os.path.basename(h.stream)}:{h.line_no}"))
         if len(out) >= TEXT_LINES:
             return out
     said: dict[str, list[str]] = {}
@@ -82,7 +81,7 @@ def case_lines(hits: list, facts=()) -> list[Line]:
             if not t or (f.name, t) in texts or any(x and t.endswith(x) for x in said.get(f.name, ())):
                 continue   # (a hit's text is the line without its launcher's prefix: "[1,0]<stderr>:")
             texts.add((f.name, t))
-            out.append(Line((f.name, "tail", i), t[:2000], f.writer, f"{os.path.basename(f.name)} (end)", False))
+            out.append(Line((f.name, "tail", i), t[:2000], f.writer, f"{os.path.basename(f.name)} (end)"))
             if len(out) >= TEXT_LINES:
                 return out
     return out
@@ -232,8 +231,13 @@ def candidate_features(diag, hits: list, category: str, text: dict | None = None
     if strongest == category:
         f["top_cause"] = 1.0
     if text:
-        f["text_logp"] = math.log(max(text.get(category, 0.0), 1e-6))
+        f["text_logp"] = text_logp(text.get(category, 0.0))
     return f
+
+
+def text_logp(p: float) -> float:
+    """The text model's probability of a candidate's category as its feature (the build and this module alike)."""
+    return math.log(max(p, 1e-6))
 
 
 def features(diag, hits: list, text: dict | None = None, read=None) -> dict[str, dict[str, float]]:
@@ -308,9 +312,8 @@ def weighed(m: Model, diag, hits: list, lines: list[Line], category: str, n: int
     each = [m.text.counts([ln.text]) if m.text is not None else Counter() for ln in lines[:WEIGH_LINES]]
     total = m.text.counts([ln.text for ln in lines]) if m.text is not None else Counter()
     falls = []
-    for ln, own in zip(lines, each):
-        rest = [x for x in lines if x is not ln]
-        p = dict(m.reading(blind, hits, rest, total - own, read=index.without(ln.key))).get(category, 0.0)
+    for ln, own in zip(lines, each):   # the line's words are taken from the counts, its hits from the index
+        p = dict(m.reading(blind, hits, [], total - own, read=index.without(ln.key))).get(category, 0.0)
         if base - p >= MIN_WEIGHT:
             falls.append((ln, base - p))
     falls.sort(key=lambda t: -t[1])
