@@ -445,3 +445,11 @@ def test_a_monitored_session_that_recreated_its_session_and_trains_on_recovered(
                 "INFO:tensorflow:Restoring parameters from gs://bucket/run2/model.ckpt-90000\n"
                 "INFO:tensorflow:loss = 0.3150, step = 90100 (23.1 sec)\nINFO:tensorflow:global_step/sec: 8.44\n")
     assert v.category == Category.OTHER
+
+
+def test_a_program_that_cannot_start_is_not_a_consequence_of_a_lost_peer():
+    """Only what a lost peer can make a task die of (a crash, an exception) is demoted to the cascade: a container
+    whose program cannot start, right after a crash-loop status, is the cause (reason.CASCADE_CATEGORIES)."""
+    v = verdict("trainer-worker-1   0/1   CrashLoopBackOff   7   12m\n"
+                "exec /usr/local/bin/python: exec format error\n")
+    assert v.category == Category.VERSION_MISMATCH, (v.category, v.summary)
