@@ -140,3 +140,24 @@ def test_the_pause_log_follows_a_suspicion_and_keeps_it_when_training_resumes():
     assert [x.seconds for x in log.all(now=210.0, hung=False)] == [45.0, 10.0]   # the job ended during one
     log = log.drop()
     assert [x.seconds for x in log.all(now=210.0, hung=True)] == [45.0]
+
+
+def test_a_pause_is_described_by_what_its_task_did_most_not_by_what_moved_last():
+    """A task writing a checkpoint also moves a heartbeat's bytes now and then (seen on a slow box: the save was
+    reported as network traffic): the pause is what the suspect did in most turns."""
+    from types import SimpleNamespace as A
+    from distdoctor.supervise.pauses import PauseLog
+    log = PauseLog().suspect(A(suspect="worker:0", stalled_for=6.0, where=None, doing="reading or writing files "
+                               "(0.3 MiB since the last sample)", waiting=("worker:1",)), now=106.0)
+    turn = lambda log, doing: log.follow(A(status="suspect", suspect="worker:0", where="train.py:9 in save",  # noqa
+                                           doing=doing, waiting=("worker:1",)))
+    for doing in ["reading or writing files (0.2 MiB since the last sample)", "sending or receiving over the network "
+                  "(0.1 MiB since the last look)", "reading or writing files (0.4 MiB since the last sample)"]:
+        log = turn(log, doing)
+    log = turn(log, "sending or receiving over the network (0.1 MiB since the last look)")
+    _, p = log.clear(A(stalled_for=0.5), now=130.0)
+    assert p.doing == "reading or writing files (0.4 MiB since the last sample)"
+    # a new suspicion starts afresh
+    log = log.suspect(A(suspect="worker:0", stalled_for=6.0, where=None, doing="computing (0.90 cores)",
+                        waiting=()), now=206.0)
+    assert log.seen == (("computing", 1, "computing (0.90 cores)"),)

@@ -132,3 +132,32 @@ def test_agent_sends_its_final_counts_when_the_training_code_ends():
     s = AgentSample.from_json(last)
     assert (s.step_fn, s.step_calls, s.final) == ("__inference_train_step", 7, True)
     assert not any(x.get("final") for x in samples[:-len(final)])
+
+
+def _samples_of(code: str) -> list[dict]:
+    with agent_socket() as (sock, path):
+        env = dict(os.environ, PYTHONPATH=BOOTSTRAP_DIR, DISTDOCTOR_SOCK=path, DISTDOCTOR_TASK="worker:1",
+                   DISTDOCTOR_SAMPLE_S="0.2")
+        subprocess.run([sys.executable, "-c", code], env=env, timeout=20, capture_output=True)
+        samples = []
+        while True:
+            try:
+                samples.append(json.loads(sock.recv(65536)))
+            except socket.timeout:
+                return samples
+
+
+def test_agent_says_when_the_code_ended_raising_and_only_the_exception_type_leaves_the_process():
+    from distdoctor.supervise.channel import AgentSample
+    t0 = __import__("time").time()
+    raised = _samples_of("import time; time.sleep(0.3); raise ValueError('secret=hunter2 in a record')")
+    told = [AgentSample.from_json(s).uncaught for s in raised if s.get("uncaught")]
+    assert told and told[0][0] == "ValueError" and t0 < told[0][1] < t0 + 15
+    assert not any("hunter2" in json.dumps(s) for s in raised)
+    # a job that replaced sys.excepthook is still seen (the last exception, at the end of its code)
+    hooked = _samples_of("import sys, time; sys.excepthook = lambda *a: None; time.sleep(0.3); raise KeyError('k')")
+    assert [s["uncaught"][0] for s in hooked if s.get("uncaught")][:1] == ["KeyError"]
+    # sys.exit and a clean end are not uncaught exceptions
+    for code in ("import sys, time; time.sleep(0.3); sys.exit(3)", "import time; time.sleep(0.3)"):
+        assert not [s for s in _samples_of(code) if s.get("uncaught")]
+    assert AgentSample.from_json({"task": "w", "pid": 1, "ts": 1.0, "uncaught": "junk"}).uncaught is None

@@ -91,11 +91,22 @@ def _stall_named_within_10s_and_declared_within_30s(r) -> None:
     assert r.diag["tasks"]["worker:0"]["stack"]
 
 
-def test_exception_has_traceback_frames():
-    r = dd_run("exception-tb", [], trainer("--fault", "exception"))
+def test_exception_has_traceback_frames_even_when_the_task_cannot_exit():
+    """A task whose code raised but whose process cannot exit (a thread that never ends; TensorFlow's teardown
+    waiting for its peer does the same) has failed: the job ends a failure grace later, naming the exception."""
+    r = dd_run("exception-tb", ["--failure-grace", "5"], trainer("--fault", "exception_stuck_exit"), timeout=120)
+    assert r.diag is not None, r.stderr[-3000:]
+    assert (r.diag["status"], r.root["category"], r.root["culprit"]) == ("failed", "user_code_error", "worker:1")
+    assert r.rc == 1
     ev = "\n".join(r.root["evidence"])
     assert "ValueError: bad record in shard of worker:1" in ev
     assert 'trainer.py", line' in ev
+    evs = [json.loads(x) for x in (r.bundle / "events.jsonl").read_text().splitlines() if x.strip()]
+    stuck = [e for e in evs if e["kind"] == "fault" and "raised ValueError and has not exited" in e["text"]]
+    assert stuck and stuck[0]["task"] == "worker:1", [e for e in evs if e["kind"] == "fault"]
+    raised = _when(r, "worker:1", "FAULT exception_stuck_exit injected")
+    assert 5.0 <= stuck[0]["ts"] - raised < 15.0
+    assert r.diag["detected_at"] - raised < 20.0
 
 
 def test_healthy_fit_and_result_unchanged():

@@ -14,7 +14,7 @@ from distdoctor.supervise.lifecycle import Phase
 from distdoctor.supervise.runevents import (AttemptOver, HangDeclared, JudgeTaskRestart, Said,
                                             StallCleared, StallSuspected, StopTasks, TaskExited, TaskFailed, TaskLost,
                                             Turned)
-from distdoctor.supervise.step import ExitSeen, LostSeen, Observed, Rules, RunState, step
+from distdoctor.supervise.step import ExitingSeen, ExitSeen, LostSeen, Observed, Rules, RunState, step
 from distdoctor.supervise.supervisor import TICK_S, RunConfig, Supervisor
 
 W = ("worker:0", "worker:1")
@@ -83,6 +83,27 @@ def test_a_crash_waits_the_failure_grace_then_stops_the_others():
     s, fx = step(s, 210.0, Observed(alive=("worker:0",)))
     assert [e for e in fx if isinstance(e, Said)][0].text == "stopping the tasks that are still running: worker:0"
     assert fx[-2:] == (StopTasks("failure"), AttemptOver()) and s.phase == Phase.STOPPING
+
+
+def test_a_task_that_raised_but_cannot_exit_fails_a_failure_grace_after_it_raised():
+    s = RunState(Rules(failure_grace=10.0))
+    raised = ExitingSeen("worker:1", "ValueError", 100.0, first_fault="ValueError: bad record")
+    s, fx = step(s, 109.5, Observed(alive=W, exiting=(raised,), assessment=ok(2.0)))
+    assert not any(isinstance(e, (TaskFailed, StopTasks)) for e in fx) and s.first_failure is None  # it may still exit
+    s, fx = step(s, 110.0, Observed(alive=W, exiting=(raised,), assessment=ok(2.5)))
+    failed = [e for e in fx if isinstance(e, TaskFailed)]
+    assert len(failed) == 1 and failed[0].fatal and failed[0].since == 100.0 and not any(isinstance(e, TaskExited)
+                                                                                        for e in fx)
+    assert failed[0].how == "raised ValueError and has not exited 10 s later"
+    assert s.first_failure == (100.0, "worker:1") and s.phase == Phase.FAILING
+    s, fx = step(s, 115.0, Observed(alive=W, exiting=(raised,)))
+    assert not any(isinstance(e, TaskFailed) for e in fx)             # said once
+    s, fx = step(s, 120.0, Observed(alive=W, exiting=(raised,)))
+    assert fx[-2:] == (StopTasks("failure"), AttemptOver())         # then every task stops, the stuck one too
+    # a ParameterServerStrategy worker: said, and the coordinator goes on
+    s, fx = step(RunState(Rules(strategy="parameter_server")), 50.0,
+                 Observed(alive=("chief:0", "worker:1"), exiting=(ExitingSeen("worker:1", "KeyError", 30.0),)))
+    assert [e.fatal for e in fx if isinstance(e, TaskFailed)] == [False] and s.first_failure is None
 
 
 def test_a_task_stopped_by_distdoctor_is_no_failure_and_a_clean_end_ends_the_attempt():

@@ -9,7 +9,7 @@ from dataclasses import replace as _replace
 from ..catalogue import Rule, RuleList
 from ..model import Category, Evidence, Finding
 from .observations import JobObservation
-from .taskfacts import died_of_own_failure
+from .taskfacts import failed_on_its_own
 
 __all__ = ["RULES", "step_counts", "left_the_loop", "behind_in_mismatch", "ran_fewer", "count_evidence"]
 
@@ -125,7 +125,7 @@ def _imbalance(rule: Rule, job: JobObservation):
         return
     for task, bad, most in ran_fewer(counts):
         t = job.tasks[task]
-        failed_after = [o for o in job.ordered() if o.task != task and died_of_own_failure(o)
+        failed_after = [o for o in job.ordered() if o.task != task and failed_on_its_own(o)
                         and (o.ended_at is None or t.ended_at is None or o.ended_at >= t.ended_at)]
         ev = count_evidence(counts, [task])
         if failed_after:
@@ -149,7 +149,7 @@ def step_counts(job: JobObservation) -> dict[str, tuple[int, bool]]:
     if job.strategy != "parameter_server" and len(tasks) >= 2 and all(t.step_calls is not None for t in tasks):
         # a task that failed on its own (an exception, sys.exit(1)) also sends a final count: it ran fewer steps
         # because it failed, which other rules name; only one that ended cleanly can have run out of data
-        return {t.task: (t.step_calls, t.step_calls_exact and not died_of_own_failure(t)) for t in tasks}
+        return {t.task: (t.step_calls, t.step_calls_exact and not failed_on_its_own(t)) for t in tasks}
     return {t.task: (t.steps, t.exit_code == 0 or job.source == "logs") for t in tasks if t.steps is not None}
 
 

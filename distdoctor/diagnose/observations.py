@@ -88,6 +88,8 @@ class TaskObservation:
     memory: tuple[MemorySample, ...] = ()
     oom: OomEvidence | None = None
     killed_by_supervisor: bool = False
+    uncaught_at: float | None = None           # its code ended raising an uncaught exception then (the agent saw it),
+    #                                            whatever ended the process after (a teardown that never ends)
     log_path: str | None = None
     last_line: str | None = None               # from logs: the last line of its log (where a silent death shows)
     clock_offset_s: float | None = None        # for logs whose clock disagrees with the others

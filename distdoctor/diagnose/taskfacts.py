@@ -10,7 +10,7 @@ from .events import EventKind, LogEvent
 from .observations import JobObservation, TaskObservation
 
 __all__ = ["signal_name", "NATIVE_CRASH_SIGNALS", "evidence_of", "events_of", "completed", "chief_succeeded",
-           "heard_the_abort", "PROPAGATED_ABORT", "died_of_own_failure", "oom_proved", "exit_evidence", "last_lines",
+           "heard_the_abort", "PROPAGATED_ABORT", "died_of_own_failure", "failed_on_its_own", "oom_proved", "exit_evidence", "last_lines",
            "stop_cutoff", "own_events"]
 
 NATIVE_CRASH_SIGNALS = {_signal.SIGSEGV, _signal.SIGABRT, _signal.SIGBUS, _signal.SIGFPE, _signal.SIGILL}
@@ -92,6 +92,12 @@ def died_of_own_failure(t: TaskObservation) -> bool:
     return t.exit_code is not None and t.exit_code != 0 and not t.killed_by_supervisor
 
 
+def failed_on_its_own(t: TaskObservation) -> bool:
+    """It died of its own failure, or its code raised an uncaught exception (the supervisor may then have had to stop
+    a process whose teardown never ended)."""
+    return died_of_own_failure(t) or t.uncaught_at is not None
+
+
 def oom_proved(t: TaskObservation) -> tuple[bool, list[str]]:
     """Was this SIGKILL the OOM killer's? Returns (verdict, reasons)."""
     why: list[str] = []
@@ -126,13 +132,14 @@ def stop_cutoff(job: JobObservation, t: TaskObservation) -> float | None:
         return job.hang.declared_at
     ends = [o.ended_at for o in job.tasks.values()
             if o.task != t.task and o.ended_at is not None and o.exit_code not in (None, 0) and not o.killed_by_supervisor]
+    ends += [o.uncaught_at for o in job.tasks.values() if o.task != t.task and o.uncaught_at is not None]
     return min(ends) if ends else None
 
 
 def own_events(job: JobObservation, t: TaskObservation, events: list[LogEvent]) -> list[LogEvent]:
     """``events`` of ``t`` that are its own failure: all of them, or for a task the supervisor stopped, those
     printed before the stop's cause (a task stopped after failing on its own keeps that failure)."""
-    if not t.killed_by_supervisor:
+    if not t.killed_by_supervisor or t.uncaught_at is not None:
         return events
     cutoff = stop_cutoff(job, t)
     return [e for e in events if cutoff is not None and e.ts is not None and e.ts < cutoff]

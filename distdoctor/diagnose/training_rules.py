@@ -12,7 +12,7 @@ from ..model import Category, Evidence, Severity
 from .events import EventKind
 from .hang_rules import count_evidence
 from .observations import JobObservation
-from .taskfacts import (chief_succeeded, completed, died_of_own_failure, events_of, evidence_of, exit_evidence,
+from .taskfacts import (chief_succeeded, completed, failed_on_its_own, events_of, evidence_of, exit_evidence,
                         signal_name)
 
 __all__ = ["RULES"]
@@ -95,7 +95,7 @@ def _ps_worker_lost(rule: Rule, job: JobObservation):
         return
     chief = job.tasks["chief:0"]
     for t in job.ordered():
-        lost = died_of_own_failure(t) or (job.source == "logs" and t.exit_code is None and not completed(t)
+        lost = failed_on_its_own(t) or (job.source == "logs" and t.exit_code is None and not completed(t)
                                            and any(e.peer == t.task for o in job.ordered() for e in _of(o, EventKind.PEER_SYMPTOM)))
         if t.task.startswith("worker:") and lost:
             yield rule.finding(culprit=t.task, at=t.ended_at, severity=Severity.WARNING,

@@ -31,6 +31,7 @@ class AgentSample:
     step_fn: str | None = None       # that function's name
     final: bool = False              # sent as the task's Python exited: the counts are those at its end
     tf_config: str | None = None     # the TF_CONFIG the process holds now (a wrapper may have changed it)
+    uncaught: tuple[str, float] | None = None   # (exception type, when): its main thread's code ended raising it
 
     @staticmethod
     def from_json(d: dict) -> "AgentSample":
@@ -45,6 +46,7 @@ class AgentSample:
             checkpoints=tuple((str(k), v if v is None else str(v)) for k, v in (d.get("checkpoints") or ())),
             step_calls=_top_calls(d)[1], step_fn=_top_calls(d)[0], final=d.get("final") is True,
             tf_config=d["tf_config"] if isinstance(d.get("tf_config"), str) else None,
+            uncaught=_uncaught(d.get("uncaught")),
         )
 
     def stack_text(self) -> str:
@@ -68,6 +70,15 @@ def _top_calls(d: dict) -> tuple[str | None, int | None]:
         return None, None
     name, count = max(rows, key=lambda r: r[1])
     return name, count
+
+
+def _uncaught(v) -> tuple[str, float] | None:
+    """A sample's ``uncaught`` ([type name, when]) or None when it is absent or malformed."""
+    try:
+        name, at = v
+        return str(name)[:200], float(at)
+    except (TypeError, ValueError):
+        return None
 
 
 class AgentChannel:

@@ -3,7 +3,8 @@
 The edge between the processes and the loop's pure step: each turn :meth:`Observer.poll` samples the tasks
 this supervisor runs (:mod:`.probe`: psutil, ``/proc/PID/io``, ``ss -ti`` while a task makes no steps, the
 memory cgroup) into their :class:`~.tracking.TaskTrack`, and :meth:`Observer.exits` reports the tasks that
-ended since the last turn as :class:`~.step.ExitSeen`. What it sees also goes on the event stream (samples,
+ended since the last turn as :class:`~.step.ExitSeen` (and :meth:`Observer.exiting` those whose code raised an
+uncaught exception but that still run, as :class:`~.step.ExitingSeen`). What it sees also goes on the event stream (samples,
 memory warnings, connections and faults in the log).
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from . import probe
 from .detect import JobSnapshot
 from .nativewait import native_summary, tf_native_wait
 from .runevents import Journal, MemoryWarning, ProcSampled
-from .step import ExitSeen
+from .step import ExitingSeen, ExitSeen
 from .tracking import TaskTrack
 
 __all__ = ["Observer", "signal_label", "oom_kills_since", "FAULT_KINDS", "NET_LOOK_EVERY_S"]
@@ -197,6 +198,18 @@ class Observer:
             faults = [e.text for e in track.events if e.kind in FAULT_KINDS]
             out.append(ExitSeen(track.task, rc, p.ended_at, signal_label(rc), p.killed_by_supervisor,
                                 faults[0] if faults else None, track.oom if rc is not None and rc < 0 else None))
+        return tuple(out)
+
+    @staticmethod
+    def exiting(tracks: dict[str, TaskTrack]) -> tuple[ExitingSeen, ...]:
+        """The live tasks whose agent said their main thread's code ended with an uncaught exception."""
+        out = []
+        for track in tracks.values():
+            s = track.agent
+            if s is None or s.uncaught is None or not track.proc.alive:
+                continue
+            faults = [e.text for e in track.events if e.kind in FAULT_KINDS]
+            out.append(ExitingSeen(track.task, s.uncaught[0], s.uncaught[1], faults[0] if faults else None))
         return tuple(out)
 
     @staticmethod

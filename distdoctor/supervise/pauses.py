@@ -17,20 +17,24 @@ __all__ = ["PauseLog"]
 class PauseLog:
     open: Pause | None = None            # the suspicion under way
     closed: tuple[Pause, ...] = ()       # pauses that ended: training resumed
+    seen: tuple = ()                     # the open pause: (kind, turns, latest words) of each thing its suspect did
 
     def suspect(self, a, now: float) -> "PauseLog":
         """A suspicion begins (the job's last step was ``a.stalled_for`` ago)."""
         p = Pause(task=a.suspect, since=now - a.stalled_for, until=now, where=a.where, doing=a.doing,
                   waiting=a.waiting) if a.suspect else None
-        return replace(self, open=p)
+        return replace(self, open=p, seen=_saw((), a.doing) if p else ())
 
     def follow(self, a) -> "PauseLog":
-        """While it lasts, remember where its suspect is and what it does (the pause's evidence)."""
+        """While it lasts, remember where its suspect is and what it did most (the pause's evidence: a task that
+        writes a checkpoint also moves a heartbeat's bytes now and then; the pause is the writing)."""
         p = self.open
         if p is None or a is None or a.status != "suspect" or a.suspect != p.task:
             return self
-        return replace(self, open=replace(p, where=a.where or p.where, doing=a.doing or p.doing,
-                                          waiting=a.waiting or p.waiting))
+        seen = _saw(self.seen, a.doing)
+        doing = max(seen, key=lambda k: k[1])[2] if seen else p.doing
+        return replace(self, open=replace(p, where=a.where or p.where, doing=doing, waiting=a.waiting or p.waiting),
+                       seen=seen)
 
     def still(self, a, now: float) -> bool:
         """No step since the suspicion began: it may not end yet."""
@@ -47,7 +51,7 @@ class PauseLog:
 
     def drop(self) -> "PauseLog":
         """The suspicion became a hang: it was no pause."""
-        return replace(self, open=None)
+        return replace(self, open=None, seen=())
 
     def all(self, now: float, hung: bool) -> tuple[Pause, ...]:
         """Every pause of the attempt; one still open when the job ended counts up to ``now`` (not after a hang)."""
@@ -55,3 +59,12 @@ class PauseLog:
         if self.open is not None and not hung:
             out.append(replace(self.open, until=now))
         return tuple(out)
+
+
+def _saw(seen: tuple, doing: str) -> tuple:
+    """``seen`` with one more turn of ``doing`` (its kind: the words before the figures in brackets)."""
+    if not doing:
+        return seen
+    kind = doing.split(" (")[0]
+    rows = [(k, n + 1, doing) if k == kind else (k, n, d) for k, n, d in seen]
+    return tuple(rows) if any(k == kind for k, _, _ in seen) else seen + ((kind, 1, doing),)

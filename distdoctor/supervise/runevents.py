@@ -161,7 +161,8 @@ class TaskExited(RunEvent):
 
 @dataclass(frozen=True)
 class TaskFailed(RunEvent):
-    """A task exited non-zero: ``fatal`` (the job cannot complete) or a ParameterServerStrategy worker."""
+    """A task exited non-zero, or raised an uncaught exception and did not exit within the failure grace: ``fatal``
+    (the job cannot complete) or a ParameterServerStrategy worker."""
 
     ts: float
     task: str

@@ -26,7 +26,7 @@ from .pauses import PauseLog
 from .runevents import (Assessed, AttemptOver, HangDeclared, Journal, JudgeTaskRestart, RecordHang, RunEvent, Said,
                         StallCleared, StallSuspected, StopTasks, TaskExited, TaskFailed, TaskLost, Turned)
 
-__all__ = ["Rules", "RunState", "ExitSeen", "LostSeen", "Observed", "step", "enter", "fatal"]
+__all__ = ["Rules", "RunState", "ExitSeen", "ExitingSeen", "LostSeen", "Observed", "step", "enter", "fatal"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class RunState:
     hang: Any = None                                 # the declared HangVerdict
     pauses: PauseLog = field(default_factory=PauseLog)
     over: bool = False                               # the attempt ended
+    told_exiting: frozenset = frozenset()            # tasks already failed for not exiting after an uncaught exception
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,16 @@ class ExitSeen:
     killed: bool = False          # distdoctor stopped it
     first_fault: str | None = None
     oom: Any = None               # its memory cgroup's evidence at the exit (an OomEvidence), when it was killed
+
+
+@dataclass(frozen=True)
+class ExitingSeen:
+    """A live task whose main thread's code ended with an uncaught exception: the process is on its way out."""
+
+    task: str
+    exception: str                # the exception's type name
+    since: float                  # when it was raised
+    first_fault: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,7 @@ class Observed:
 
     alive: tuple[str, ...] = ()
     exits: tuple[ExitSeen, ...] = ()
+    exiting: tuple[ExitingSeen, ...] = ()
     lost: tuple[LostSeen, ...] = ()
     assessment: Any = None               # detect.assess's reading; None when nothing runs
     interrupted: str | None = None       # a signal the supervisor received
@@ -127,6 +139,24 @@ def _failures(s: RunState, now: float, o: Observed, out: list) -> RunState:
             out.append(TaskFailed(now, e.task, e.how, True, since, e.first_fault, banner, s.rules.failure_grace))
         if e.task == "chief:0" and s.rules.strategy == "parameter_server":
             s = replace(s, chief_done_at=now)
+    return _stuck_exiting(s, now, o, out)
+
+
+def _stuck_exiting(s: RunState, now: float, o: Observed, out: list) -> RunState:
+    """A task whose code raised an uncaught exception and that has not exited a failure grace later has failed: its
+    own code ended it, and TensorFlow's teardown can wait forever for a peer that waits for it (a collective, a
+    tf.data iterator's threads). It is failed like a task that exited, so the job ends instead of hanging."""
+    for x in o.exiting:
+        if x.task in s.told_exiting or now - x.since < s.rules.failure_grace:
+            continue
+        s = replace(s, told_exiting=s.told_exiting | {x.task})
+        how = f"raised {x.exception} and has not exited {now - x.since:.0f} s later"
+        if not fatal(s.rules, x.task):
+            out.append(TaskFailed(now, x.task, how, False, x.since))
+        elif s.first_failure is None:
+            banner = f"{x.task} failed ({how}); the job cannot complete"
+            s = replace(s, first_failure=(x.since, x.task), detected_at=now, banner=banner)
+            out.append(TaskFailed(now, x.task, how, True, x.since, x.first_fault, banner, s.rules.failure_grace))
     return s
 
 

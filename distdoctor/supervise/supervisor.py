@@ -237,11 +237,12 @@ class Supervisor:
     # -- the loop -------------------------------------------------------------------------------
     def observe(self, now: float) -> Observed:
         """One turn's observations (sampling the tasks as a side effect); nothing when a signal came."""
-        lost, exits, a, where = (), (), None, None
+        lost, exits, exiting, a, where = (), (), (), None, None
         if not self.interrupted:
             lost = tuple(self.role.tick(now))
             self.observer.poll(self.tracks, self.own_tasks(), now)
             exits = self.observer.exits(self.tracks, now)
+            exiting = self.observer.exiting(self.tracks)
             if any(t.proc.alive for t in self.tracks.values()):
                 prev = self._last_assessment
                 self.observer.look_native(self.tracks, self.own_tasks(),
@@ -251,8 +252,8 @@ class Supervisor:
                 if a.status == "hung" and a.verdict is not None and a.verdict.culprits:
                     culprit = self.tracks.get(a.verdict.culprits[0])
                     where = culprit.location() if culprit else None
-        return Observed(alive=tuple(t.task for t in self.tracks.values() if t.proc.alive), exits=exits, lost=lost,
-                        assessment=a, interrupted=self.interrupted, awaiting_peers=self.role.awaiting(now),
+        return Observed(alive=tuple(t.task for t in self.tracks.values() if t.proc.alive), exits=exits, exiting=exiting,
+                        lost=lost, assessment=a, interrupted=self.interrupted, awaiting_peers=self.role.awaiting(now),
                         relaunch_pending=bool(self.restarts.relaunch_at), culprit_location=where,
                         judges_hangs=self.role.judges_hangs())
 

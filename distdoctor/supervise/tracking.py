@@ -393,6 +393,7 @@ class TaskTrack:
                 stack=self.stack or (s.stack_text() if s and rc is None else ""), location=self.location(),
                 cpu_busy=None, memory=tuple(self.memory), oom=self.oom,
                 killed_by_supervisor=p.killed_by_supervisor, log_path=p.log_path, host=self.host,
+                uncaught_at=s.uncaught[1] if s and s.uncaught else None,
                 supervisor_lost_at=self.lost_at, supervisor_lost=self.lost_how)
             if fv:
                 from dataclasses import replace

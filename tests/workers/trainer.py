@@ -5,7 +5,8 @@ It does not import distdoctor. Usage (under ``distdoctor run``)::
     python trainer.py [--loop fit|custom] [--fault NAME] [--fault-task worker:1] [--fault-step N] [--verbose 1]
 
 Faults (applied on --fault-task only, at --fault-step):
-  sigkill, segv, abort, exception, stall (deadlock on a lock in a callback), sleep (sleep forever in a callback),
+  sigkill, segv, abort, exception, exception_stuck_exit (an exception, while a non-daemon thread of the task's
+  never ends: the process cannot exit, as when TensorFlow's teardown waits for a peer), stall (deadlock on a lock in a callback), sleep (sleep forever in a callback),
   import_error (a shared library this node lacks),
   stall_input (the input generator blocks), sigstop, oom (allocate until the
   memory cgroup in $DD_TEST_CGROUP kills us), fewer_batches (this task's data
@@ -129,6 +130,10 @@ def inject(step):
     elif fault == "abort":
         os.abort()
     elif fault == "exception":
+        raise ValueError(f"bad record in shard of {me}")
+    elif fault == "exception_stuck_exit":
+        import threading
+        threading.Thread(target=threading.Event().wait, name="uploader").start()   # never ends, not a daemon
         raise ValueError(f"bad record in shard of {me}")
     elif fault == "stall":
         print(f"{me}: stuck in a callback", flush=True)

@@ -92,7 +92,7 @@ def _start_agent():
     period = float(os.environ.get("DISTDOCTOR_SAMPLE_S", "0.5"))
     main_ident = threading.main_thread().ident
     state = {"calls": 0, "in_call": None, "call_since": None, "steps": None, "step_ts": None,
-             "hooked": False, "loss": None, "checkpoints": [], "final": False}
+             "hooked": False, "loss": None, "checkpoints": [], "final": False, "uncaught": None}
     # calls entered per TF function on the main thread (bounded): the most-called one is the step function,
     # and how many times each task entered it is how many steps it ran (or began) -- the count that tells
     # which task left the synchronous loop first
@@ -287,6 +287,7 @@ def _start_agent():
                 "tf_loaded": "tensorflow" in sys.modules, "checkpoints": list(state["checkpoints"]),
                 "fn_calls": sorted(fn_calls.items(), key=lambda kv: -kv[1])[:3], "final": state["final"],
                 "tf_config": (os.environ.get("TF_CONFIG") or "")[:16384] or None,
+                "uncaught": state["uncaught"],
             }
         data = json.dumps(msg).encode()
         if len(data) > 60000:
@@ -315,12 +316,37 @@ def _start_agent():
     t = threading.Thread(target=loop, name="distdoctor-sampler", daemon=True)
     t.start()
 
+    def note_uncaught(exc_type, at):
+        # The main thread's code ended with an uncaught exception: the process is on its way out, and the
+        # supervisor gives it the failure grace to get there (TensorFlow's teardown can wait forever for a
+        # peer that waits for it). Only the exception's type name leaves the process; its text is in the log.
+        if state["uncaught"] is None and exc_type is not None and not issubclass(exc_type, SystemExit):
+            state["uncaught"] = [getattr(exc_type, "__name__", "Exception")[:200], at]
+
+    previous_hook = sys.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        try:
+            note_uncaught(exc_type, time.time())
+            sample()
+        except Exception:
+            pass
+        return previous_hook(exc_type, exc, tb)
+
+    sys.excepthook = excepthook
+
     def final_sample():
         # The periodic sample can be up to one period (and a GIL hold) old when the task exits: at a few
         # ms per step, dozens of steps. One last sample, marked final, makes the counts at exit exact.
         if state["final"]:
             return
         state["final"] = True
+        try:   # an exception the main thread's code ended with, even where the job replaced sys.excepthook
+            last = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+            if last is not None:
+                note_uncaught(type(last), time.time())
+        except Exception:
+            pass
         try:
             sample()
         except Exception:
