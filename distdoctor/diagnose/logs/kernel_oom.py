@@ -55,9 +55,15 @@ _RANK_PID = re.compile(r"process rank (\d+) with PID (\d+)")
 _SHELL_PID = re.compile(r"line \d+: +(\d+) (?:Killed|Aborted|Segmentation fault)")
 
 
+_KERNEL_WORDS = ("out of memory: kill", "memory cgroup out of memory", "oom-kill:", "oom_reaper", "invoked oom-killer")
+
+
 def is_kernel_record(h: Hit) -> bool:
     """A line of the kernel's OOM-killer record (DD768's, or another signature's match of the kernel's words)."""
-    return h.sig.name == KERNEL_OOM or _KERNEL_LINE.search(h.text) is not None
+    if h.sig.name == KERNEL_OOM:
+        return True
+    low = h.text.lower()   # the words first: a case-blind alternation costs ~20x more, on every hit of a job's logs
+    return any(w in low for w in _KERNEL_WORDS) and _KERNEL_LINE.search(h.text) is not None
 
 
 def pid_of(text: str) -> int | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 
 __all__ = ["Message", "lookup", "releases_of", "disjoint", "vocabulary"]
@@ -29,7 +29,7 @@ class Message:
     releases: tuple[str, ...]
     component: str
 
-    @property
+    @cached_property
     def pieces(self) -> tuple[str, ...]:
         """The fixed text between the values a format fills in (``%d``, ``%s``, ``{}``)."""
         return tuple(p.strip() for p in _FORMAT.split(self.text) if len(p.strip()) >= 4)
