@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+from distdoctor.diagnose.logs.learned import UNKNOWN_MESSAGE  # noqa: E402  (the learned reading decides there)
+
 OUT = ROOT / "distdoctor" / "diagnose" / "logs" / "data" / "model.json"
 C = 10.0
 TEXT_C = 10.0
@@ -67,6 +69,7 @@ def read(case: Path) -> dict:
             "decisive": label.get("decisive", "unlisted") is not None and case.name not in OLD_WITHOUT_DECISIVE,
             "hand": hand, "hand_top3": [hand] + [a for a in alts if a != hand][:2], "hand_alts": alts,
             "hand_conf": rc.confidence if rc is not None else None, "x": features(diag, hits),
+            "code": rc.code if rc is not None else None,
             "lines": [ln.text for ln in case_lines(hits, facts)], "reading": (diag, hits, facts)}
 
 
@@ -207,10 +210,12 @@ def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> 
         if probs is None:
             ranked, band = r["hand_top3"], r["hand_conf"] or "low"
         elif joint:
-            # as :func:`distdoctor.diagnose.logs.learned.with_learned_alternatives` ranks them (only where the
-            # hand-written reasoning offered alternatives)
-            others = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0])) if c != r["hand"]]
-            ranked, band = [r["hand"]] + (others[:2] if r["hand_alts"] else []), r["hand_conf"] or "low"
+            # as :func:`distdoctor.diagnose.logs.learned.with_learned_reading` ranks them (only where the
+            # hand-written reasoning offered alternatives), and decides the cause where the knowledge base names none
+            order = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0]))]
+            hand = order[0] if r["code"] == UNKNOWN_MESSAGE else r["hand"]
+            others = [c for c in order if c != hand]
+            ranked, band = [hand] + (others[:2] if r["hand_alts"] else []), r["hand_conf"] or "low"
         else:
             ranked = [c for c, _ in sorted(probs[i].items(), key=lambda kv: -kv[1])][:3]
             p = max(probs[i].values())
@@ -237,7 +242,8 @@ def table(rows: list[dict], oof: list[dict], fitted: list[dict], t: float) -> st
            "| reading | top-1 | top-3 | precision per confidence band (coverage) |", "|---|---|---|---|",
            line("hand-written reasoning, all cases", figures(rows, None)),
            line("learned, grouped cross-validation, all cases", figures(rows, oof)),
-           line("**as diagnose prints it**: hand-written cause and confidence, learned alternatives, grouped CV",
+           line("**as diagnose prints it**: hand-written cause (learned where no signature names one) and confidence, "
+                "learned alternatives, grouped CV",
                 figures(rows, oof, joint=True)),
            line("learned, fitted (train = test, only to show the gap)", figures(rows, fitted)),
            line("hand-written, log holds the deciding line", figures(sub(dec), None)),

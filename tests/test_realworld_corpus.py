@@ -46,8 +46,6 @@ KNOWN_GAPS.update({
                "user_code_error (the job script's request; first alternative)",
     "dev_133": "a site's submit filter rejects '--gres' (the launcher is too old for the site): said user_code_error",
     "dev_134": "as dev_132: Slurm's impossible request, label user_code_error (first alternative)",
-    "dev_206": "null: a YARN container exit without the resource named; peer_crashed, resource_exhaustion first "
-               "alternative",
     "dev_208": "ImportError of libcuda.so.1 on some nodes only: version_mismatch, the nodes' differing setup is the "
                "alternative (one log cannot show the other nodes)",
     "dev_301": "null: TF1's wait for uninitialized variables (low), the unstarted chief first alternative",

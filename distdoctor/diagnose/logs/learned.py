@@ -19,9 +19,11 @@ scikit-learn or numpy at run time).
 
 What it decides (:func:`with_learned_reading`): the verdict's alternatives -- the next most probable causes, each
 with the record that would settle it -- and the lines that weighed most for the verdict's cause (:func:`weighed`:
-the lines without which the learned probability of that cause falls most). The cause itself and its confidence stay
-the hand-written reasoning's: the learned top pick is right about as often (``benchmarks/RESULTS-model-cv.md``), and
-the hand-written "high" band is more precise than the learned probability's.
+the lines without which the learned probability of that cause falls most); and the cause itself where the knowledge
+base names none and the verdict rests on a line no signature knows (DD160, :func:`_decided`: it replaced the safety
+net's word model there). Elsewhere the cause and its confidence stay the hand-written reasoning's: the learned top
+pick is right about as often (``benchmarks/RESULTS-model-cv.md``), and the hand-written "high" band is more precise
+than the learned probability's.
 """
 from __future__ import annotations
 
@@ -320,6 +322,33 @@ def weighed(m: Model, diag, hits: list, lines: list[Line], category: str, n: int
     return falls[:n]
 
 
+UNKNOWN_MESSAGE = "DD160"   # the knowledge base names no cause; a line reads as an error (:mod:`.safetynet`)
+
+
+def _decided(diag, ranked: list[tuple[str, float]]):
+    """Where the knowledge base names no cause and the verdict rests on a line no signature knows (DD160), the learned
+    reading decides its category: its most probable cause (its words, every other line's hits and words, and what the
+    word model of the safety net read), at low confidence. The quoted line, the task and the remedy stay."""
+    from dataclasses import replace
+
+    from ...model import RUN_ONLY_CATEGORIES, Category
+    from .settle import settle_for
+    rc = diag.root_cause
+    top = next(((c, p) for c, p in ranked if Category(c) not in RUN_ONLY_CATEGORIES), None)
+    if top is None:
+        return diag
+    cat, p = Category(top[0]), top[1]
+    line = rc.evidence[0].text.strip()[:200] if rc.evidence else ""
+    summary = (f"not in the knowledge base: the first line that reads as an error is \"{line}\"; the learned reading "
+               f"of the real corpus ranks {cat.value} first ({p:.0%}), a guess")
+    harmless = tuple(a for a in rc.alternatives if a.category == Category.OTHER)   # the others were the word model's
+    root = replace(rc, category=cat, summary=summary, confidence="low", alternatives=harmless)
+    notes = tuple(f"what would settle it: {settle_for(cat)}" if n.startswith("what would settle it:") else n
+                  for n in diag.notes)
+    return replace(diag, root_cause=root, notes=notes,
+                   findings=tuple(root if f is rc else f for f in diag.findings))
+
+
 def with_learned_reading(diag, hits: list, facts=()):
     """``diag`` with the learned reading: its root cause's alternatives re-ranked by the learned probability (the
     next most probable causes other than the verdict's, at most three; an alternative the hand-written reasoning
@@ -336,9 +365,13 @@ def with_learned_reading(diag, hits: list, facts=()):
     lines = case_lines(hits, facts)
     index = HitIndex(hits, {ln.key for ln in lines[:WEIGH_LINES]})
     ranked = m.reading(diag, hits, lines, read=index.full)
+    offered = bool(rc.alternatives)
+    if rc.code == UNKNOWN_MESSAGE:
+        diag = _decided(diag, ranked)
+        rc = diag.root_cause
     heavy = tuple(Weighed(text=ln.text, task=ln.task, where=ln.where, weight=round(w, 3))
                   for ln, w in weighed(m, diag, hits, lines, rc.category.value, index=index))
-    if not rc.alternatives:   # where the reasoning saw no other reading (a plain exception in the user's file), none
+    if not offered:   # where the reasoning saw no other reading (a plain exception in the user's file), none
         return replace(diag, root_cause=replace(rc, weighed=heavy))   # is made up
     given = {a.category.value: a for a in rc.alternatives}
     alts = []

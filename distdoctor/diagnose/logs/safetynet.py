@@ -4,7 +4,8 @@ When the knowledge base names no cause, symptom or wait, but some line reads as 
 E/F level, ERROR/FATAL, an exception's name, "failed", a non-zero exit, a stall, NCCL's WARN) and no other signature
 claims that line (a known harmless line stays harmless), the verdict is a failure: the first such line quoted, the
 category its words resemble (:mod:`.wordmodel`), low confidence, and the summary says the message is not in the
-knowledge base. The next categories the words resemble are its alternatives.
+knowledge base. The next categories the words resemble are its alternatives. ``diagnose`` then lets the learned
+reading decide the category (:func:`.learned.with_learned_reading`); the word model's reading is one of its inputs.
 
 Pure: the verdict, the hits and the error-line hits in; a verdict out.
 """
@@ -30,9 +31,10 @@ SAFETY_NET = RULES.add(
             "FATAL, an exception, 'failed', a non-zero exit, a stall report).",
     why="A failing log is never 'no evidence': the first error line is the place to start, and the words of it say "
         "roughly what kind of failure it is.",
-    evidence="The first line that reads as an error and that no signature claims; a word model trained on every "
-             "labelled line (signature fixtures, message probes, the corpus' deciding lines) names its category.",
-    remedy="Read the quoted line and the lines before it; the category is a guess from its words (low confidence).")
+    evidence="The first line that reads as an error and that no signature claims. Its category: in `diagnose`, the "
+             "learned reading of the real corpus (the words and hits of every line of the case, and what a word "
+             "model trained on every labelled line says of this one); elsewhere that word model alone.",
+    remedy="Read the quoted line and the lines before it; the category is a guess (low confidence).")
 MAX_ALTERNATIVES = 3
 
 
