@@ -136,7 +136,7 @@ def _task_reports(job: JobObservation, succeeded: bool) -> dict[str, TaskReport]
                                  last_progress_at=t.last_progress_at, stack=t.stack, steps=t.steps, pid=t.pid,
                                  log=t.log_path, peak_rss_bytes=peak,
                                  stopped_at_end=succeeded and t.killed_by_supervisor, step_calls=t.step_calls,
-                                 step_calls_exact=t.step_calls_exact)
+                                 step_calls_exact=t.step_calls_exact, uncaught_at=t.uncaught_at)
     return out
 
 

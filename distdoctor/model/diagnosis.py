@@ -34,6 +34,7 @@ class TaskReport:
     stopped_at_end: bool = False  # distdoctor stopped it because the job had finished (a server's normal end)
     step_calls: int | None = None  # calls entered of its step function (the agent's count; run only)
     step_calls_exact: bool = False  # that count was sent as the task's code ended: exact
+    uncaught_at: float | None = None  # its code ended raising an uncaught exception then (the agent; run only)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +50,7 @@ class TaskReport:
             "stopped_at_end": self.stopped_at_end,
             "step_calls": self.step_calls,
             "step_calls_exact": self.step_calls_exact,
+            "uncaught_at": self.uncaught_at,
         }
 
     @staticmethod
@@ -63,7 +65,7 @@ class TaskReport:
                           stack=_str(d.get("stack")) or "", steps=_int("steps"), pid=_int("pid"),
                           log=_str(d.get("log")) or None, peak_rss_bytes=_int("peak_rss_bytes"),
                           stopped_at_end=d.get("stopped_at_end") is True, step_calls=_int("step_calls"),
-                          step_calls_exact=d.get("step_calls_exact") is True)
+                          step_calls_exact=d.get("step_calls_exact") is True, uncaught_at=_num(d.get("uncaught_at")))
 
     @property
     def ending(self) -> str:
