@@ -55,7 +55,8 @@ __all__ = ["Role", "Signature", "RULES", "SIGNATURES", "COMPONENTS", "add", "by_
 COMPONENTS: tuple[str, ...] = (
     "tensorflow", "keras", "grpc", "horovod", "nccl", "gloo", "openmpi", "mpich", "intelmpi", "pmix",
     "openssh", "slurm", "yarn", "volcano", "spark", "tfos", "tony", "ray", "kubernetes", "training-operator", "cloud-platform",
-    "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "glibc", "gdb", "shell", "python",
+    "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "systemd", "glibc", "gdb", "shell", "python",
+    "dask",
     "any")          # "any": a wording that every layer uses (an ERROR level, "failed"): the safety net's error line
 
 

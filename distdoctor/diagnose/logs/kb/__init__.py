@@ -21,13 +21,16 @@ control planes' refusals mined from their sources (Kubernetes API server, admiss
 runtimes, Volcano, the training operator, YARN); hpc_msgs.py (DD1300-DD1349) the launch stack's messages mined
 from its source (Open MPI help files, Slurm's refusals, OpenSSH, NCCL's /dev/shm, SIGBUS); versions.py (DD1350-DD1389)
 the version, implementation and platform mismatches each component detects (Ray, MPI launchers, TensorFlow, the
-dynamic loader, CPython, NumPy, protobuf, Keras 3, container images, Slurm, pip, kubectl). Every signature names
+dynamic loader, CPython, NumPy, protobuf, Keras 3, container images, Slurm, pip, kubectl); resources_msgs.py (DD1390-DD1439)
+the accelerator and host memory, preemption, NVSwitch, NCCL network plugin, Slurm GRES and Gloo interface messages
+mined from each component's source (XLA, Dask, systemd-oomd, TF failure handling, AWS NTH, Karpenter, the kubelet,
+CUDA, the NVSwitch driver, NCCL, Slurm, Gloo, PyTorch). Every signature names
 its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """
 from . import tf, tf_data, tf1, comm, system, platform, python  # noqa: F401  (registration)
 from . import horovod, nccl_gloo, mpi, slurm, gpu, keras, k8s, yarn_spark_ray  # noqa: F401  (registration)
-from . import maintainers, platform_msgs, hpc_msgs, versions  # noqa: F401  (registration)
+from . import maintainers, platform_msgs, hpc_msgs, versions, resources_msgs  # noqa: F401  (registration)
 from ..signature import SIGNATURES
 
 __all__ = ["SIGNATURES"]

@@ -1,0 +1,307 @@
+"""Accelerator and host memory, preemption notices, NVSwitch systems, NCCL's network plugins, Slurm's GRES and Gloo's
+interfaces, as each component words them (codes DD1390-DD1439).
+
+Issue 25 item 4: the areas where real logs nobody had read were missed in session 11. Each signature below is one
+family of messages, mined from the component's own source (or, where the component is closed, its maintainers'
+own reference), and classified by what the component says the message means:
+
+* XLA (openxla/xla): the TPU compiler's and runtime's out-of-memory errors as XLA's own error catalogue documents
+  them (docs/errors/error_1000.md E1000 "Compile Time: HBM OOM", error_1001.md E1001 vmem, error_0100.md E0100
+  "Runtime: Buffer Allocation Failure", error_0101.md E0101 "Program allocation failure"), the stream executor's
+  allocator (xla/stream_executor StreamExecutorMemoryAllocator::Allocate) and the rematerialization pass's warning
+  (xla/service/hlo_rematerialization.cc);
+* Dask distributed (dask/distributed): the nanny's memory-budget restart (distributed/worker_memory.py, before 2022
+  distributed/nanny.py), the worker's pause / unmanaged-memory warnings, the nanny's death message
+  (distributed/nanny.py ``_death_message``) and the scheduler's KilledWorker (distributed/scheduler.py);
+* systemd-oomd (systemd/systemd src/oom/oomd-manager.c): a unit killed for memory pressure;
+* TensorFlow's preemption handling (tensorflow/python/distribute/failure_handling/failure_handling.py,
+  failure_handling_util.py): the lines it prints once a preemption was caught (the notice itself is DD619);
+* the cloud platforms' spot interruption notices: AWS Node Termination Handler (aws/aws-node-termination-handler
+  pkg/monitor/spotitn, pkg/monitor/sqsevent) and Karpenter (aws/karpenter-provider-aws, the SpotInterrupted event);
+  the kubelet's graceful node shutdown manager (kubernetes/kubernetes pkg/kubelet/nodeshutdown);
+* NVIDIA NVSwitch systems: CUDA's "system not ready" (cuda.h CUDA_ERROR_SYSTEM_NOT_READY = 802, which the Fabric
+  Manager user guide names as the error of a node whose Fabric Manager has not initialised the fabric) and the
+  NVSwitch driver's SXid errors (NVIDIA/open-gpu-kernel-modules src/common/nvswitch/kernel/inc/common_nvswitch.h
+  NVSWITCH_PRINT_SXID);
+* NCCL's network plugin loader (NVIDIA/nccl src/net.cc up to 2.26, src/plugin/net.cc and src/plugin/plugin_open.cc
+  after): the INFO lines that say it uses its internal transports (benign), a plugin of an unsupported API version
+  (context), and a NET named by NCCL_NET that no plugin provides (a cause);
+* Slurm's GRES (SchedMD/slurm src/interfaces/gres.c): gres.conf missing, counts that do not match the node's
+  configuration (the node is drained), invalid GRES records, a job killed for a GRES type the node lacks;
+* Gloo (facebookincubator/gloo gloo/transport/tcp/device.cc) and PyTorch's Gloo process group
+  (pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp): an address or interface it cannot bind, the
+  fallback to loopback.
+
+Already held elsewhere and not repeated here: "Out of memory while trying to allocate" (DD986), the BFC allocator's
+warning (DD636), Python's MemoryError (DD863), Ray's memory monitor (DD897), YARN's memory kill (DD830), Slurm's
+oom_kill events (DD822, DD960), TensorFlow's termination notice (DD619), Kubernetes' imminent node shutdown (DD840),
+Gloo's "Unable to find address for: <iface>" (DD709), NCCL's pre-2.19 "NET/Plugin : ..." lines (DD1014).
+Not written: the Fabric Manager's own log lines (its source is not public, so its wording could not be checked).
+"""
+from __future__ import annotations
+
+from ....model import Category as C
+from ..signature import Role as R, add
+
+XLA = "openxla/xla "
+DASK = "dask/distributed "
+TFH = "tensorflow/tensorflow tensorflow/python/distribute/failure_handling/"
+NCCLSRC = "NVIDIA/nccl "
+GRES = "SchedMD/slurm src/interfaces/gres.c "
+_TPU_MEM = ("The program needs more accelerator memory than the device has: lower the per-device batch size or "
+            "sequence length, shard parameters and activations over more devices (check the sharding of the largest "
+            "buffers), donate input buffers, use bfloat16, or rematerialize (jax.checkpoint).")
+
+# -- XLA: accelerator memory on TPUs (compile time and run time) and through the stream executor ---------------------
+add("DD1390", "xla-tpu-compile-hbm-oom", C.OOM_GPU, R.CAUSE,
+    ("Ran out of memory in memory space", "exceeding available bytes"),
+    "XLA's TPU compiler found that the program does not fit the device's memory (HBM, vmem or another memory space)",
+    regex=r"Ran out of memory in memory space \w+|Hbm usage:? \S+, SparseCore Hbm usage:? \S+, exceeding available "
+          r"bytes", rank=88, remedy=_TPU_MEM,
+    component="tensorflow", versions="all (XLA:TPU, TF and JAX)",
+    source=XLA + "docs/errors/error_1000.md (E1000 Compile Time: HBM OOM) / error_1001.md (E1001 vmem)",
+    fixture="RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 49.34G of "
+            "32.00G hbm. Exceeded hbm capacity by 17.34G.")
+add("DD1391", "xla-tpu-buffer-allocation", C.OOM_GPU, R.CAUSE, ("That was not possible.",),
+    "The TPU runtime could not allocate a device buffer in HBM (out of memory, or fragmented)",
+    regex=r"Attempting to allocate \S+\. That was not possible\. There are \S+ free", rank=86,
+    remedy="The device's memory is full when the buffer is allocated: free arrays the program still holds, lower the "
+    "batch size, shard parameters over more devices, donate input buffers; tpu_log_allocations_on_oom lists what "
+    "holds the memory.",
+    component="tensorflow", versions="all (XLA:TPU runtime)",
+    source=XLA + "docs/errors/error_0100.md (E0100 Runtime: Buffer Allocation Failure)",
+    fixture="ValueError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 8.00M. That was not "
+            "possible. There are 6.43M free.; (0x0x1_HBM0)")
+add("DD1392", "xla-tpu-program-load", C.OOM_GPU, R.CAUSE, ("That was not possible.",),
+    "The TPU runtime could not load a compiled program into HBM (the buffers already there leave no room)",
+    regex=r"Attempting to reserve \S+ at the bottom of memory\. That was not possible\.", rank=84,
+    remedy="Buffers fill the device's memory, so the program does not fit beside them: free or shard the arrays the "
+    "job holds, lower the batch size, load fewer programs at once (fewer distinct jit functions); "
+    "tpu_shared_memory_percent lowers the program's temporaries.",
+    component="tensorflow", versions="all (XLA:TPU runtime)",
+    source=XLA + "docs/errors/error_0101.md (E0101 Program allocation failure)",
+    fixture="XlaRuntimeError: RESOURCE_EXHAUSTED: Error loading program 'jit_train_step': Attempting to reserve 29.49G "
+            "at the bottom of memory. That was not possible. There are 147.64M free, 0B reserved, and 147.64M "
+            "reservable.")
+add("DD1393", "xla-allocate-request-failed", C.OOM_GPU, R.CAUSE, ("Failed to allocate request for",),
+    "XLA's device allocator could not allocate accelerator memory", rank=84,
+    regex=r"Failed to allocate request for \S+ \(\d+B\) on device ordinal \d+",
+    remedy="The device is out of memory: lower the batch size, stop other processes on the same GPU, and lower XLA's "
+    "preallocation (XLA_PYTHON_CLIENT_MEM_FRACTION, TF's memory growth) where two processes share a device.",
+    component="tensorflow", versions="all (XLA stream executor)",
+    source=XLA + "xla/stream_executor/stream_executor_memory_allocator.cc (StreamExecutorMemoryAllocator::Allocate: "
+    "ResourceExhaustedError \"Failed to allocate request for %s (%uB) on device ordinal %d\")",
+    fixture="RESOURCE_EXHAUSTED: Failed to allocate request for 2.00GiB (2147483648B) on device ordinal 0")
+add("DD1394", "xla-remat-over-limit", C.OOM_GPU, R.CONTEXT, ("by rematerialization; only reduced to",),
+    "XLA warns that rematerialization could not bring the program under the device's memory (an OOM usually follows)",
+    rank=30,
+    remedy="The program needs more device memory than the limit even after rematerialization: if an out-of-memory "
+    "error follows, lower the batch size or shard more.",
+    component="tensorflow", versions=">=2.4 (XLA)", source=XLA + "xla/service/hlo_rematerialization.cc (LOG(WARNING))",
+    fixture="W external/xla/xla/service/hlo_rematerialization.cc:3005] Can't reduce memory use below 41.19GiB "
+            "(44223270085 bytes) by rematerialization; only reduced to 48.00GiB (51539607572 bytes), down from "
+            "48.00GiB (51539607572 bytes) originally")
+
+# -- host memory: Dask's nanny and workers, systemd-oomd -----------------------------------------------------------------
+add("DD1395", "dask-memory-budget-restart", C.OOM_HOST, R.CAUSE, ("memory budget. Restarting",),
+    "Dask's nanny restarted a worker that went over its memory limit (95% of the budget by default)", rank=88,
+    remedy="The worker needs more memory than its limit: give workers more memory (--memory-limit, fewer workers per "
+    "node), use smaller partitions/batches, or find what holds memory outside Dask's managed data.",
+    component="dask", versions="all (nanny.py before 2022.02, worker_memory.py after)",
+    source=DASK + "distributed/worker_memory.py (NannyMemoryManager: \"Worker %s (pid=%d) exceeded %d%% memory budget. "
+    "Restarting...\"); older distributed/nanny.py (\"Worker exceeded %d%% memory budget. Restarting\")",
+    fixture="distributed.nanny.memory - WARNING - Worker tcp://10.0.0.5:36941 (pid=4123) exceeded 95% memory budget. "
+            "Restarting...")
+add("DD1396", "dask-worker-memory-warning", C.OOM_HOST, R.CONTEXT,
+    ("Pausing worker.", "Unmanaged memory use is high", "Memory use is high but worker has no data to store to disk"),
+    "A Dask worker warns that its memory is high (paused, or memory Dask does not manage)",
+    regex=r"Worker is at \d+% memory usage\. Pausing worker|Unmanaged memory use is high|Memory use is high but worker "
+          r"has no data to store to disk", rank=30,
+    remedy="The worker is near its memory limit: if it is then restarted or killed, give it more memory or use smaller "
+    "partitions; unmanaged memory that stays high is a leak or memory not returned to the OS.",
+    component="dask", versions="all", source=DASK + "distributed/worker_memory.py (WorkerMemoryManager warnings)",
+    fixture="distributed.worker.memory - WARNING - Worker is at 81% memory usage. Pausing worker.  Process memory: "
+            "12.96 GiB -- Worker memory limit: 16.00 GiB")
+add("DD1397", "dask-nanny-worker-killed", C.PEER_CRASHED, R.CAUSE, ("Worker process ",),
+    "Dask's nanny saw its worker process die from a signal (SIGKILL: most often the kernel's OOM killer)",
+    regex=r"Worker process \d+ was killed by (?:signal \d+|unknown signal)", rank=45,
+    remedy="Something killed the worker: check `dmesg` for the OOM killer (signal 9) and the scheduler's events; the "
+    "nanny's own memory restart says 'exceeded ... memory budget' instead.",
+    component="dask", versions="all", source=DASK + "distributed/nanny.py (WorkerProcess._death_message)",
+    fixture="distributed.nanny - INFO - Worker process 4123 was killed by signal 9")
+add("DD1398", "dask-killed-worker", C.PEER_CRASHED, R.SYMPTOM,
+    ("workers died while running it", "workers died while trying to run it"),
+    "Dask's scheduler gave up on a task after the workers running it died repeatedly (the cause is in the worker logs)",
+    rank=40,
+    remedy="Read the logs of the workers that died (memory restarts, signals, segfaults): a task that kills every "
+    "worker that runs it usually needs more memory than a worker has.",
+    component="dask", versions="all", source=DASK + "distributed/scheduler.py (KilledWorker.__str__; 'Task %s marked "
+    "as failed because %d workers died while trying to run it')",
+    fixture="distributed.scheduler.KilledWorker: Attempted to run task 'train-3f2a' on 4 different workers, but all "
+            "those workers died while running it. The last worker that attempt to run the task was "
+            "tcp://10.0.0.7:39211.")
+add("DD1399", "systemd-oomd-kill", C.OOM_HOST, R.CAUSE, ("due to memory pressure for",),
+    "systemd-oomd killed a unit (a job, a container) because its memory pressure stayed over the limit",
+    regex=r"(?:Killed|Marked) \S+ (?:for killing )?due to memory pressure for \S+ being [\d.]+% > [\d.]+%", rank=85,
+    remedy="The node ran short of memory: give the task more memory or run fewer tasks per node; systemd-oomd acts "
+    "before the kernel's OOM killer, on the unit's ManagedOOMMemoryPressure settings.",
+    component="systemd", versions=">=247 (systemd-oomd)", source="systemd/systemd src/oom/oomd-manager.c (log_notice)",
+    fixture="systemd-oomd[812]: Killed /system.slice/slurmstepd.scope/job_42/step_0 due to memory pressure for "
+            "/system.slice being 92.13% > 80.00% for > 20s with reclaim activity")
+
+# -- preemption: what TF prints once it caught one, the cloud's spot notices, the kubelet's node shutdown -------------
+add("DD1400", "tf-preemption-handled", C.PREEMPTION, R.CAUSE,
+    ("Termination caught in main thread on preempted worker", "PreemptionCheckpointHandler: checkpoint saved. Exiting",
+     "Restarting cluster due to preemption", "Clearing preemption error to save checkpoint",
+     "PreemptionCheckpointHandler: Starting saving a checkpoint"),
+    "TensorFlow's preemption handler caught a preemption, saves a checkpoint and exits", rank=70,
+    remedy="The task was preempted: the job restarts from the checkpoint the handler saved (a restart policy must "
+    "bring the task back).",
+    component="tensorflow", versions=">=2.8", source=TFH + "failure_handling.py (PreemptionCheckpointHandler) / "
+    "failure_handling_util.py",
+    fixture="INFO:tensorflow:Termination caught in main thread on preempted worker")
+add("DD1401", "aws-nth-spot-interruption", C.PREEMPTION, R.CAUSE, ("Spot ITN received.",),
+    "AWS Node Termination Handler received the spot instance's interruption notice and drains the node", rank=80,
+    remedy="The spot instance is reclaimed (two minutes' notice): checkpoint often and restart from the last checkpoint, "
+    "or run the job's pods on on-demand capacity.",
+    component="cloud-platform", versions="all (aws-node-termination-handler)",
+    source="aws/aws-node-termination-handler pkg/monitor/spotitn (IMDS) / pkg/monitor/sqsevent (queue mode)",
+    fixture="Node successfully cordoned and drained node_name=ip-10-0-3-41.ec2.internal reason=\"Spot ITN received. "
+            "Instance will be interrupted at 2025-05-16T08:31:24Z \\n\"")
+add("DD1402", "karpenter-spot-interrupted", C.PREEMPTION, R.CAUSE,
+    ("Spot interruption warning was triggered", "spot interruption warning was triggered for the node"),
+    "Karpenter received a spot interruption warning for the node", rank=78,
+    remedy="The spot node is reclaimed: restart from the last checkpoint, or put the training pods on on-demand "
+    "capacity (karpenter.sh/capacity-type: on-demand).",
+    component="cloud-platform", versions="all (Karpenter)",
+    source="aws/karpenter-provider-aws pkg/controllers/interruption (SpotInterrupted event)",
+    fixture="49m  Warning  SpotInterrupted  node/ip-10-1-3-41.ec2.internal  Spot interruption warning was triggered")
+add("DD1403", "kubelet-node-shutdown", C.PREEMPTION, R.CAUSE,
+    ("Shutdown manager detected", "Shutdown manager completed processing shutdown event"),
+    "The kubelet saw the node begin to shut down and stops its pods (graceful node shutdown)",
+    regex=r"Shutdown manager (?:detected shutdown event|completed processing shutdown event|detected new shutdown "
+          r"event(?:, isNodeShuttingDownNow\"? (?:event=true|: ?true)|\"? event=\"shutdown\"))", rank=72,
+    remedy="The node shut down under the pods (a spot/preemptible reclaim, maintenance, a power-off): restart from the "
+    "last checkpoint; a 'cancelled' event means the shutdown did not happen.",
+    component="kubernetes", versions=">=1.21 (GracefulNodeShutdown)",
+    source="kubernetes/kubernetes pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go",
+    fixture="I0909 17:45:37.860271     973 nodeshutdown_manager_linux.go:262] \"Shutdown manager detected new shutdown "
+            "event, isNodeShuttingDownNow\" event=true")
+
+# -- NVIDIA NVSwitch systems: fabric not initialised, NVSwitch errors ---------------------------------------------------
+add("DD1404", "cuda-system-not-ready", C.OTHER, R.CAUSE,
+    ("CUDA_ERROR_SYSTEM_NOT_READY", "cudaErrorSystemNotReady", "system not yet initialized"),
+    "CUDA refuses to start: the system is not ready (on NVSwitch systems the Fabric Manager has not initialised the "
+    "fabric)", rank=80,
+    remedy="Start nvidia-fabricmanager on the node (`systemctl status nvidia-fabricmanager`), installed at exactly the "
+    "driver's version; until it has initialised the NVSwitch fabric, CUDA fails on every GPU of the node.",
+    component="cuda", versions=">=10.0", source="CUDA cuda.h / driver_types.h (CUDA_ERROR_SYSTEM_NOT_READY = 802: 'the "
+    "system is not yet ready to start any CUDA work ... all required driver daemons are actively running')",
+    fixture="E tensorflow/compiler/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: "
+            "CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized")
+add("DD1405", "nvswitch-sxid-fatal", C.OTHER, R.CAUSE, ("SXid (PCI:",),
+    "The NVSwitch driver reported a fatal NVSwitch error (SXid): NVLink traffic through that switch fails",
+    regex=r"SXid \(PCI:[^)]*\): \d+, Fatal", rank=78,
+    remedy="A fatal NVSwitch error stops NVLink traffic on the node: drain it, reset the GPUs and switches (or reboot) "
+    "and report persistent SXids to the vendor; restart the job from its checkpoint on healthy nodes.",
+    component="nvidia-driver", versions="all (NVSwitch systems)",
+    source="NVIDIA/open-gpu-kernel-modules src/common/nvswitch/kernel/inc/common_nvswitch.h (NVSWITCH_PRINT_SXID: "
+    "\"nvidia-%s: SXid (PCI:...): %05d, \" + \"Fatal, ...\")",
+    fixture="kernel: nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 30 sourcetrack timeout error")
+add("DD1406", "nvswitch-sxid-nonfatal", C.OTHER, R.CONTEXT, ("SXid (PCI:",),
+    "The NVSwitch driver reported a non-fatal NVSwitch error (SXid)", regex=r"SXid \(PCI:[^)]*\): \d+, Non-fatal",
+    rank=20,
+    remedy="Non-fatal NVSwitch errors are corrected; many of them on one link point at a failing link.",
+    component="nvidia-driver", versions="all (NVSwitch systems)",
+    source="NVIDIA/open-gpu-kernel-modules src/common/nvswitch/kernel/inc/common_nvswitch.h (NVSWITCH_PRINT_SXID)",
+    fixture="kernel: nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 20009, Non-fatal, Link 28 RX Short Error Rate")
+
+# -- NCCL's network plugin loader (2.19 and later wording) --------------------------------------------------------------
+add("DD1407", "nccl-net-plugin-internal", C.OTHER, R.BENIGN,
+    ("NET/Plugin: Could not find:", "NET/Plugin: Using internal network plugin", "NET/Plugin: No plugin found (",
+     "NET/Plugin: Plugin load returned", "NET/Plugin: Most recent plugin load returned"),
+    "NCCL found no external network plugin and uses its internal transports (harmless)", rank=0,
+    remedy="Nothing to do: NCCL uses its built-in IB/socket transports. Install a plugin (aws-ofi-nccl, ...) only if "
+    "the fabric needs one.",
+    component="nccl", versions=">=2.19", source=NCCLSRC + "src/net.cc (2.19-2.26: 'NET/Plugin: Could not find:%s. "
+    "Using internal network plugin.', 'NET/Plugin: Plugin load returned %d : %s when loading %s') / "
+    "src/plugin/plugin_open.cc (2.27+: '%s/Plugin: Could not find:%s'), INFO(NCCL_INIT|NCCL_NET)",
+    fixture="node1:2201:2260 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.")
+add("DD1408", "nccl-net-plugin-unsupported", C.VERSION_MISMATCH, R.CONTEXT,
+    ("External network plugin", "ncclNetPlugin symbols v4 and lower are not supported"),
+    "NCCL found a network plugin of an API version it does not support and falls back to its internal transports",
+    regex=r"External network plugin \S+ is unsupported|Failed to find ncclNetPlugin symbol \(>= v5\)", rank=30,
+    remedy="The installed network plugin (aws-ofi-nccl, the IB SHARP plugin, ...) is older than this NCCL accepts: "
+    "install the plugin release made for this NCCL, or NCCL falls back to its slower built-in transports.",
+    component="nccl", versions=">=2.19", source=NCCLSRC + "src/plugin/net.cc (ncclNetPluginLoad) / src/net.cc (2.19-2.26)",
+    fixture="node1:2201:2260 [0] NCCL INFO External network plugin /opt/amazon/ofi-nccl/lib/libnccl-net.so is "
+            "unsupported")
+add("DD1409", "nccl-net-not-found", C.OTHER, R.CAUSE, ("Error: network ", "Failed to initialize any NET plugin"),
+    "NCCL cannot use the network it was told to (NCCL_NET names a transport no plugin on this node provides)",
+    regex=r"NCCL WARN (?:Error: network .+ not found\.|Failed to initialize any NET plugin)", rank=74,
+    remedy="NCCL_NET names a network (\"AWS Libfabric\", \"IB\", ...) whose plugin or hardware this node lacks: install "
+    "the plugin on every node (on LD_LIBRARY_PATH, or NCCL_NET_PLUGIN), or unset NCCL_NET.",
+    component="nccl", versions=">=2.12", source=NCCLSRC + "src/net.cc (ncclNetInit: WARN \"Error: network %s not "
+    "found.\") / src/plugin/net.cc (2.27+: \"Failed to initialize any NET plugin\")",
+    fixture="node1:2201:2260 [0] NCCL WARN Error: network AWS Libfabric not found.")
+
+# -- Slurm: the node's GRES configuration ---------------------------------------------------------------------------------
+add("DD1410", "slurm-gres-conf-missing", C.OTHER, R.CAUSE, ("can't stat gres.conf file", "Waiting for gres.conf file"),
+    "slurmd cannot read gres.conf, so the node's GPUs (GRES) are not configured", rank=72,
+    remedy="Install gres.conf (beside slurm.conf, or in the configless setup on the controller) on the node and restart "
+    "slurmd; until then jobs asking for GPUs cannot run on it.",
+    component="slurm", versions="all", source=GRES + "(_my_stat: fatal \"can't stat gres.conf file %s: %m\")",
+    fixture="slurmd: fatal: can't stat gres.conf file /etc/slurm/gres.conf: No such file or directory")
+add("DD1411", "slurm-gres-count-mismatch", C.OTHER, R.CAUSE,
+    (" count reported lower than configured", " count too low (", "count changed and jobs are using them"),
+    "The node has fewer GPUs (GRES) than slurm.conf says, so Slurm drains it", rank=72,
+    regex=r"\S+ count (?:reported lower than configured|too low|changed and jobs are using them) \(\d+ (?:<|!=) \d+\)",
+    remedy="A GPU is missing or not seen on the node (failed, hidden, driver not loaded) or slurm.conf/gres.conf "
+    "count more: fix the node or the configuration, then `scontrol update nodename=... state=resume`.",
+    component="slurm", versions="all", source=GRES + "(_node_config_validate / _valid_gres_types: the "
+    "node's drain reason)",
+    fixture="Reason=gres/gpu count reported lower than configured (3 < 4) [slurm@2024-05-02T10:11:12]")
+add("DD1412", "slurm-gres-invalid-record", C.OTHER, R.CAUSE,
+    ("Invalid GRES record", "Invalid GRES data for", "Invalid GRES configured on node"),
+    "Slurm refuses a GRES line of gres.conf or slurm.conf (the node's GPU configuration is invalid)", rank=70,
+    remedy="Correct the GRES line it names (Name/Type/File/Count/Cores must agree with each other and with the node) in "
+    "gres.conf / slurm.conf and restart slurmd.",
+    component="slurm", versions="all", source=GRES + "(_parse_gres_config: fatal \"Invalid GRES record "
+    "for %s, ...\", error \"Invalid GRES data for %s\"; gres_name_filter: \"Invalid GRES configured on node %s\")",
+    fixture="slurmd: fatal: Invalid GRES record for gpu, count does not match File value")
+add("DD1413", "slurm-gres-type-missing", C.OTHER, R.CAUSE, ("Killing job",),
+    "Slurm killed the job because the node lacks the GRES type it was given", rank=72,
+    regex=r"Killing job \d+: gres/\S+ type \S+ not found on node", remedy="The node's gres.conf lacks the GPU type "
+    "(gres/gpu:a100 ...) the job requested or slurm.conf promises: make gres.conf and slurm.conf name the same types.",
+    component="slurm", versions="all", source=GRES + "(_find_invalid_job_gres_on_node: \"%s: Killing job %u: gres/%s "
+    "type %s not found on node %s\")",
+    fixture="error: _find_invalid_job_gres_on_node: Killing job 812345: gres/gpu type a100 not found on node gpu-07")
+
+# -- Gloo: the address and interface it binds ------------------------------------------------------------------------------
+add("DD1414", "gloo-hostname-bind-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("; bind(2) for ",),
+    "Gloo cannot bind the address this host's name resolves to (the name resolves to an address of another host)",
+    regex=r"Unable to find address for \S+; bind\(2\) for \S+ failed with: ", rank=70,
+    remedy="The host name resolves to an address this node does not have (/etc/hosts, DNS): fix name resolution, or "
+    "set GLOO_SOCKET_IFNAME to the interface the nodes share.",
+    component="gloo", versions="all", source="facebookincubator/gloo gloo/transport/tcp/device.cc (lookupAddrForHostname)",
+    fixture="RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:120] bind_rv == 0. Unable "
+            "to find address for node-3; bind(2) for 10.0.0.7 failed with: Cannot assign requested address")
+add("DD1415", "gloo-no-interface-for-address", C.NETWORK_UNREACHABLE, R.CAUSE, ("Unable to find interface for: ",),
+    "Gloo cannot find the network interface that holds the address it was given", rank=66,
+    remedy="The address Gloo binds is on no interface of this node: set GLOO_SOCKET_IFNAME to an interface every node "
+    "has, or fix the host name's resolution.",
+    component="gloo", versions="all", source="facebookincubator/gloo gloo/transport/tcp/device.cc "
+    "(sockaddrToInterfaceName)",
+    fixture="RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:230] ifa != nullptr. "
+            "Unable to find interface for: [10.0.0.7]:0")
+add("DD1416", "torch-gloo-loopback-fallback", C.NETWORK_UNREACHABLE, R.CONTEXT,
+    ("Using the loopback address as fallback",),
+    "PyTorch's Gloo backend binds the loopback address because the host name does not resolve (other hosts cannot "
+    "connect)", rank=35,
+    remedy="Harmless on one node; across nodes the peers cannot reach a loopback address: set GLOO_SOCKET_IFNAME to "
+    "the interface the nodes share, or make the host name resolve to that interface's address.",
+    component="gloo", versions=">=1.4 (PyTorch)", source="pytorch/pytorch torch/csrc/distributed/c10d/"
+    "ProcessGroupGloo.cpp (createDefaultDevice, TORCH_WARN_ONCE)",
+    fixture="[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the loopback "
+            "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. "
+            "(function operator())")
