@@ -129,10 +129,10 @@ add("DD1397", "dask-nanny-worker-killed", C.PEER_CRASHED, R.CAUSE, ("Worker proc
     "nanny's own memory restart says 'exceeded ... memory budget' instead.",
     component="dask", versions="all", source=DASK + "distributed/nanny.py (WorkerProcess._death_message)",
     fixture="distributed.nanny - INFO - Worker process 4123 was killed by signal 9")
-add("DD1398", "dask-killed-worker", C.PEER_CRASHED, R.SYMPTOM,
+add("DD1398", "dask-killed-worker", C.PEER_CRASHED, R.CAUSE,
     ("workers died while running it", "workers died while trying to run it"),
     "Dask's scheduler gave up on a task after the workers running it died repeatedly (the cause is in the worker logs)",
-    rank=40,
+    rank=45,
     remedy="Read the logs of the workers that died (memory restarts, signals, segfaults): a task that kills every "
     "worker that runs it usually needs more memory than a worker has.",
     component="dask", versions="all", source=DASK + "distributed/scheduler.py (KilledWorker.__str__; 'Task %s marked "
