@@ -45,6 +45,13 @@ CASES = [
     ("gloo-bind", _TB.format("dist.init_process_group('gloo')") + "RuntimeError: [enforce fail at "
      "../third_party/gloo/gloo/transport/tcp/device.cc:91] bind_rv == 0. Unable to find address for worker-2; bind(2) "
      "for 10.3.0.12 failed with: Cannot assign requested address", "network_unreachable", "DD1414"),
+    # aws-ofi-nccl refuses EFA for an old libfabric; NCCL then cannot find the network NCCL_NET names
+    ("ofi-old-libfabric", "n1:4411:4502 [0] nccl_net_ofi_query_provider_capabilities:651 NCCL WARN NET/OFI EFA provider "
+     "requires at least libfabric version 1.22.0.\nn1:4411:4411 [0] NCCL WARN Error: network AWS Libfabric not found.",
+     "version_mismatch", "DD1420"),
+    # PyTorch on ROCm inside the training step's traceback
+    ("hip-oom", _TB.format("loss.backward()") + "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. "
+     "GPU 3 has a total capacity of 191.98 GiB of which 1.12 GiB is free.", "oom_gpu", "DD1417"),
     # the kubelet's graceful shutdown, then the container's SIGTERM
     ("kubelet-shutdown", "I0311 02:14:09.482911    1187 nodeshutdown_manager_linux.go:265] \"Shutdown manager detected "
      "new shutdown event, isNodeShuttingDownNow\" event=true\nTerminated", "preemption", "DD1403"),

@@ -31,6 +31,12 @@ own reference), and classified by what the component says the message means:
 * Gloo (facebookincubator/gloo gloo/transport/tcp/device.cc) and PyTorch's Gloo process group
   (pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp): an address or interface it cannot bind, the
   fallback to loopback.
+* later additions beside those: PyTorch's out-of-memory errors on HIP (ROCm), MPS and XPU devices
+  (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp hipified, aten/src/ATen/mps/MPSAllocator.mm,
+  c10/xpu/XPUCachingAllocator.cpp); slurmd without NVML for AutoDetect=nvml (SchedMD/slurm src/interfaces/gpu.c); the
+  aws-ofi-nccl network plugin (aws/aws-ofi-nccl src/nccl_ofi_net.cpp, nccl_ofi_rdma.cpp): no usable libfabric
+  provider (context), a libfabric too old for EFA (a version mismatch); Compute Engine's preemption operation
+  (operationType compute.instances.preempted).
 
 Already held elsewhere and not repeated here: "Out of memory while trying to allocate" (DD986), the BFC allocator's
 warning (DD636), Python's MemoryError (DD863), Ray's memory monitor (DD897), YARN's memory kill (DD830), Slurm's
@@ -300,8 +306,65 @@ add("DD1416", "torch-gloo-loopback-fallback", C.NETWORK_UNREACHABLE, R.CONTEXT,
     "connect)", rank=35,
     remedy="Harmless on one node; across nodes the peers cannot reach a loopback address: set GLOO_SOCKET_IFNAME to "
     "the interface the nodes share, or make the host name resolve to that interface's address.",
-    component="gloo", versions=">=1.4 (PyTorch)", source="pytorch/pytorch torch/csrc/distributed/c10d/"
+    component="pytorch", versions=">=1.4", source="pytorch/pytorch torch/csrc/distributed/c10d/"
     "ProcessGroupGloo.cpp (createDefaultDevice, TORCH_WARN_ONCE)",
     fixture="[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the loopback "
             "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. "
             "(function operator())")
+
+# -- later additions beside the families above ------------------------------------------------------------------------
+add("DD1417", "torch-non-cuda-device-oom", C.OOM_GPU, R.CAUSE,
+    ("HIP out of memory", "hipErrorOutOfMemory", "MPS backend out of memory", "XPU out of memory"),
+    "PyTorch (or TF on ROCm) ran out of accelerator memory on an AMD (HIP), Apple (MPS) or Intel (XPU) device",
+    rank=88,
+    remedy="Lower the per-device batch size, free cached memory held by other processes on the device "
+    "(`rocm-smi`), and run one process per device.",
+    component="pytorch", versions="all (ROCm, MPS and XPU builds)",
+    source="pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (hipified for ROCm: 'HIP out of memory. Tried to "
+    "allocate'), aten/src/ATen/mps/MPSAllocator.mm, c10/xpu/XPUCachingAllocator.cpp; HIP hipErrorOutOfMemory",
+    fixture="torch.OutOfMemoryError: HIP out of memory. Tried to allocate 978.00 MiB. GPU 0 has a total capacity of "
+            "63.98 GiB of which 630.00 MiB is free.")
+add("DD1418", "slurm-nvml-not-found", C.OTHER, R.CAUSE,
+    ("We were configured with nvml functionality, but that lib wasn't found",
+     "We were configured to autodetect nvml functionality, but we weren't able to find that lib"),
+    "slurmd cannot load NVML, so AutoDetect=nvml finds no GPUs on the node (GRES counts then fall short)", rank=62,
+    remedy="Install the NVIDIA driver's libnvidia-ml.so on the node (or build Slurm with NVML), or list the GPUs in "
+    "gres.conf without AutoDetect=nvml.",
+    component="slurm", versions=">=19.05 (AutoDetect=nvml)",
+    source="SchedMD/slurm src/interfaces/gpu.c (_get_gpu_type)",
+    fixture="slurmd: We were configured with nvml functionality, but that lib wasn't found on the system. Attempted "
+            "loading libnvidia-ml.so and libnvidia-ml.so.1 without success. Last error is: libnvidia-ml.so.1: cannot "
+            "open shared object file: No such file or directory")
+add("DD1419", "ofi-plugin-init-failed", C.OTHER, R.CONTEXT,
+    ("NET/OFI Unable to find a protocol that worked", "NET/OFI OFI fi_getinfo() call failed",
+     "NET/OFI Couldn't open a fabric provider"),
+    "The aws-ofi-nccl network plugin found no usable libfabric provider (no EFA device in the node or container) and "
+    "fails its initialisation", rank=35,
+    remedy="The node or container lacks the fabric the plugin needs (EFA device not passed in, libfabric without the "
+    "provider, FI_PROVIDER naming another one): expose the device and libfabric, or NCCL falls back to sockets (slow) "
+    "or fails where NCCL_NET requires the plugin.",
+    component="nccl", versions="all (aws-ofi-nccl)",
+    source="aws/aws-ofi-nccl src/nccl_ofi_net.cpp / src/nccl_ofi_rdma.cpp / src/nccl_ofi_sendrecv.cpp (NCCL_OFI_WARN, "
+    "\"NET/OFI \" prefix from include/nccl_ofi_log.h)",
+    fixture="ip-10-0-3-4:901:990 [0] nccl_net_ofi_create_plugin:334 NCCL WARN NET/OFI Unable to find a protocol that "
+            "worked.  Failing initialization.")
+add("DD1420", "ofi-libfabric-too-old", C.VERSION_MISMATCH, R.CAUSE,
+    ("EFA provider requires at least libfabric version",),
+    "The aws-ofi-nccl plugin refuses the EFA provider: the libfabric in the node or image is older than it needs",
+    rank=76,
+    remedy="Install the libfabric (EFA installer) release the plugin needs on every node and in the image, or use "
+    "the aws-ofi-nccl release built for the installed libfabric.",
+    component="nccl", versions="all (aws-ofi-nccl)",
+    source="aws/aws-ofi-nccl src/nccl_ofi_net.cpp (nccl_net_ofi_query_provider_capabilities)",
+    fixture="ip-10-0-3-4:901:990 [0] nccl_net_ofi_query_provider_capabilities:651 NCCL WARN NET/OFI EFA provider "
+            "requires at least libfabric version 1.22.0.")
+add("DD1421", "gce-instance-preempted", C.PREEMPTION, R.CAUSE, ("compute.instances.preempted",),
+    "Compute Engine preempted the VM (a preemptible or Spot instance reclaimed)",
+    regex=r"(?<![=\"])compute\.instances\.preempted", rank=80,
+    remedy="The VM was reclaimed: restart from the last checkpoint (TF's PreemptionCheckpointHandler saves one on "
+    "GCE's notice), or use standard VMs for the tasks that must not stop.",
+    component="cloud-platform", versions="all (Compute Engine)",
+    source="Compute Engine API zone operations (operationType compute.instances.preempted, as Google's sample "
+    "cloud.google.com/compute/docs/samples/compute-preemptible-history lists them)",
+    fixture="systemevent-1718016004211-61a9c3e8b3d5e-2a4c9f0e-0c1b7f6a  compute.instances.preempted  "
+            "us-central1-a/instances/trainer-worker-3  200  DONE  2024-06-10T03:40:04.211-07:00")
