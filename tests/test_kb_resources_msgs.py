@@ -52,6 +52,12 @@ CASES = [
     # PyTorch on ROCm inside the training step's traceback
     ("hip-oom", _TB.format("loss.backward()") + "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. "
      "GPU 3 has a total capacity of 191.98 GiB of which 1.12 GiB is free.", "oom_gpu", "DD1417"),
+    # joblib/loky in a task's traceback: the exit codes on the next line say SIGKILL, loky's own reading is memory
+    ("loky-sigkill", _TB.format("Parallel(n_jobs=16)(delayed(f)(x) for x in xs)") + "joblib.externals.loky."
+     "process_executor.TerminatedWorkerError: A worker process managed by the executor was unexpectedly terminated. "
+     "This could be caused by a segmentation fault while calling the function or by an excessive memory usage causing "
+     "the Operating System to kill the worker.\n\nThe exit codes of the workers are {SIGKILL(-9), SIGKILL(-9)}",
+     "oom_host", "DD1425"),
     # the kubelet's graceful shutdown, then the container's SIGTERM
     ("kubelet-shutdown", "I0311 02:14:09.482911    1187 nodeshutdown_manager_linux.go:265] \"Shutdown manager detected "
      "new shutdown event, isNodeShuttingDownNow\" event=true\nTerminated", "preemption", "DD1403"),
@@ -95,7 +101,17 @@ def test_the_workers_memory_restart_explains_the_clients_killedworker(tmp_path):
     assert (rc.category.value, rc.code) == ("oom_host", "DD1395"), rc.summary
 
 
-@pytest.mark.parametrize("name,text,category,code", CASES, ids=[c[0] for c in CASES])
+_KNOWN = {
+    "loky-sigkill": "reasoning, not the knowledge base: on a per-task log the structural 'worker:0 raised' (DD104) stands "
+                    "unless the verdict's own line is the exception's (verdict._reads_the_exception); here the verdict "
+                    "is the exit-codes line under it (DD1425), so the exception's cause signature (DD1426) goes unread. "
+                    "The same text pasted (no task) reads oom_host (probe oom_host-34).",
+}
+
+
+@pytest.mark.parametrize("name,text,category,code", [
+    pytest.param(*c, id=c[0], marks=pytest.mark.xfail(reason=_KNOWN[c[0]], strict=True)) if c[0] in _KNOWN
+    else pytest.param(*c, id=c[0]) for c in CASES])
 def test_diagnose_names_what_the_component_says(tmp_path, name, text, category, code):
     log = tmp_path / "worker-0.log"
     log.write_text("starting job\n" + text + "\n")

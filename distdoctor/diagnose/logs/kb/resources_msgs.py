@@ -36,7 +36,10 @@ own reference), and classified by what the component says the message means:
   c10/xpu/XPUCachingAllocator.cpp); slurmd without NVML for AutoDetect=nvml (SchedMD/slurm src/interfaces/gpu.c); the
   aws-ofi-nccl network plugin (aws/aws-ofi-nccl src/nccl_ofi_net.cpp, nccl_ofi_rdma.cpp): no usable libfabric
   provider (context), a libfabric too old for EFA (a version mismatch); Compute Engine's preemption operation
-  (operationType compute.instances.preempted).
+  (operationType compute.instances.preempted); EC2's spot interruption notice (instance metadata
+  spot/instance-action, the EventBridge warning) and Azure's Scheduled Events (EventType Preempt), as their
+  documentation gives them; XLA's CUDA graph instantiation out of memory (xla/stream_executor); joblib/loky's
+  TerminatedWorkerError (loky/process_executor.py) and its workers' exit codes.
 
 Already held elsewhere and not repeated here: "Out of memory while trying to allocate" (DD986), the BFC allocator's
 warning (DD636), Python's MemoryError (DD863), Ray's memory monitor (DD897), YARN's memory kill (DD830), Slurm's
@@ -368,3 +371,55 @@ add("DD1421", "gce-instance-preempted", C.PREEMPTION, R.CAUSE, ("compute.instanc
     "cloud.google.com/compute/docs/samples/compute-preemptible-history lists them)",
     fixture="systemevent-1718016004211-61a9c3e8b3d5e-2a4c9f0e-0c1b7f6a  compute.instances.preempted  "
             "us-central1-a/instances/trainer-worker-3  200  DONE  2024-06-10T03:40:04.211-07:00")
+add("DD1422", "aws-spot-interruption-notice", C.PREEMPTION, R.CAUSE,
+    ("EC2 Spot Instance Interruption Warning", '"action"'),
+    "EC2 gave the spot instance its two-minute interruption notice (instance metadata or EventBridge)",
+    regex=r'EC2 Spot Instance Interruption Warning|"action"\s*:\s*"(?:terminate|stop|hibernate)"\s*,\s*"time"\s*:',
+    rank=78,
+    remedy="The spot instance is reclaimed: checkpoint on the notice and restart from the last checkpoint, or run the "
+    "tasks that must not stop on on-demand instances.",
+    component="cloud-platform", versions="all (EC2 Spot)",
+    source="docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html (instance metadata "
+    "spot/instance-action; EventBridge detail-type 'EC2 Spot Instance Interruption Warning')",
+    fixture='{"action": "terminate", "time": "2024-03-02T08:22:00Z"}')
+add("DD1423", "azure-scheduled-event-preempt", C.PREEMPTION, R.CAUSE,
+    ('"EventType"', "will change into status 'Preempt'"),
+    "Azure's Scheduled Events announce the Spot VM's eviction (EventType Preempt)",
+    regex=r"\"EventType\"\s*:\s*\"Preempt\"|will change into status 'Preempt'", rank=78,
+    remedy="The Spot VM is evicted (about 30 seconds' notice): restart from the last checkpoint, or use regular VMs "
+    "for the tasks that must not stop.",
+    component="cloud-platform", versions="all (Azure Spot VMs)",
+    source="learn.microsoft.com/azure/virtual-machines/linux/scheduled-events (Azure Metadata Service, EventType "
+    "Preempt); fridayy/aks-node-termination-handler (the node event it writes)",
+    fixture='{"DocumentIncarnation": 3, "Events": [{"EventId": "1B6A3C2E-7F0D-4C3B-9A51-2C1E0D6F8A91", '
+            '"EventType": "Preempt", "ResourceType": "VirtualMachine", "Resources": ["trainer-vm-2"], '
+            '"EventStatus": "Scheduled", "NotBefore": "Mon, 19 Sep 2016 18:29:47 GMT"}]}')
+add("DD1424", "xla-cuda-graph-oom", C.OOM_GPU, R.CAUSE, ("ran out of memory trying to instantiate CUDA graph",),
+    "XLA's CUDA graph could not be instantiated: the CUDA driver ran out of GPU memory", rank=86,
+    remedy="Leave the CUDA driver more GPU memory (lower XLA_PYTHON_CLIENT_MEM_FRACTION / XLA_CLIENT_MEM_FRACTION) or "
+    "disable CUDA graphs (XLA_FLAGS=--xla_gpu_enable_command_buffer=).",
+    component="tensorflow", versions=">=2.15 (XLA GPU command buffers)",
+    source=XLA + "xla/stream_executor/cuda (GpuCommandBuffer / CudaCommandBuffer instantiate: ResourceExhaustedError "
+    "\"CUDA driver ran out of memory trying to instantiate CUDA graph with %d nodes ...\")",
+    fixture="RESOURCE_EXHAUSTED: CUDA driver ran out of memory trying to instantiate CUDA graph with 412 nodes and 0 "
+            "conditionals (total of 37 alive CUDA graphs in the process). You can try to (a) Give more memory to CUDA "
+            "driver by reducing XLA_PYTHON_CLIENT_MEM_FRACTION (b) Disable CUDA graph with "
+            "'XLA_FLAGS=--xla_gpu_enable_command_buffer=' (empty set). Original error: CUDA_ERROR_OUT_OF_MEMORY: out "
+            "of memory")
+_LOKY = "joblib/loky loky/process_executor.py (TerminatedWorkerError; vendored as joblib.externals.loky)"
+add("DD1425", "loky-worker-sigkill", C.OOM_HOST, R.CAUSE, ("The exit codes of the workers are {",),
+    "joblib/loky's worker processes were killed with SIGKILL: loky names excessive memory use as the usual reason",
+    regex=r"The exit codes of the workers are \{[^}]*SIGKILL\(-9\)", rank=62,
+    remedy="The workers were killed from outside, most often by the OOM killer: use fewer parallel jobs (n_jobs), "
+    "smaller chunks, or more memory for the task; `dmesg` shows the OOM killer's lines.",
+    component="python", versions="all (joblib >= 0.12)", source=_LOKY,
+    fixture="The exit codes of the workers are {SIGKILL(-9), SIGKILL(-9)}")
+add("DD1426", "loky-worker-terminated", C.PEER_CRASHED, R.CAUSE,
+    ("A worker process managed by the executor was unexpectedly terminated",),
+    "A joblib/loky worker process died while running a task (a segfault, or killed for memory)", rank=45,
+    remedy="Read the worker's exit code on the next line (SIGKILL: memory, SIGSEGV: a native crash) and the "
+    "workers' tracebacks on stderr.",
+    component="python", versions="all (joblib >= 0.12)", source=_LOKY,
+    fixture="joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor "
+            "was unexpectedly terminated. This could be caused by a segmentation fault while calling the function or "
+            "by an excessive memory usage causing the Operating System to kill the worker.")
