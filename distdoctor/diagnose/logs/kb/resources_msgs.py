@@ -271,12 +271,17 @@ add("DD1411", "slurm-gres-count-mismatch", C.OTHER, R.CAUSE,
     "node's drain reason)",
     fixture="Reason=gres/gpu count reported lower than configured (3 < 4) [slurm@2024-05-02T10:11:12]")
 add("DD1412", "slurm-gres-invalid-record", C.OTHER, R.CAUSE,
-    ("Invalid GRES record", "Invalid GRES data for", "Invalid GRES configured on node"),
+    ("Invalid GRES record", "Invalid GRES data for", "Invalid GRES configured on node",
+     "is not a valid character or block device, fix your gres.conf", "can't parse gres.conf file record",
+     "has mismatching Cores or Links from the device found on the system",
+     "Discarding the following config-only GPU due to lack of File specification"),
     "Slurm refuses a GRES line of gres.conf or slurm.conf (the node's GPU configuration is invalid)", rank=70,
     remedy="Correct the GRES line it names (Name/Type/File/Count/Cores must agree with each other and with the node) in "
     "gres.conf / slurm.conf and restart slurmd.",
     component="slurm", versions="all", source=GRES + "(_parse_gres_config: fatal \"Invalid GRES record "
-    "for %s, ...\", error \"Invalid GRES data for %s\"; gres_name_filter: \"Invalid GRES configured on node %s\")",
+    "for %s, ...\", error \"Invalid GRES data for %s\"; gres_name_filter: \"Invalid GRES configured on node %s\"; "
+    "\"%s is not a valid character or block device, fix your gres.conf\"); src/plugins/gres/gpu/gres_gpu.c (a GPU of "
+    "gres.conf that the system's does not match, or without File=)",
     fixture="slurmd: fatal: Invalid GRES record for gpu, count does not match File value")
 add("DD1413", "slurm-gres-type-missing", C.OTHER, R.CAUSE, ("Killing job",),
     "Slurm killed the job because the node lacks the GRES type it was given", rank=72,
