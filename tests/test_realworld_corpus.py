@@ -54,9 +54,6 @@ KNOWN_GAPS.update({
     "dev_306": "null: a cut traceback; the ps's differing cluster spec is known only from the thread",
     "dev_313": "null: a remote eager context lost: a symptom; the TF version skew is in no posted line",
     "dev_316": "null: a remote call failed: a symptom; the thread concluded there was nothing to fix (other)",
-    "dev_212": "'could not load NVML library' matches no signature: the learned reading (which decides where no "
-               "signature names a cause) puts version_mismatch a little above other (the nodes' Docker runtime); it "
-               "flips with each rebuild of the model",
 })
 
 
