@@ -118,8 +118,9 @@ def _real_cases_with_alternatives(limit: int):
 
 
 def test_diagnose_lists_the_learned_next_most_probable_causes():
-    """The printed alternatives are the model's next most probable causes after the verdict's (the cause, culprit
-    and confidence stay the hand-written reasoning's); one the reasoning offered keeps its words."""
+    """The printed alternatives are the reasoning's own first one, then the model's next most probable causes after
+    the verdict's (the cause, culprit and confidence stay the hand-written reasoning's); one the reasoning offered
+    keeps its words."""
     changed = 0
     for logs, hand in _real_cases_with_alternatives(25):
         feats: list = []
@@ -130,8 +131,9 @@ def test_diagnose_lists_the_learned_next_most_probable_causes():
         assert (rc.category, rc.culprit, rc.confidence, rc.code) == (hrc.category, hrc.culprit, hrc.confidence, hrc.code)
         cats = [a.category.value for a in rc.alternatives]
         given = {a.category.value: a for a in hrc.alternatives}
-        want = [c for c in ranked if c not in (rc.category.value, "interrupted")][:3]   # (interrupted: run only)
-        assert cats == want, (logs, cats, want)
+        first = [a.category.value for a in hrc.alternatives[:1] if a.category != hrc.category]
+        want = (first + [c for c in ranked if c not in (rc.category.value, "interrupted", *first)])[:3]  # interrupted:
+        assert cats == want, (logs, cats, want)                                                         # run only
         for a in rc.alternatives:
             assert a.settle
             if a.category.value in given:

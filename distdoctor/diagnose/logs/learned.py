@@ -351,9 +351,9 @@ def _decided(diag, ranked: list[tuple[str, float]]):
 
 def with_learned_reading(diag, hits: list, facts=()):
     """``diag`` with the learned reading: its root cause's alternatives re-ranked by the learned probability (the
-    next most probable causes other than the verdict's, at most three; an alternative the hand-written reasoning
-    gave keeps its words and culprit, a new one says it comes from the learned reading and names what would settle
-    it), and the lines that weighed most for its cause."""
+    hand-written reasoning's first one, then the next most probable causes other than the verdict's, at most three;
+    an alternative the hand-written reasoning gave keeps its words and culprit, a new one says it comes from the
+    learned reading and names what would settle it), and the lines that weighed most for its cause."""
     rc = diag.root_cause
     m = load()
     if rc is None or m is None or diag.status.value in ("succeeded", "running"):
@@ -375,8 +375,15 @@ def with_learned_reading(diag, hits: list, facts=()):
         return replace(diag, root_cause=replace(rc, weighed=heavy))   # is made up
     given = {a.category.value: a for a in rc.alternatives}
     alts = []
+    first = rc.alternatives[0] if rc.alternatives and rc.code != UNKNOWN_MESSAGE else None
+    if first is not None and first.category != rc.category:
+        # the reasoning's own first other reading keeps its place: what the stack's messages mean (a GPU that fell
+        # off the bus leaves its peers waiting) where the corpus has too few such lines to rank it
+        alts.append(first)
     for cat, p in ranked:
         if cat == rc.category.value or Category(cat) in RUN_ONLY_CATEGORIES:   # no log shows what befell distdoctor
+            continue
+        if alts and cat == alts[0].category.value:
             continue
         a = given.get(cat)
         if a is None:
