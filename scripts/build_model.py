@@ -48,6 +48,8 @@ def repo_of(source: str) -> str:
     for pre in ("https://github.com/", "http://github.com/"):
         if s.startswith(pre):
             s = s[len(pre):]
+    if "://" in s:   # a Q&A or forum page: the whole site is one group (its threads share readers and habits)
+        return s.split("://", 1)[1].split("/")[0].removeprefix("www.")
     return "/".join(s.split("#")[0].split("/")[:2]) or s
 
 
