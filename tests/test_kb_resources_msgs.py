@@ -101,12 +101,7 @@ def test_the_workers_memory_restart_explains_the_clients_killedworker(tmp_path):
     assert (rc.category.value, rc.code) == ("oom_host", "DD1395"), rc.summary
 
 
-_KNOWN = {
-    "loky-sigkill": "reasoning, not the knowledge base: on a per-task log the structural 'worker:0 raised' (DD104) stands "
-                    "unless the verdict's own line is the exception's (verdict._reads_the_exception); here the verdict "
-                    "is the exit-codes line under it (DD1425), so the exception's cause signature (DD1426) goes unread. "
-                    "The same text pasted (no task) reads oom_host (probe oom_host-34).",
-}
+_KNOWN: dict[str, str] = {}   # (loky-sigkill was one: verdict._reads_the_exception now reads the message under it)
 
 
 @pytest.mark.parametrize("name,text,category,code", [

@@ -103,18 +103,29 @@ def _specific(v: Verdict) -> bool:
 _GENERIC_EXCEPTION = "DD104"    # the structural rule that knows only that a task raised an exception
 
 
-def _reads_the_exception(root: Finding, v: Verdict) -> bool:
+_MESSAGE_LINES = 4   # how far under an exception's line its message may go on (a blank line, a second sentence)
+
+
+def _reads_the_exception(root: Finding, v: Verdict, hits=()) -> bool:
     """The structural rules saw only that a task raised; a cause signature on the exception's own line says what the
-    exception means (a GPU out of memory in disguise, a version skew), so its category stands."""
+    exception means (a GPU out of memory in disguise, a version skew), so its category stands. The verdict's line may
+    be the exception's own, or -- when a cause signature reads the exception's own line too (``hits``: it means more
+    than "the code raised") -- a line of its message a few lines under it (loky's "exit codes ... SIGKILL" below its
+    TerminatedWorkerError) that says more."""
     if root.code != _GENERIC_EXCEPTION or v.root is None or v.root.sig.role != Role.CAUSE or v.root.sig.rank < 45:
         return False
     if v.category == root.category:
         return False
     line = v.root.text.strip()
+    own = [e.text.strip() for e in root.evidence if e.text and e.task == v.root.writer]
     # the cause line itself, or -- the signature matched the traceback's ``raise X("...")`` source line -- the
     # exception's own line, which the same signature matches
-    return any(e.text and (e.text.strip() == line or (e.task == v.root.writer and v.root.sig.match(e.text)))
-               for e in root.evidence)
+    if any(e.text and (e.text.strip() == line or (e.task == v.root.writer and v.root.sig.match(e.text)))
+           for e in root.evidence):
+        return True
+    return any(h.writer == v.root.writer and h.stream == v.root.stream and names_a_cause(h.sig)
+               and 0 < v.root.line_no - h.line_no <= _MESSAGE_LINES and any(o.startswith(h.text.strip()) for o in own)
+               for h in hits)
 
 
 # The structural readings that know only that a task was lost or failed, not why: an exit with no exception (DD106),
@@ -205,7 +216,8 @@ def _recorded_success(structural: Diagnosis) -> bool:
     return all(r.exit_code == 0 for r in tasks.values()) or (chief is not None and chief.exit_code == 0)
 
 
-def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = ()) -> Diagnosis:
+def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = (),
+            hits=()) -> Diagnosis:
     """One diagnosis from the signature verdict and the structural rules' diagnosis (None when they could not run)."""
     sig_finding = finding_of(v)
     if structural is not None and _oom_victim(v, structural.root_cause):
@@ -220,7 +232,7 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
         elif root is not None and root.code not in _WEAK_STRUCTURAL:
             # the structural rules also saw steps and exits: when they agree on the task, their reading is richer
             keep_structural = not _specific(v) or (root.culprit is not None and root.culprit == v.culprit)
-            if keep_structural and (_reads_the_exception(root, v) or _names_the_loss(root, v)):
+            if keep_structural and (_reads_the_exception(root, v, hits) or _names_the_loss(root, v)):
                 keep_structural = False
         elif root is not None:   # DD150/DD100: only when the lines show nothing better (a word model's guess at a
             # line no signature knows is not better than a task seen to stop)
@@ -359,4 +371,4 @@ def decide(v: Verdict, structural: Diagnosis | None, *, source: str, detected_at
         return _refine_run(structural, v, hits)
     if source != "diagnose":
         raise ValueError(f"unknown source {source!r}")
-    return combine(v, structural, detected_at=detected_at, notes=notes)
+    return combine(v, structural, detected_at=detected_at, notes=notes, hits=hits)
