@@ -114,6 +114,30 @@ def test_killed_worker_is_diagnosed_at_the_collector(lab):
 
 
 @pytest.mark.parametrize("lab", [2], indirect=True)
+def test_exception_on_another_host_whose_task_cannot_exit_ends_the_job(lab):
+    """worker:1 raises on its own host and its process cannot exit (a non-daemon thread never ends, as TensorFlow's
+    teardown waiting for its peer does): its node's supervisor fails it a failure grace later, the collector names
+    the exception from the mirrored lines, and both nodes end."""
+    args = ["--steps", "30", "--epochs", "3", "--fault", "exception_stuck_exit", "--fault-task", "worker:1",
+            "--fault-step", "12"]
+    t0 = time.time()
+    (collector, member), rcs = run_nodes(lab, "stuck-exit", args)
+    wall = time.time() - t0
+    diag = collector.diagnosis()
+    rc = diag["root_cause"]
+    assert (diag["status"], rc["category"], rc["culprit"]) == ("failed", "user_code_error", "worker:1"), \
+        json.dumps(rc, indent=1)[:3000]
+    assert any("ValueError: bad record in shard of worker:1" in e for e in rc["evidence"]), rc["evidence"]
+    assert rcs[0] != 0 and rcs[1] != 0, (rcs, collector.stderr, member.stderr)
+    assert diag["tasks"]["worker:1"]["uncaught_at"] is not None    # the agent's word reached the collector
+    assert member.diagnosis()["root_cause"]["culprit"] == "worker:1"
+    evs = [json.loads(x) for x in (member.out / "events.jsonl").read_text().splitlines() if x.strip()]
+    assert any(e["kind"] == "fault" and "raised ValueError and has not exited" in e["text"] for e in evs), \
+        [e for e in evs if e["kind"] == "fault"]
+    assert wall < 120, wall     # not the 200 s the test waits for a node
+
+
+@pytest.mark.parametrize("lab", [2], indirect=True)
 def test_host_cut_off_the_network_is_a_lost_supervisor(lab):
     args = ["--steps", "400", "--epochs", "3"]
     nodes = [Node(lab, i, "cut", args, ["--peer-timeout", "5"]) for i in range(2)]
