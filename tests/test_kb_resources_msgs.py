@@ -26,9 +26,9 @@ CASES = [
     ("dask-killedworker", _TB.format("result = fut.result()") + "distributed.scheduler.KilledWorker: Attempted to run "
      "task 'fit-0' on 4 different workers, but all those workers died while running it. The last worker that attempt "
      "to run the task was tcp://10.0.0.9:41211.", "peer_crashed", "DD1398"),
-    # Dask: a worker killed by SIGKILL from outside, with no memory line
+    # Dask: a worker killed by SIGKILL with no memory line: no line sent it, so most often the OOM killer (priors)
     ("dask-signal-9", "distributed.nanny - INFO - Worker process 9911 was killed by signal 9\n"
-     "distributed.nanny - WARNING - Restarting worker", "peer_crashed", "DD1397"),
+     "distributed.nanny - WARNING - Restarting worker", "oom_host", "DD1397"),
     # AWS NTH: the spot notice, then the training process is terminated
     ("spot-itn-then-sigterm", "2024/02/10 08:58:01 INF Node successfully cordoned and drained "
      "node_name=ip-10-0-12-7.ec2.internal reason=\"Spot ITN received. Instance will be interrupted at "

@@ -21,7 +21,6 @@ CASES = case_names(CORPUS)
 KNOWN: dict[str, str] = {
     "blind3_002": "said peer_crashed / rank:0; label peer_crashed / ['rank:4', 'rank:5', 'rank:6', 'rank:7']",
     "blind3_003": "said peer_crashed / None; label peer_crashed / ps:1",
-    "blind3_006": "said peer_crashed / None; label oom_host / None (the log lacks the deciding line)",
     "blind3_013": "said hang_stalled_worker / None (one of rank:1, rank:2, rank:3); label hang_stalled_worker / rank:2",
     "blind3_015": "said hang_stalled_worker / None (low, the mismatch first among the alternatives); label "
                   "hang_collective_mismatch / None",

@@ -34,7 +34,6 @@ KNOWN_GAPS.update({
     "dev_101": "null: nccl-tests aborts under mpirun; the mismatched NCCL builds are known only from the thread",
     "dev_106": "SIGILL from a binary built for a newer CPU: said version_mismatch (as the explanation reads it), "
                "label segfault_core_dump (the second reading, first alternative)",
-    "dev_110": "null: Hydra's EXIT CODE 9 (SIGKILL) with no sender: peer_crashed, the OOM killer first alternative",
     "dev_114": "a Slurm step cancelled with no reason (scancel): said preemption, the hang the user cancelled is the "
                "first alternative",
     "dev_115": "null: NCCL's bind failure says port_in_use (low); the exhausted ephemeral range is the alternative",
@@ -68,7 +67,14 @@ CULPRIT_GAPS = {
 }
 
 
-@pytest.mark.parametrize("case", case_params(CASES, KNOWN_GAPS))
+# Cases only the learned reading decides (no signature names a cause: DD160), whose pick follows each rebuild of the
+# model from a corpus that includes them: either way is no finding.
+MODEL_DECIDED = {
+    "dev_212": "DD160: the learned reading of an unknown line; other or version_mismatch by the rebuild",
+}
+
+
+@pytest.mark.parametrize("case", case_params(CASES, KNOWN_GAPS, MODEL_DECIDED))
 def test_realworld_case(case):
     r = judge(CORPUS / case)
     assert r["category_ok"], r

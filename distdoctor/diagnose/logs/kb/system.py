@@ -92,6 +92,29 @@ add("DD771", "exit-143-sigterm", C.PREEMPTION, R.CAUSE,
     rank=30, remedy="Something sent SIGTERM (a preemption, eviction, scale-down, a time limit or a person): restart from "
     "the last checkpoint; handle SIGTERM to save one (BackupAndRestore / PreemptionCheckpointHandler).",
     component="shell", versions="all", source="128 + SIGTERM / bash job control", fixture="Terminated")
+# Python's subprocess convention: a child killed by signal N has return code -N; the launchers written in Python say so
+# (torch.distributed.elastic's agent and its ChildFailedError table, DeepSpeed's launcher, CalledProcessError)
+_PY_LAUNCHERS = ("Python subprocess returncode -N; torch/distributed/elastic/multiprocessing/api.py \"failed (exitcode: "
+                 "%s) local_rank: %s\" and errors/__init__.py's table (\"exitcode  : %s\", \"Signal %d (%s) received "
+                 "by PID %d\"); deepspeed/launcher/launch.py sigkill_handler \"exits with return code = %s\"; "
+                 "subprocess.CalledProcessError \"died with <Signals.%s: %d>\"")
+add("DD1018", "child-killed-sigkill", C.PEER_CRASHED, R.CAUSE,
+    ("exitcode: -9", "exitcode  : -9", "return code = -9", "exit status -9", "<Signals.SIGKILL: 9>",
+     "Signal 9 (SIGKILL) received by PID"),
+    "A Python launcher reports its child was killed by SIGKILL (return code -9)",
+    regex=r"exitcode\s*:\s*-9\b|return code = -9\b|exit status -9\b|<Signals\.SIGKILL: 9>|Signal 9 \(SIGKILL\) received by PID",
+    rank=45, remedy="SIGKILL from outside: check `dmesg` for the OOM killer (host memory: the data loader's workers, "
+    "pinned or offloaded tensors) and the scheduler's events for eviction or a time limit.",
+    component="python", versions="all", source=_PY_LAUNCHERS,
+    fixture="[2024-03-02 10:00:34,590] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) "
+            "local_rank: 1 (pid: 4242) of binary: /usr/bin/python3")
+add("DD1019", "child-killed-crash-signal", C.SEGFAULT_CORE_DUMP, R.CAUSE,
+    ("exitcode: -", "exitcode  : -", "return code = -", "exit status -", "<Signals.SIG", ") received by PID"),
+    "A Python launcher reports its child died of a crash signal (SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE)",
+    regex=r"(?:exitcode\s*:\s*|return code = |exit status )-(?:11|6|7|4|8)\b"
+          r"|<Signals\.SIG(?:SEGV|ABRT|BUS|ILL|FPE): \d+>|Signal (?:11|6|7|4|8) \(SIG(?:SEGV|ABRT|BUS|ILL|FPE)\) received by PID",
+    rank=45, remedy=_NATIVE, component="python", versions="all", source=_PY_LAUNCHERS,
+    fixture="  exitcode  : -11 (pid: 56213)")
 # a process that says it got SIGTERM was stopped from outside, like exit 143, but in its own log: the task that
 # printed it is the one that was stopped
 add("DD1015", "sigterm-received", C.PREEMPTION, R.CAUSE, ("SIGTERM", "signal 15", "Signal 15"),
