@@ -26,7 +26,7 @@ def diagnose(text: str, tmp: Path):
     "'--local_rank=1'] exits with return code = -9\n",
 ])
 def test_a_sigkill_with_no_sender_is_most_often_the_oom_killer(tmp_path, text):
-    """25 of the 27 real cases with a SIGKILL line were the OOM killer (most with its line, some without any)."""
+    """The real corpus: 25 of the 27 cases with a SIGKILL line were the OOM killer; 7 of the 8 where no line sent it."""
     rc = diagnose(text, tmp_path).root_cause
     assert (rc.category.value, rc.confidence) == ("oom_host", "low"), rc
     assert "OOM killer" in rc.summary and "dmesg" in rc.remedy

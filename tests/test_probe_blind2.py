@@ -28,7 +28,6 @@ KNOWN: dict[str, str] = {
     "blind2_031": "said hang_stalled_worker / None; label config_mismatch_across_workers / None",
     "blind2_034": "said network_unreachable / launcher:0; label resource_exhaustion / None",
     "blind2_035": "said resource_exhaustion / None; label resource_exhaustion / chief:0",
-    "blind2_044": "said config_tf_config / None; label other / None",
     "blind2_045": "said user_code_error / None; label other / None",
 }
 

@@ -50,7 +50,8 @@ add("DD866", "python-keyboard-interrupt", C.PREEMPTION, R.CAUSE, ("KeyboardInter
     remedy="Someone or something sent SIGINT (Ctrl-C, a launcher stopping the job).",
     component="python", versions="all", source="CPython",
     fixture="KeyboardInterrupt")
-add("DD867", "python-permission", C.CONFIG_TF_CONFIG, R.CAUSE, ("PermissionError", "PermissionDeniedError", "Permission denied"),
+# a permission is no cluster configuration: outside the catalogue (the real corpus labels all five such cases other)
+add("DD867", "python-permission", C.OTHER, R.CAUSE, ("PermissionError", "PermissionDeniedError", "Permission denied"),
     "The task may not read or write a path it needs", regex=r"PermissionError|PermissionDeniedError|Permission denied", rank=45,
     remedy="Give the task's user access to the path (model_dir, data, /dev/shm), or use another path.",
     component="python", versions="all", source="CPython PermissionError / TensorFlow PermissionDeniedError",
