@@ -229,3 +229,13 @@ def test_the_html_report_lists_the_alternatives_with_what_settles_each(tmp_path)
     for a in diag.root_cause.alternatives:
         assert f"<code>{a.category.value}</code>" in section and "settled by" in section
 
+
+
+def test_cases_group_by_repository_and_a_page_by_its_site():
+    """Grouped CV: no repository (or Q&A site) in both a training and a test fold."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from build_model import repo_of
+    assert repo_of("https://github.com/Horovod/horovod/issues/978") == "horovod/horovod"
+    assert repo_of("horovod/horovod#1029") == "horovod/horovod"
+    assert repo_of("https://stackoverflow.com/questions/123/tf-hangs") == repo_of("https://www.stackoverflow.com/q/9")
+    assert repo_of("https://stackoverflow.com/questions/123/x") != repo_of("https://discuss.pytorch.org/t/x/1")

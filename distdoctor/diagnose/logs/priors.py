@@ -3,11 +3,12 @@
 Each rule here rewrites a :class:`~.conclusion.Verdict` whose root line is known to be ambiguous or to be read too
 strongly by itself:
 
-* **A SIGKILL with no sender** (a shell's ``Killed``, exit status 137, "signal 9", Hydra's ``EXIT CODE: 9``) and no
-  line from whoever sent it (the OOM killer, a scheduler's eviction, preemption, time limit or cancel): the kernel's
-  OOM killer is by far the most common sender (in the real corpus, 25 of the 27 cases with a SIGKILL line; 7 of the 8
-  where no line names a sender), and it writes only to the kernel's log. The verdict is ``oom_host`` at low confidence (the log does not say who killed it), with what settles
-  it; "killed from outside" (``peer_crashed``) is the first alternative.
+* **A SIGKILL with no sender** (a shell's ``Killed``, exit status 137, "signal 9", Hydra's ``EXIT CODE: 9``, a Python
+  launcher's return code -9) and no line from whoever sent it (the OOM killer, a scheduler's eviction, preemption,
+  time limit or cancel): the kernel's OOM killer is by far the most common sender (in the real corpus, 25 of the 27
+  cases with a SIGKILL line; 7 of the 8 where no line names a sender), and it writes only to the kernel's log. The
+  verdict is ``oom_host`` at low confidence (the log does not say who killed it), with what settles it; "killed from
+  outside" (``peer_crashed``) is the first alternative.
 * **Slurm's "Exceeded step/job memory limit at some point"** is printed at the end of a step whose memory cgroup
   reached its limit at some time (page cache counts): the step may well have completed. Without a line that says a
   task was killed, it is no failure by itself: ``other``, low confidence, ``oom_host`` the first alternative.
@@ -63,8 +64,7 @@ def _sigkill_with_no_sender(v: Verdict, hits: list[Hit]) -> Verdict | None:
                                        "last state, or `sacct` settles it)",
                    remedy="Find who sent the SIGKILL: most often the kernel's OOM killer (`dmesg -T | grep -i oom` on "
                           "the node, the pod's `OOMKilled`, `sacct -o State,MaxRSS`); then lower the task's host memory "
-                          "(data loader workers, shuffle buffers, pinned or offloaded tensors) or give it more. "
-                          + v.remedy,
+                          "(data loader workers, shuffle buffers, pinned or offloaded tensors) or give it more.",
                    settle=settle_for(Category.OOM_HOST))
 
 
