@@ -71,6 +71,7 @@ CULPRIT_GAPS = {
 # model from a corpus that includes them: either way is no finding.
 MODEL_DECIDED = {
     "dev_212": "DD160: the learned reading of an unknown line; other or version_mismatch by the rebuild",
+    "dev_206": "DD160: TonY's NullPointerException; resource_exhaustion and oom_host tie (31 %) and swap by the rebuild",
 }
 
 

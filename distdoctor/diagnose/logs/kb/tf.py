@@ -270,8 +270,11 @@ add("DD639", "tf-keras-slow-callback", C.STRAGGLER_SLOW_WORKER, R.CONTEXT, ("is 
     remedy="A callback on this task slows every synchronous step: make it cheaper or run it less often.",
     component="keras", versions="all", source="Keras callbacks.py",
     fixture="WARNING:tensorflow:Callback method `on_train_batch_end` is slow compared to the batch time (batch time: 0.0010s vs `on_train_batch_end` time: 0.5011s). Check your callbacks.")
-add("DD640", "tf-nan-progress", C.NUMERICAL_DIVERGENCE, R.CONTEXT, ("loss: nan", "loss = nan", "loss: inf", "loss = inf"),
-    "The reported training loss is NaN/Inf", regex=r"\bloss(?::| =) (?:nan|-?inf)\b", rank=30,
+add("DD640", "tf-nan-progress", C.NUMERICAL_DIVERGENCE, R.CONTEXT,
+    (": nan", ":nan", "= nan", "=nan", "  nan", ": inf", ":inf", "= inf", "=inf", ": -inf", "= -inf"),
+    # any loss by any name, any padding, any case: Keras' "loss: nan", Estimator's "loss = nan", a user's
+    # "total_loss:  nan", timm's "Loss:       nan (   nan)", "averaged_loss = nan"
+    "The reported training loss is NaN/Inf", regex=r"loss\w*\s*[:=]\s*(?:nan|[-+]?inf)\b", ignore_case=True, rank=30,
     remedy="Lower the learning rate, clip gradients, check the input for NaN. (A finite val_loss beside it points at a "
     "metric-reporting problem instead.)",
     component="keras", versions="all", source="Keras progress bar / Estimator logging hook",

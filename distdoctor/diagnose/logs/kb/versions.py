@@ -190,7 +190,10 @@ add("DD1365", "keras3-legacy-api", VM, R.CAUSE,
 # -- the dynamic loader and glibc ------------------------------------------------------------------------------------------
 add("DD1366", "loader-symbol-version", VM, R.CAUSE, ("' not found",),
     "A library or program needs a newer glibc/libstdc++ (symbol version) than the node has", rank=76,
-    regex=r"version `(?:GLIBC|GLIBCXX|CXXABI|GCC|GOMP|OPENSSL|CURL|ZLIB|libcuda|libnvidia)\w*[\d.]*' not found",
+    # the named tags, or any library's symbol version where the loader's own "(required by ...)" follows (libfabric's
+    # FABRIC_1.7, libnccl's, a plugin's)
+    regex=r"version `(?:GLIBC|GLIBCXX|CXXABI|GCC|GOMP|OPENSSL|CURL|ZLIB|libcuda|libnvidia)\w*[\d.]*' not found"
+          r"|version `[\w.+-]+' not found \(required by ",
     remedy="The binary was built on a newer system than this node (or image): use a build made for this glibc / "
     "libstdc++ (manylinux wheels, the matching container) or a newer base image, the same on every node.",
     component="glibc", versions="all", source=GLIBC + "elf/dl-version.c (match_symbol: \"version `%s' not found "

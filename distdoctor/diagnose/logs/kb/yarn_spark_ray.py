@@ -166,12 +166,13 @@ add("DD896", "ray-actor-died", C.PEER_CRASHED, R.CAUSE,
     fixture="ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.")
 add("DD897", "ray-oom", C.OOM_HOST, R.CAUSE,
     ("Task was killed due to the node running low on memory", "killed due to memory pressure (OOM)",
-     "which exceeds the memory usage threshold"),
+     "which exceeds the memory usage threshold", "System memory low at node with IP"),
     "Ray's memory monitor killed a worker because the node ran low on memory", rank=94,
     remedy="The node ran out of memory: lower per-worker memory (batch size, object store use), use fewer workers per "
     "node, or give the workers a memory resource request so Ray does not overpack nodes.",
-    component="ray", versions=">=2.2", source=_RAY + "python/ray/exceptions.py (OutOfMemoryError) / "
-    "src/ray/raylet/node_manager.cc (memory monitor)",
+    component="ray", versions=">=2.0", source=_RAY + "python/ray/exceptions.py (OutOfMemoryError) / "
+    "src/ray/raylet/node_manager.cc (memory monitor; Ray 2.0-2.1's eviction: \"System memory low at node with IP\", "
+    "python/ray/tests/test_memory_pressure.py)",
     fixture="ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.")
 add("DD729", "ray-node-died", C.PEER_CRASHED, R.CAUSE,
     ("The actor died because its node has died", "has been marked dead because the detector has missed too many heartbeats"),

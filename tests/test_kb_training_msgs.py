@@ -1,0 +1,100 @@
+"""The training frameworks' and platforms' messages of kb/training_msgs.py, and the readings extended beside them (a
+NaN loss under any name, any library's symbol version, Ray's older memory-monitor wording): each written from the
+component's format, with the lines that must not read as them."""
+from __future__ import annotations
+
+import pytest
+
+from distdoctor.diagnose.logs.reason import reason
+from distdoctor.diagnose.logs.scan import scan_bytes
+from distdoctor.model import Category, Status
+
+
+def _read(text: str):
+    hits, facts = scan_bytes("worker-0.log", (text + "\n").encode())
+    return hits, reason(hits, [facts])
+
+
+def _codes(text: str) -> set[str]:
+    return {h.sig.code for h in _read(text)[0]}
+
+
+@pytest.mark.parametrize("line", [
+    "469/469 - 28s 45ms/step - loss: nan - accuracy: 0.10",                      # Keras
+    "INFO:tensorflow:loss = nan, step = 1200",                                     # Estimator
+    "\t averaged_loss = nan",                                                      # a loss under another name
+    "=> STEP  750   lr: 0.000600   giou_loss:  nan   conf_loss: 10.89   total_loss:  nan",
+    "Train: 4 [ 300/5004 (  6%)]  Loss:       nan (   nan)  Time: 3.225s",         # timm, padded
+    "step 40 | train_loss=inf | lr 3e-4",
+    "epoch 2: Loss: -inf",
+])
+def test_a_nan_or_inf_loss_under_any_name_reads_as_divergence(line):
+    hits, v = _read(line)
+    assert "DD640" in {h.sig.code for h in hits}
+    assert v.category == Category.NUMERICAL_DIVERGENCE
+
+
+@pytest.mark.parametrize("line", [
+    "469/469 - 28s 45ms/step - loss: 0.3512 - accuracy: 0.90",
+    "I1129 00:01:02.000 collective timing: 1200 nanoseconds per step",
+    "INFO  loss_scale: 65536 infinite_check: enabled",
+    "loss: nano-batch 3 of 12",
+    "WARNING: loss = infeasible constraint ignored",
+])
+def test_finite_losses_and_other_words_are_not_nan(line):
+    assert "DD640" not in _codes(line)
+
+
+def test_any_librarys_symbol_version_the_loader_misses_is_a_version_mismatch():
+    line = ("NCCL INFO NET/Plugin : dlerror=/opt/amazon/efa/lib/libfabric.so.1: version `FABRIC_1.7' not found "
+            "(required by /usr/local/lib/libnccl-net.so)")
+    hits, v = _read(line)
+    assert "DD1366" in {h.sig.code for h in hits} and v.category == Category.VERSION_MISMATCH
+    # the loader's sentence needs its "(required by": another tool's "version `x' not found" is not the loader's
+    assert "DD1366" not in _codes("helm: version `v3' not found in the chart index")
+
+
+def test_rays_older_memory_monitor_wording_is_the_oom_killer_of_ray():
+    line = ("(raylet) node_manager.cc:2966: System memory low at node with IP 10.0.3.9. Used memory (29.80GB) / total "
+            "capacity (31.00GB) (0.96) exceeds threshold 0.95, killing latest task with name train()")
+    _, v = _read(line)
+    assert v.code == "DD897" and v.category == Category.OOM_HOST
+
+
+def test_the_watchdogs_timeout_is_a_wait_that_a_cause_on_another_rank_explains():
+    wait = ("[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600123 "
+            "milliseconds before timing out.")
+    _, alone = _read(wait)
+    assert alone.code == "DD1440" and alone.category == Category.HANG_STALLED_WORKER
+    assert alone.confidence != "high"          # a wait names no cause of its own
+    oom = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 79.15 GiB total)"
+    _, both = _read(oom + "\n" + wait)
+    assert both.category == Category.OOM_GPU
+
+
+@pytest.mark.parametrize("line", [
+    "ERROR: (gcloud.compute.instances.create) The zone 'projects/p/zones/us-central1-a' does not have enough "
+    "resources available to fulfill the request.  Try a different zone, or try again later.",
+    "code: ZONE_RESOURCE_POOL_EXHAUSTED",
+    "FailureReason: CapacityError: Unable to provision requested ML compute capacity. Please retry using a different "
+    "ML instance type.",
+    "An error occurred (InsufficientInstanceCapacity) when calling the RunInstances operation: We currently do not "
+    "have sufficient p4d.24xlarge capacity in the Availability Zone you requested (us-east-1a).",
+    "Quota 'GPUS_ALL_REGIONS' exceeded. Limit: 0.0 globally.",
+    "   1234   gpu  job  bob PD  0:00  2 (ReqNodeNotAvail, UnavailableNodes:gpu[01-02])",
+])
+def test_the_clouds_and_schedulers_refusals_are_resource_exhaustion(line):
+    hits, v = _read(line)
+    assert v.status == Status.FAILED and v.category == Category.RESOURCE_EXHAUSTION, (v.code, [h.sig.code for h in hits])
+
+
+def test_a_quota_line_needs_the_quota_errors_shape():
+    assert "DD1444" not in _codes("disk quota for /home exceeded. Limit: 50G")
+
+
+def test_slurm_that_cannot_resolve_a_host_is_the_network_not_a_version():
+    _, v = _read('srun: error: Unable to resolve "mgmt": Unknown host\nsrun: error: Unable to establish control machine '
+                 'address')
+    assert v.code == "DD1449" and v.category == Category.NETWORK_UNREACHABLE
+    assert "DD1449" not in _codes('WARNING: Unable to resolve "latest" tag, using the cached image')
