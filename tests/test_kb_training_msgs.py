@@ -98,3 +98,11 @@ def test_slurm_that_cannot_resolve_a_host_is_the_network_not_a_version():
                  'address')
     assert v.code == "DD1449" and v.category == Category.NETWORK_UNREACHABLE
     assert "DD1449" not in _codes('WARNING: Unable to resolve "latest" tag, using the cached image')
+
+
+def test_tfs_older_group_size_wording_is_tasks_that_disagree_about_the_cluster():
+    """collective_param_resolver_local.cc before TF 2.5: "Collective Op C has group_size N and group_key K but that
+    group has size M" -- one node with another device count; the issue's own miss (it read as the user's code)."""
+    _, v = _read("tensorflow.python.framework.errors_impl.InternalError: Collective Op CollectiveReduceV2 has "
+                 "group_size 4 and group_key 1 but that group has size 2")
+    assert v.code == "DD626" and v.category == Category.CONFIG_MISMATCH_ACROSS_WORKERS

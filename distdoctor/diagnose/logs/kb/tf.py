@@ -185,11 +185,14 @@ add("DD625", "tf-ps-lost-ps-strategy", C.PEER_CRASHED, R.SYMPTOM,
 add("DD626", "tf-collective-param-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
     ("Mismatched ALLREDUCE", "Mismatched ALLGATHER", "Mismatched BROADCAST", "Mismatched allreduce",
      "Mismatched CPU/GPU", "group_size mismatch", "different group_key", "Expected group_size",
-     "is joining a group with size"),
+     "is joining a group with size", " but that group has size "),
+    # collective_param_resolver_local.cc words a group of another size two ways: "Device D is joining a group with
+    # sizeN, but that group has size M (group_key=K)" (TF >= 2.5) and, before, "Collective Op C has group_size N and
+    # group_key K but that group has size M" -- the tasks disagree about how many devices the cluster has
     "Tasks started one collective with different parameters (device, dtype, group)", rank=75,
     remedy="Every task must run the same collective on the same kind of device with the same dtype: check that each "
     "node sees its GPUs (`nvidia-smi`, CUDA_VISIBLE_DEVICES) and runs the same code.",
-    component="tensorflow", versions=">=2.4", source=SRC + " collective_param_resolver / Horovod operations.cc",
+    component="tensorflow", versions=">=2.1", source=SRC + " collective_param_resolver_local.cc / Horovod operations.cc",
     fixture="FailedPreconditionError: Mismatched ALLREDUCE CPU/GPU device selection: One rank specified device CPU, but another rank specified device GPU.")
 add("DD627", "tf-unknown-device", C.CONFIG_TF_CONFIG, R.CAUSE,
     ("unknown device", "Unknown device", "is not available in this cluster", "no devices matching"),
