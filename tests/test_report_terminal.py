@@ -83,3 +83,11 @@ def test_servers_stopped_at_a_finished_jobs_end_are_not_killed():
     out = buf.getvalue()
     assert "killed by" not in out and "stopped at the job's end" in out, out
     assert "chief:0 ran to the end; ps:0 was stopped at the job's end" in " ".join(out.split()), out
+
+
+def test_evidence_without_time_or_place_still_names_its_task():
+    """A step count or a process fact has no clock and no file: its line still says whose it is."""
+    diag = bundle_records(2, "oom")["diagnosis"]
+    diag["root_cause"]["evidence"] = ["[worker:0 --:--:--.---] ran 200 steps", "[worker:1 --:--:--.---] ran 213 steps"]
+    out = render(diag)
+    assert "[worker:0] ran 200 steps" in out and "[worker:1] ran 213 steps" in out

@@ -114,7 +114,9 @@ def _root_cause(root: Finding, culprits: tuple[str, ...]) -> Group:
         for e in root.evidence:
             consequence = e.role == "consequence"
             clock = evidence_clock(e)
-            stamp = Text(f"[{e.task or 'job'} {clock}]" if clock else "", style="dim" if consequence else "bold")
+            # a line with no time and no place still says whose it is (a step count, a process fact)
+            label = f"[{e.task or 'job'} {clock}]" if clock else (f"[{e.task}]" if e.task else "")
+            stamp = Text(label, style="dim" if consequence else "bold")
             text = Text()
             if consequence:
                 text.append("(consequence) ", style="dim italic")
