@@ -106,3 +106,38 @@ def test_tfs_older_group_size_wording_is_tasks_that_disagree_about_the_cluster()
     _, v = _read("tensorflow.python.framework.errors_impl.InternalError: Collective Op CollectiveReduceV2 has "
                  "group_size 4 and group_key 1 but that group has size 2")
     assert v.code == "DD626" and v.category == Category.CONFIG_MISMATCH_ACROSS_WORKERS
+
+
+def test_pytorchs_store_that_no_one_reached_is_the_network_and_its_retries_are_no_failure():
+    retries = ("[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-0]:29500 (errno: 111 - "
+               "Connection refused).\n") * 3
+    _, healthy = _read(retries + "Epoch 1/3\n100/100 - 3s 30ms/step - loss: 0.41")
+    assert healthy.status != Status.FAILED          # rank 0 was not listening yet; the job went on
+    _, v = _read(retries + "torch.distributed.DistNetworkError: The client socket has timed out after 1800s while "
+                 "trying to connect to (10.1.2.3, 29500).")
+    assert v.code == "DD1451" and v.category == Category.NETWORK_UNREACHABLE
+
+
+def test_a_process_group_that_not_every_rank_joined_is_a_peer_that_never_answered():
+    _, v = _read("RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+                 "store_based_barrier_key:1 (world_size=8, worker_count=1, timeout=0:30:00)")
+    assert v.code == "DD1450" and v.category == Category.PEER_UNRESPONSIVE
+
+
+def test_the_heartbeat_monitor_is_a_hang_that_a_named_cause_explains():
+    stuck = ("[rank3]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 3] Heartbeat monitor timed out! Process will be "
+             "terminated after dumping debug info. workMetaList_.size()=1")
+    _, alone = _read(stuck)
+    assert alone.category == Category.HANG_STALLED_WORKER
+    _, both = _read("NVRM: Xid (PCI:0000:3b:00): 79, pid=2211, GPU has fallen off the bus.\n" + stuck)
+    assert both.category != Category.HANG_STALLED_WORKER or both.code != "DD1453"
+
+
+def test_a_rank_that_raised_the_barriers_timeout_raised_the_wait_not_a_bug_of_its_code(tmp_path):
+    """In a task's own log the structural rules see a task that raised; the exception's own line is the wait."""
+    from logtext import diagnose_texts
+    tb = ("Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    dist.init_process_group("
+          "\"nccl\")\nRuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+          "store_based_barrier_key:1 (world_size=8, worker_count=1, timeout=0:30:00)\n")
+    diag = diagnose_texts({"worker-0.log": tb, "worker-1.log": "Epoch 1/3\n"}, tmp_path)
+    assert diag.root_cause.code == "DD1450" and diag.root_cause.category == Category.PEER_UNRESPONSIVE

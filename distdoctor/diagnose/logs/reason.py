@@ -94,8 +94,9 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     carried = _carry_from_task(job)
     causes, demoted = _causes(job)
     # a line that is evidence of waiting (a barrier or collective timeout) is read as the wait, not as the generic
-    # DEADLINE_EXCEEDED / exception symptom its text also matches
+    # DEADLINE_EXCEEDED / exception symptom its text also matches -- nor as the generic exception it was raised as
     wait_lines = {(h.stream, h.line_no) for h in job.of(role=Role.WAIT)}
+    causes = [h for h in causes if h.sig.rank >= GENERIC_RANK or (h.stream, h.line_no) not in wait_lines]
     # a probe-failure event quotes how the kubelet's probe failed (``connection refused``, a timeout): that is the
     # probe's result, not a task's failure to reach a peer
     probe_lines = {(h.stream, h.line_no) for h in job.of("k8s-probe-failed")}

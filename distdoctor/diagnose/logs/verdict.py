@@ -111,8 +111,12 @@ def _reads_the_exception(root: Finding, v: Verdict, hits=()) -> bool:
     exception means (a GPU out of memory in disguise, a version skew), so its category stands. The verdict's line may
     be the exception's own, or -- when a cause signature reads the exception's own line too (``hits``: it means more
     than "the code raised") -- a line of its message a few lines under it (loky's "exit codes ... SIGKILL" below its
-    TerminatedWorkerError) that says more."""
-    if root.code != _GENERIC_EXCEPTION or v.root is None or v.root.sig.role != Role.CAUSE or v.root.sig.rank < 45:
+    TerminatedWorkerError) that says more. A wait read on the exception's own line is what the exception means too:
+    a ``RuntimeError: Timed out initializing process group ...`` is the peers that never came, not the code's bug."""
+    if root.code != _GENERIC_EXCEPTION or v.root is None:
+        return False
+    wait = v.root.sig.role == Role.WAIT and v.root.sig.rank >= 40
+    if not wait and (v.root.sig.role != Role.CAUSE or v.root.sig.rank < 45):
         return False
     if v.category == root.category:
         return False
@@ -123,7 +127,7 @@ def _reads_the_exception(root: Finding, v: Verdict, hits=()) -> bool:
     if any(e.text and (e.text.strip() == line or (e.task == v.root.writer and v.root.sig.match(e.text)))
            for e in root.evidence):
         return True
-    return any(h.writer == v.root.writer and h.stream == v.root.stream and names_a_cause(h.sig)
+    return not wait and any(h.writer == v.root.writer and h.stream == v.root.stream and names_a_cause(h.sig)
                and 0 < v.root.line_no - h.line_no <= _MESSAGE_LINES and any(o.startswith(h.text.strip()) for o in own)
                for h in hits)
 

@@ -185,10 +185,7 @@ add("DD625", "tf-ps-lost-ps-strategy", C.PEER_CRASHED, R.SYMPTOM,
 add("DD626", "tf-collective-param-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
     ("Mismatched ALLREDUCE", "Mismatched ALLGATHER", "Mismatched BROADCAST", "Mismatched allreduce",
      "Mismatched CPU/GPU", "group_size mismatch", "different group_key", "Expected group_size",
-     "is joining a group with size", " but that group has size "),
-    # collective_param_resolver_local.cc words a group of another size two ways: "Device D is joining a group with
-    # sizeN, but that group has size M (group_key=K)" (TF >= 2.5) and, before, "Collective Op C has group_size N and
-    # group_key K but that group has size M" -- the tasks disagree about how many devices the cluster has
+     "is joining a group with size", " but that group has size "),   # the TF >= 2.5 wording, and the one before it
     "Tasks started one collective with different parameters (device, dtype, group)", rank=75,
     remedy="Every task must run the same collective on the same kind of device with the same dtype: check that each "
     "node sees its GPUs (`nvidia-smi`, CUDA_VISIBLE_DEVICES) and runs the same code.",
@@ -274,9 +271,7 @@ add("DD639", "tf-keras-slow-callback", C.STRAGGLER_SLOW_WORKER, R.CONTEXT, ("is 
     component="keras", versions="all", source="Keras callbacks.py",
     fixture="WARNING:tensorflow:Callback method `on_train_batch_end` is slow compared to the batch time (batch time: 0.0010s vs `on_train_batch_end` time: 0.5011s). Check your callbacks.")
 add("DD640", "tf-nan-progress", C.NUMERICAL_DIVERGENCE, R.CONTEXT,
-    (": nan", ":nan", "= nan", "=nan", "  nan", ": inf", ":inf", "= inf", "=inf", ": -inf", "= -inf"),
-    # any loss by any name, any padding, any case: Keras' "loss: nan", Estimator's "loss = nan", a user's
-    # "total_loss:  nan", timm's "Loss:       nan (   nan)", "averaged_loss = nan"
+    (": nan", ":nan", "= nan", "=nan", "  nan", ": inf", ":inf", "= inf", "=inf", ": -inf", "= -inf"),  # any name, case
     "The reported training loss is NaN/Inf", regex=r"loss\w*\s*[:=]\s*(?:nan|[-+]?inf)\b", ignore_case=True, rank=30,
     remedy="Lower the learning rate, clip gradients, check the input for NaN. (A finite val_loss beside it points at a "
     "metric-reporting problem instead.)",

@@ -25,7 +25,11 @@ not copied from a case.
   InsufficientInstanceCapacity; Alibaba Cloud MaxCompute's "killed by OOM Killer" job result (its Spark FAQ);
 * NVIDIA's Fabric Manager (NVSwitch systems): its start-up check that its version is the driver's;
 * TensorFlow's file-system registry (tensorflow/core/platform/env.cc ``Env::GetFileSystemForFile``): a path whose
-  scheme no registered file system serves.
+  scheme no registered file system serves;
+* PyTorch's process-group start-up (torch/distributed/distributed_c10d.py, torch/csrc/distributed/c10d/socket.cpp,
+  ProcessGroupNCCL.cpp): the store-based barrier that not every rank joined (a wait, like TF's CreateSession), the
+  rendezvous store that could not be reached, the connection retry that is normal while rank 0 starts (benign), and
+  the heartbeat monitor that found the watchdog stuck.
 
 Extended elsewhere instead of repeated here: the dynamic loader's "version `X' not found (required by ...)" for any
 library's symbol version (DD1366, glibc elf/dl-version.c), a loss printed as NaN under any name (DD640), Ray's
@@ -147,3 +151,54 @@ add("DD1449", "slurm-unresolvable-host", C.NETWORK_UNREACHABLE, R.CAUSE, ("Unabl
     source="SchedMD/slurm src/common/slurm_protocol_socket.c (the address lookup: error(\"Unable to resolve \\\"%s\\\": "
     "%s\", host, hstrerror(h_err)))",
     fixture="srun: error: Unable to resolve \"ctl-01\": Host name lookup failure")
+
+# -- PyTorch's c10d store and process-group start-up (torch/csrc/distributed/c10d, torch/distributed) -----------------
+C10D = "pytorch/pytorch torch/csrc/distributed/c10d/"
+add("DD1450", "c10d-store-barrier-timeout", C.PEER_UNRESPONSIVE, R.WAIT,
+    ("Timed out initializing process group in store based barrier",),
+    "Not every rank joined the process group within its timeout (PyTorch's store-based barrier)", rank=45,
+    regex=r"Timed out initializing process group in store based barrier on rank:? ?\d+",
+    remedy="Only some of the ranks reached init_process_group in time: the others did not start, started with "
+    "another MASTER_ADDR/MASTER_PORT or world size, or are still busy before it (a download or preprocessing on one "
+    "rank); the message's worker_count says how many joined. Check every rank's launch and its first lines.",
+    component="pytorch", versions=">=1.8,<2.1 (the barrier is gone from init_process_group later)",
+    source="pytorch/pytorch torch/distributed/distributed_c10d.py (_store_based_barrier: \"Timed out initializing "
+    "process group in store based barrier on rank: {}, for key: {} (world_size={}, worker_count={}, timeout={})\")",
+    fixture="RuntimeError: Timed out initializing process group in store based barrier on rank: 3, for key: "
+            "store_based_barrier_key:1 (world_size=8, worker_count=4, timeout=0:30:00)")
+add("DD1451", "c10d-client-socket-timeout", C.NETWORK_UNREACHABLE, R.SYMPTOM,
+    ("The client socket has timed out after",),
+    "A rank could not reach the rendezvous store (MASTER_ADDR:MASTER_PORT) before its timeout", rank=35,
+    regex=r"The client socket has timed out after \S+ while trying to connect to \((?P<host>[^,]+), \d+\)",
+    remedy="Nothing answered at the store's address in time: rank 0 (which serves it) did not start or died, "
+    "MASTER_ADDR/MASTER_PORT differ between the ranks (or a script overwrote the port the launcher chose), the "
+    "address does not route from this node, or a firewall drops the port. `nc -vz HOST PORT` from this node settles "
+    "the network part.",
+    component="pytorch", versions=">=1.13",
+    source=C10D + "socket.cpp (SocketConnectOp::throwTimeoutError: \"The client socket has timed out after {} while "
+    "trying to connect to ({}, {}).\")",
+    fixture="torch.distributed.DistNetworkError: The client socket has timed out after 1800s while trying to connect to "
+            "(10.1.2.3, 29500).")
+add("DD1452", "c10d-client-socket-retry", C.NETWORK_UNREACHABLE, R.BENIGN,
+    ("[c10d] The client socket has failed to connect to",),
+    "A rank's connection to the rendezvous store failed once and is retried (normal while rank 0 starts)", rank=5,
+    remedy="Nothing to do when the job goes on: the store was not listening yet. If the ranks then time out, the "
+    "errno it names (connection refused, timed out, no route) says why.",
+    component="pytorch", versions=">=1.10",
+    source=C10D + "socket.cpp (SocketConnectOp::tryConnect: C10D_WARNING \"The client socket has failed to connect to "
+    "[{}]:{} ({}).\")",
+    fixture="[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-0]:29500 (errno: 111 - "
+            "Connection refused).")
+add("DD1453", "pytorch-nccl-heartbeat-monitor", C.HANG_STALLED_WORKER, R.WAIT,
+    ("Heartbeat monitor timed out!", "watchdog got stuck for"),
+    "PyTorch's NCCL heartbeat monitor found the watchdog stuck and ends the process (a NCCL or CUDA call hangs)",
+    rank=38,
+    remedy="A NCCL or CUDA call hung on this rank (often a collective a peer never joined, or a GPU/driver fault): "
+    "look at the debug dump it writes (TORCH_NCCL_DEBUG_INFO_TEMP_FILE), the other ranks' last lines and `dmesg` for "
+    "Xid errors; TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC only changes when it gives up.",
+    component="pytorch", versions=">=2.2",
+    source="pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (HeartbeatMonitor: \"Heartbeat monitor "
+    "timed out! Process will be terminated after dumping debug info.\", \"ProcessGroupNCCL's watchdog got stuck for "
+    "{} seconds without making progress in monitoring enqueued collectives.\")",
+    fixture="[rank3]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 3] Heartbeat monitor timed out! Process will be terminated "
+            "after dumping debug info. workMetaList_.size()=1")
