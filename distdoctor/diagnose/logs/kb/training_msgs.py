@@ -160,7 +160,8 @@ add("DD1450", "c10d-store-barrier-timeout", C.PEER_UNRESPONSIVE, R.WAIT,
     regex=r"Timed out initializing process group in store based barrier on rank:? ?\d+",
     remedy="Only some of the ranks reached init_process_group in time: the others did not start, started with "
     "another MASTER_ADDR/MASTER_PORT or world size, or are still busy before it (a download or preprocessing on one "
-    "rank); the message's worker_count says how many joined. Check every rank's launch and its first lines.",
+    "rank); the message's worker_count says how many joined. A worker_count above world_size is two jobs on one "
+    "store instead: the same MASTER_PORT, or an init file (file://) left by an earlier run.",
     component="pytorch", versions=">=1.8,<2.1 (the barrier is gone from init_process_group later)",
     source="pytorch/pytorch torch/distributed/distributed_c10d.py (_store_based_barrier: \"Timed out initializing "
     "process group in store based barrier on rank: {}, for key: {} (world_size={}, worker_count={}, timeout={})\")",
