@@ -261,6 +261,25 @@ def test_exception_is_user_code_error(tmp_path, combined):
     assert any("ValueError: bad record in shard of worker:1" in e for e in d["root_cause"]["evidence"])
 
 
+def test_a_shard_on_a_file_system_tensorflow_lacks_is_named_with_its_remedy(tmp_path):
+    """worker:1 reads a shard from s3:// (TensorFlow's own UnimplementedError, as TF 2.21 words it): the task that
+    raised is worker:1, and the remedy is the file-system signature's (DD1448: tensorflow-io), not a bare "fix the
+    exception"."""
+    job = Job(tmp_path / "remote-path", ["--fault", "remote_path", "--fault-step", "3", "--steps", "10", "--epochs", "3"])
+    try:
+        job.settle(1, timeout=90)
+        job.settle(0, timeout=30)
+        text = job.text(1)
+    finally:
+        job.kill_all()
+    _keep("remote-path", job.folder)
+    assert "File system scheme 's3' not implemented" in text
+    d = _diagnose(job.logs())
+    _check(d, "failed", "user_code_error", "worker:1", text)
+    remedy = d["root_cause"]["remedy"]
+    assert "DD1448" in remedy and "tensorflow-io" in remedy, remedy
+
+
 def test_exception_via_command_line(tmp_path):
     """The same diagnosis through ``python -m distdoctor diagnose DIR --json``, as the README shows."""
     job, text = _run_exception(tmp_path / "exception-cli", False)

@@ -7,7 +7,8 @@ It does not import distdoctor. Usage (under ``distdoctor run``)::
 Faults (applied on --fault-task only, at --fault-step):
   sigkill, segv, abort, exception, exception_stuck_exit (an exception, while a non-daemon thread of the task's
   never ends: the process cannot exit, as when TensorFlow's teardown waits for a peer), stall (deadlock on a lock in a callback), sleep (sleep forever in a callback),
-  import_error (a shared library this node lacks),
+  import_error (a shared library this node lacks), remote_path (read a shard on s3://, a file system this
+  TensorFlow lacks),
   stall_input (the input generator blocks), sigstop, oom (allocate until the
   memory cgroup in $DD_TEST_CGROUP kills us), fewer_batches (this task's data
   has fewer batches), straggler (0.15 s extra per step), pause_all (every task
@@ -140,6 +141,9 @@ def inject(step):
         threading_lock = __import__("threading").Lock()
         threading_lock.acquire()
         threading_lock.acquire()  # deadlock
+    elif fault == "remote_path":
+        # a shard on a file system this TensorFlow has no plugin for (s3:// left the wheel for tensorflow-io in 2.6)
+        tf.io.gfile.GFile("s3://training-data/shard-00001.tfrecord").read()
     elif fault == "import_error":
         # a lazily imported extension whose library this node lacks (another CUDA): a message the knowledge base knows
         raise ImportError("libcudart.so.12: cannot open shared object file: No such file or directory")
