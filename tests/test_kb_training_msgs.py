@@ -141,3 +141,12 @@ def test_a_rank_that_raised_the_barriers_timeout_raised_the_wait_not_a_bug_of_it
           "store_based_barrier_key:1 (world_size=8, worker_count=1, timeout=0:30:00)\n")
     diag = diagnose_texts({"worker-0.log": tb, "worker-1.log": "Epoch 1/3\n"}, tmp_path)
     assert diag.root_cause.code == "DD1450" and diag.root_cause.category == Category.PEER_UNRESPONSIVE
+
+
+@pytest.mark.parametrize("line, preempted", [
+    ("D 02-23 07:24:47 backend_utils.py:1404] TPU VM head-tpu is in PREEMPTED state. Skipping IP query...", True),
+    ("state: PREEMPTED", True),
+    ("INFO preemption policy: PREEMPTED jobs are requeued", False),
+])
+def test_a_tpu_in_the_preempted_state_is_a_preemption(line, preempted):
+    assert ("DD1454" in _codes(line)) == preempted

@@ -22,7 +22,8 @@ not copied from a case.
   region <r>``), the zone stock-outs of Compute Engine and Cloud TPU (ZONE_RESOURCE_POOL_EXHAUSTED, "There is no more
   capacity in the zone", as GoogleCloudPlatform/gcpdiag's TPU rule matches it), SageMaker's CapacityError
   (aws/sagemaker-python-sdk src/sagemaker/exceptions.py, the job's FailureReason) and EC2's
-  InsufficientInstanceCapacity; Alibaba Cloud MaxCompute's "killed by OOM Killer" job result (its Spark FAQ);
+  InsufficientInstanceCapacity; Alibaba Cloud MaxCompute's "killed by OOM Killer" job result (its Spark FAQ); a Cloud
+  TPU in the PREEMPTED state (batch s13-b's first-sight miss: post hoc);
 * NVIDIA's Fabric Manager (NVSwitch systems): its start-up check that its version is the driver's;
 * TensorFlow's file-system registry (tensorflow/core/platform/env.cc ``Env::GetFileSystemForFile``): a path whose
   scheme no registered file system serves;
@@ -203,3 +204,12 @@ add("DD1453", "pytorch-nccl-heartbeat-monitor", C.HANG_STALLED_WORKER, R.WAIT,
     "{} seconds without making progress in monitoring enqueued collectives.\")",
     fixture="[rank3]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 3] Heartbeat monitor timed out! Process will be terminated "
             "after dumping debug info. workMetaList_.size()=1")
+add("DD1454", "cloud-tpu-preempted-state", C.PREEMPTION, R.CAUSE, ("PREEMPTED",),
+    "A Cloud TPU (or a spot VM) is in the PREEMPTED state: Google Cloud reclaimed it", rank=80,
+    regex=r"\bis in PREEMPTED state\b|\bstate:? ['\"]?PREEMPTED\b",
+    remedy="The preemptible / spot TPU or VM was reclaimed: recreate it (or use a queued resource that restarts it), "
+    "resume from the last checkpoint, and use on-demand or reserved capacity for runs that cannot be interrupted.",
+    component="cloud-platform", versions="all (Cloud TPU API State.PREEMPTED; Compute Engine spot VMs)",
+    source="Cloud TPU API v2 Node.State PREEMPTED (\"TPU node has been preempted. Only applies to Preemptible TPU "
+    "Nodes.\"), as `gcloud compute tpus tpu-vm describe` prints it (state: PREEMPTED) and launchers quote it",
+    fixture="W 03-02 10:14:05 provisioner.py:212] TPU VM train-head-tpu is in PREEMPTED state.")
