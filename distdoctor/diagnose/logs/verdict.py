@@ -127,7 +127,9 @@ def _reads_the_exception(root: Finding, v: Verdict, hits=()) -> bool:
     if any(e.text and (e.text.strip() == line or (e.task == v.root.writer and v.root.sig.match(e.text)))
            for e in root.evidence):
         return True
-    return not wait and any(h.writer == v.root.writer and h.stream == v.root.stream and names_a_cause(h.sig)
+    if wait:
+        return False
+    return any(h.writer == v.root.writer and h.stream == v.root.stream and names_a_cause(h.sig)
                and 0 < v.root.line_no - h.line_no <= _MESSAGE_LINES and any(o.startswith(h.text.strip()) for o in own)
                for h in hits)
 
