@@ -229,8 +229,10 @@ def _run_sigkill(folder: Path, combined: bool) -> tuple[Job, str]:
     return job, culprit_text
 
 
-def _run_exception(folder: Path, combined: bool) -> tuple[Job, str]:
-    job = Job(folder, ["--fault", "exception", "--fault-step", "3", "--steps", "10", "--epochs", "3"], combined=combined)
+def _run_exception(folder: Path, combined: bool, fault: str = "exception") -> tuple[Job, str]:
+    """worker:1 raises at step 3 (``fault``: the trainer's exception fault, or another one that raises); both tasks
+    are let end by themselves."""
+    job = Job(folder, ["--fault", fault, "--fault-step", "3", "--steps", "10", "--epochs", "3"], combined=combined)
     try:
         job.settle(1, timeout=90)
         job.settle(0, timeout=30)
@@ -265,13 +267,7 @@ def test_a_shard_on_a_file_system_tensorflow_lacks_is_named_with_its_remedy(tmp_
     """worker:1 reads a shard from s3:// (TensorFlow's own UnimplementedError, as TF 2.21 words it): the task that
     raised is worker:1, and the remedy is the file-system signature's (DD1448: tensorflow-io), not a bare "fix the
     exception"."""
-    job = Job(tmp_path / "remote-path", ["--fault", "remote_path", "--fault-step", "3", "--steps", "10", "--epochs", "3"])
-    try:
-        job.settle(1, timeout=90)
-        job.settle(0, timeout=30)
-        text = job.text(1)
-    finally:
-        job.kill_all()
+    job, text = _run_exception(tmp_path / "remote-path", False, fault="remote_path")
     _keep("remote-path", job.folder)
     assert "File system scheme 's3' not implemented" in text
     d = _diagnose(job.logs())
