@@ -32,6 +32,10 @@ not copied from a case.
   rendezvous store that could not be reached, the connection retry that is normal while rank 0 starts (benign), and
   the heartbeat monitor that found the watchdog stuck.
 
+Written from the documented codes without a look-up (no real case here has them): EC2's InsufficientInstanceCapacity,
+Compute Engine's ZONE_RESOURCE_POOL_EXHAUSTED sentence, squeue's ReqNodeNotAvail, the other ``hstrerror`` texts in
+DD1449's pattern.
+
 Extended elsewhere instead of repeated here: the dynamic loader's "version `X' not found (required by ...)" for any
 library's symbol version (DD1366, glibc elf/dl-version.c), a loss printed as NaN under any name (DD640), Ray's
 older memory-monitor wording "System memory low at node with IP" (DD897).
