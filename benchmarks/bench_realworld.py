@@ -11,6 +11,9 @@ Figures printed:
 
 * **top-1**: the verdict's category is the label's; **culprit**: over the cases whose label names one (a list label
   is right when any of its tasks is named);
+* **culprit named**: the same over the cases whose logs name the labelled task (its own log file, or a line that
+  names it as the stack does: ``/job:ps/replica:0/task:0``, ``rank 3``, ``[1,3]<``; ``casedirs.log_names``) -- the
+  issue's "culprit where the log names one"; a task no line names can only be inferred;
 * **top-3**: the label is the verdict's category or one of its first two ranked alternatives; **verdict or
   alternatives**: the label is the verdict's or any of its (at most three) alternatives';
 * **high-confidence precision**: of the verdicts given with ``high`` confidence, how many are right -- what a user
@@ -62,9 +65,11 @@ def _pct(a: int, b: int) -> str:
 def figures(rows: list[dict]) -> dict:
     n = len(rows)
     cul = [r for r in rows if r["culprit_ok"] is not None]
+    named = [r for r in cul if r.get("culprit_named")]
     by_conf = {c: [r for r in rows if r["confidence"] == c] for c in ("high", "medium", "low")}
     return {"cases": n, "category_ok": sum(r["category_ok"] for r in rows), "culprit_cases": len(cul),
-            "culprit_ok": sum(bool(r["culprit_ok"]) for r in cul), "top3_ok": sum(r["top3_ok"] for r in rows),
+            "culprit_ok": sum(bool(r["culprit_ok"]) for r in cul), "culprit_named_cases": len(named),
+            "culprit_named_ok": sum(bool(r["culprit_ok"]) for r in named), "top3_ok": sum(r["top3_ok"] for r in rows),
             "any_ok": sum(r["any_ok"] for r in rows),
             "confidence": {c: [len(v), sum(r["category_ok"] for r in v)] for c, v in by_conf.items()},
             "covered": sum(r["code"] not in (None, SAFETY_NET, NO_EVIDENCE) for r in rows)}
@@ -74,6 +79,8 @@ def _print_figures(title: str, f: dict) -> None:
     print(f"{title}: {f['cases']} cases")
     print(f"  top-1 category  {_pct(f['category_ok'], f['cases'])}")
     print(f"  culprit         {_pct(f['culprit_ok'], f['culprit_cases'])} (cases whose label names one)")
+    print(f"  culprit named   {_pct(f['culprit_named_ok'], f['culprit_named_cases'])} (of those, where the log names "
+          f"the labelled task: casedirs.log_names)")
     print(f"  top-3 category  {_pct(f['top3_ok'], f['cases'])} (the verdict or its first two alternatives)")
     print(f"  verdict or alternatives {_pct(f['any_ok'], f['cases'])} (the verdict or any of its, at most three)")
     for c, (k, ok) in f["confidence"].items():

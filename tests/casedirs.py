@@ -5,6 +5,7 @@ benchmarks/bench_realworld.py."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from distdoctor.diagnose.command import diagnose_paths
@@ -44,7 +45,33 @@ def judge(case_dir: Path, *, learned: bool = True) -> dict:
             "want_culprit": want, "got_culprit": got_cul, "status": diag.status.value,
             "confidence": rc.confidence if rc else None, "summary": (rc.summary if rc else "") or "",
             "evidence": len(rc.evidence) if rc else 0,
-            "category_ok": got_cat == lab["category"], "culprit_ok": (got_cul in wants) if wants else None}
+            "category_ok": got_cat == lab["category"], "culprit_ok": (got_cul in wants) if wants else None,
+            "culprit_named": any(log_names(case_dir, t) for t in wants) if wants else None}
+
+
+def log_names(case_dir: Path, task: str) -> str | None:
+    """Whether a case's logs name the task ``task`` (``"worker:1"``, ``"rank:3"``), read by the benchmark on its own
+    (never by the reading under test): the log file is that task's (``worker-1.log``), or a line names it the way the
+    stack does -- ``/job:worker/replica:0/task:1``, ``worker-1``/``worker:1``/``worker 1``, TF_CONFIG's ``"type":
+    "worker", "index": 1``; for a rank ``rank 3``/``Rank 3``/``rank=3``, mpirun's ``[1,3]<``, Ray's ``world_rank=3``,
+    Slurm's ``task 3``. The text that names it, or None: the figure "culprit where the log names one" (issue 25)."""
+    kind, _, n = task.partition(":")
+    files = [p for p in sorted(case_dir.iterdir()) if p.name != "case.json"]
+    if any(p.name.startswith(f"{kind}-{n}.") for p in files):
+        return files[0].name if len(files) == 1 else f"{kind}-{n}"
+    text = "\n".join(p.read_text(errors="replace") for p in files)
+    if kind == "rank":
+        pats = [rf"\brank[\s:=#\[(]*{n}\b", rf"\[1,{n}\]<", rf"\bworld_rank=\s*{n}\b", rf"\btask {n}\b"]
+    elif kind == "launcher":
+        pats = [r"\blauncher\b"]
+    else:
+        pats = [rf"/job:{kind}(?:/replica:\d+)?/task:{n}\b", rf"\b{kind}[-_:]{n}\b", rf"\b{kind} {n}\b",
+                rf"[\"']type[\"']:\s*[\"']{kind}[\"'],\s*[\"']index[\"']:\s*{n}\b"]
+    for pat in pats:
+        m = re.search(pat, text, re.IGNORECASE)
+        if m:
+            return m.group(0)
+    return None
 
 
 def case_params(names: list[str], known: dict[str, str], loose: dict[str, str] | None = None) -> list:

@@ -53,3 +53,19 @@ def test_one_thread_has_one_name():
 def test_no_thread_gives_two_cases():
     sources = Counter(thread_of(json.loads((c / "case.json").read_text())["source"]) for c in CASES)
     assert len(CASES) >= 200 and not [s for s, n in sources.items() if n > 1]
+
+
+@pytest.mark.parametrize("case, task, says", [
+    ("batch-2026-11-28-s9-tf/t9_005", "ps:0", "/job:ps/replica:0/task:0"),   # the device name TF prints
+    ("batch-2026-11-28/rw_018", "rank:3", "[1,3]<"),                           # mpirun's rank prefix
+    ("realworld-dev/dev_040", "worker:5", "worker:5"),
+    ("realworld-dev/dev_210", "rank:1", "world_rank=1"),                    # Ray Train's context
+    ("realworld-dev/dev_026", "rank:4", "task 4"),                          # Slurm's task id
+    ("realworld-dev/dev_027", "worker:0", "worker-0.log"),                  # the task's own log
+    ("batch-2026-11-28-s9-fail/f9_008", "rank:0", None),                    # a watchdog line that names no rank
+    ("realworld-dev/dev_119", "rank:0", None),                              # "exiting!" from an unnamed rank
+    ("batch-2026-11-28/rw_018", "rank:31", None),                              # not "rank 3" read as a prefix of 31
+])
+def test_the_culprit_figure_counts_a_task_only_where_the_log_names_it(case, task, says):
+    from casedirs import log_names
+    assert log_names(REAL / case, task) == says
