@@ -26,13 +26,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
-from distdoctor.diagnose.logs.learned import UNKNOWN_MESSAGE  # noqa: E402  (the learned reading decides there)
+from distdoctor.diagnose.logs.learned import BANDS, UNKNOWN_MESSAGE, band_of, confidence_of  # noqa: E402
 
 OUT = ROOT / "distdoctor" / "diagnose" / "logs" / "data" / "model.json"
 C = 10.0
 TEXT_C = 10.0
 FOLDS = 5
-BANDS = (("high", 0.8), ("medium", 0.5), ("low", 0.0))
 
 
 def cases() -> list[Path]:
@@ -198,14 +197,10 @@ def cross_validate(rows: list[dict]) -> tuple[list[dict], float]:
     return temper(oof, t), t
 
 
-def band_of(p: float) -> str:
-    return next(b for b, lo in BANDS if p >= lo)
-
-
 def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> dict:
     """top-1, top-3, and precision/coverage per confidence band; ``probs`` None: the hand-written reasoning's;
-    ``joint``: the hand-written verdict's cause and confidence, the alternatives the learned next most probable
-    causes (what ``diagnose`` prints)."""
+    ``joint``: the hand-written verdict's cause, its confidence the band of its calibrated probability capped by the
+    hand-written one, the alternatives the learned next most probable causes (what ``diagnose`` prints)."""
     n = len(rows)
     out = {"n": n, "top1": 0, "top3": 0, "bands": {b: [0, 0] for b, _ in BANDS}}
     for i, r in enumerate(rows):
@@ -219,11 +214,12 @@ def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> 
             hand = order[0] if r["code"] == UNKNOWN_MESSAGE else r["hand"]
             first = [a for a in r["hand_alts"][:1] if a != hand and r["code"] != UNKNOWN_MESSAGE]
             others = first + [c for c in order if c != hand and c not in first]
-            ranked, band = [hand] + (others[:2] if r["hand_alts"] else []), r["hand_conf"] or "low"
+            ranked = [hand] + (others[:2] if r["hand_alts"] else [])
+            band = confidence_of(r["hand_conf"] or "low", probs[i].get(hand, 0.0))
         else:
             ranked = [c for c, _ in sorted(probs[i].items(), key=lambda kv: -kv[1])][:3]
             p = max(probs[i].values())
-            band = next(b for b, lo in BANDS if p >= lo)
+            band = band_of(p)
         ok = ranked[0] == r["label"]
         out["top1"] += ok
         out["top3"] += r["label"] in ranked[:3]
@@ -246,8 +242,9 @@ def table(rows: list[dict], oof: list[dict], fitted: list[dict], t: float) -> st
            "| reading | top-1 | top-3 | precision per confidence band (coverage) |", "|---|---|---|---|",
            line("hand-written reasoning, all cases", figures(rows, None)),
            line("learned, grouped cross-validation, all cases", figures(rows, oof)),
-           line("**as diagnose prints it**: hand-written cause (learned where no signature names one) and confidence, "
-                "learned alternatives, grouped CV",
+           line("**as diagnose prints it**: hand-written cause (learned where no signature names one), confidence "
+                "the band of its calibrated probability capped by the hand-written one, learned alternatives, "
+                "grouped CV",
                 figures(rows, oof, joint=True)),
            line("learned, fitted (train = test, only to show the gap)", figures(rows, fitted)),
            line("hand-written, log holds the deciding line", figures(sub(dec), None)),

@@ -17,6 +17,12 @@ def diagnose(files: dict[str, str], tmp: Path):
     return diagnose_texts(files, tmp).root_cause
 
 
+def reading(files: dict[str, str], tmp: Path):
+    """The hand-written reading's verdict, before the learned reading bands its confidence by the calibrated
+    probability (which may lower it where the real corpus holds no case like it: tests/test_learned.py)."""
+    return diagnose_texts(files, tmp, learned=False).root_cause
+
+
 def cats(rc) -> list[str]:
     return [rc.category.value] + [a.category.value for a in rc.alternatives]
 
@@ -82,7 +88,8 @@ def test_an_abort_after_a_failed_thread_creation_is_the_exhausted_resource(tmp_p
     text = ("[1,2]<stderr>:2025-01-09 10:00:00.000001: F tensorflow/tsl/platform/default/env.cc:74] Check failed: "
             "ret == 0 (11 vs. 0)Thread tf_inter_op creation via pthread_create() failed.\n" + _ABORT)
     rc = diagnose({"output.log": text}, tmp_path)
-    assert rc.category.value == "resource_exhaustion" and rc.confidence == "medium", rc
+    assert rc.category.value == "resource_exhaustion" and rc.confidence in ("medium", "low"), rc
+    assert reading({"output.log": text}, tmp_path).confidence == "medium"
     assert "segfault_core_dump" in cats(rc)[1:], cats(rc)
 
 
@@ -108,7 +115,8 @@ def test_a_lost_gpu_while_every_pod_runs_is_a_stalled_task(tmp_path):
             "gpt-worker-0      1/1     Running   0          9h\n"
             "gpt-worker-1      1/1     Running   0          9h\n")
     rc = diagnose({"output.log": pods + _XID}, tmp_path)
-    assert rc.category.value == "hang_stalled_worker" and rc.confidence == "medium", rc
+    assert rc.category.value == "hang_stalled_worker" and rc.confidence in ("medium", "low"), rc
+    assert reading({"output.log": pods + _XID}, tmp_path).confidence == "medium"
 
 
 def test_a_lost_gpu_alone_is_not_high_and_lists_the_hang(tmp_path):

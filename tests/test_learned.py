@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from distdoctor.diagnose.command import diagnose_paths
 from distdoctor.diagnose.logs import learned
@@ -119,16 +122,20 @@ def _real_cases_with_alternatives(limit: int):
 
 def test_diagnose_lists_the_learned_next_most_probable_causes():
     """The printed alternatives are the reasoning's own first one, then the model's next most probable causes after
-    the verdict's (the cause, culprit and confidence stay the hand-written reasoning's); one the reasoning offered
-    keeps its words."""
-    changed = 0
+    the verdict's (the cause and culprit stay the hand-written reasoning's; its confidence is the band of the cause's
+    calibrated probability, never above the hand-written one); one the reasoning offered keeps its words."""
+    changed = lowered = 0
     for logs, hand in _real_cases_with_alternatives(25):
         feats: list = []
         diagnose_paths(logs, detected_at=0.0, features_out=feats)
         ranked = [c for c, _ in learned.rank(*feats[0])]
         got, _ = diagnose_paths(logs, detected_at=0.0)
         rc, hrc = got.root_cause, hand.root_cause
-        assert (rc.category, rc.culprit, rc.confidence, rc.code) == (hrc.category, hrc.culprit, hrc.confidence, hrc.code)
+        assert (rc.category, rc.culprit, rc.code) == (hrc.category, hrc.culprit, hrc.code)
+        p = dict(learned.rank(*feats[0]))[rc.category.value]
+        assert rc.probability == round(p, 3)
+        assert rc.confidence == learned.confidence_of(hrc.confidence, p)
+        lowered += rc.confidence != hrc.confidence
         cats = [a.category.value for a in rc.alternatives]
         given = {a.category.value: a for a in hrc.alternatives}
         first = [a.category.value for a in hrc.alternatives[:1] if a.category != hrc.category]
@@ -142,6 +149,7 @@ def test_diagnose_lists_the_learned_next_most_probable_causes():
                 assert "learned reading" in a.why
         changed += cats != [a.category.value for a in hrc.alternatives]
     assert changed > 0   # the learned ranking is not the hand-written one under another name
+    assert lowered > 0   # the calibrated probability speaks: somewhere it is below the hand-written band
 
 
 def test_where_no_signature_names_a_cause_the_learned_reading_decides_it():
@@ -191,7 +199,7 @@ def test_the_weighed_lines_reach_the_terminal_the_json_and_the_html(tmp_path):
                    "bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\nDone.\n")
     cli = [sys.executable, "-m", "distdoctor", "diagnose", str(log)]
     term = subprocess.run(cli + ["--html", str(tmp_path / "r.html")], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT, env={**__import__("os").environ, "COLUMNS": "200"})
+                          cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
     assert "Weighed most" in term.stdout and "worker-1.log:1" in term.stdout, term.stdout + term.stderr
     js = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True, timeout=120, cwd=ROOT).stdout)
     assert js["root_cause"]["weighed"][0]["where"] == "worker-1.log:1" and js["root_cause"]["weighed"][0]["weight"] > 0
@@ -239,3 +247,31 @@ def test_cases_group_by_repository_and_a_page_by_its_site():
     assert repo_of("horovod/horovod#1029") == "horovod/horovod"
     assert repo_of("https://stackoverflow.com/questions/123/tf-hangs") == repo_of("https://www.stackoverflow.com/q/9")
     assert repo_of("https://stackoverflow.com/questions/123/x") != repo_of("https://discuss.pytorch.org/t/x/1")
+
+
+@pytest.mark.parametrize("hand, p, want", [
+    ("high", 0.93, "high"),      # the line names its cause and the corpus agrees
+    ("high", 0.62, "medium"),    # the line reads as a cause, but like cases often had another: no longer high
+    ("high", 0.20, "low"),
+    ("medium", 0.99, "medium"),  # a line that names an effect stays at most medium however sure the corpus is
+    ("low", 0.97, "low"),        # a log without the deciding line is never sold as more than a guess
+    (None, 0.85, "high"),
+])
+def test_confidence_is_the_calibrated_probability_capped_by_the_reading(hand, p, want):
+    assert learned.confidence_of(hand, p) == want
+
+
+def test_the_terminal_shows_the_calibrated_probability(tmp_path):
+    """`diagnose` on a real case prints the band and the probability it comes from; --json carries both."""
+    case = ROOT / "tests" / "realworld" / "realworld-dev" / "dev_017"
+    logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
+    got, _ = diagnose_paths(logs, detected_at=0.0)
+    rc = got.root_cause
+    assert rc.probability is not None and 0.0 <= rc.probability <= 1.0
+    out = subprocess.run([sys.executable, "-m", "distdoctor", "diagnose", *logs], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    assert f"confidence {rc.confidence} ({rc.probability:.0%})" in out.stdout, out.stdout
+    js = subprocess.run([sys.executable, "-m", "distdoctor", "diagnose", "--json", *logs], capture_output=True,
+                        text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    d = json.loads(js.stdout)["root_cause"]
+    assert d["probability"] == rc.probability and d["confidence"] == rc.confidence

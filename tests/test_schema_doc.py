@@ -31,7 +31,7 @@ def test_every_key_has_a_meaning(cls):
 def _examples() -> dict[type, object]:
     d = dataclasses.replace(_run_diagnosis(), interrupted="SIGINT")
     a = d.attempts[0]
-    f = dataclasses.replace(a.root_cause, candidates=("worker:0", "worker:1"),    # every key set
+    f = dataclasses.replace(a.root_cause, candidates=("worker:0", "worker:1"), probability=0.9,   # every key set
                             weighed=(Weighed("E a line", "worker:1", "worker-1.log:3", 0.2),))
     return {Diagnosis: d, type(d.tasks["worker:0"]): d.tasks["worker:0"], Finding: f, type(f.evidence[0]): f.evidence[0],
             type(f.alternatives[0]): f.alternatives[0], type(a): a, type(a.resumed_from): a.resumed_from,

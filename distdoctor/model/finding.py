@@ -108,6 +108,11 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def _prob(v: Any) -> float | None:
+    n = _num(v)
+    return n if n is not None and 0.0 <= n <= 1.0 else None
+
+
 def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
@@ -237,6 +242,7 @@ class Finding:
     at: float | None = None  # when the problem began, for the root-cause policy
     candidates: tuple[str, ...] = ()  # when the culprit can't be decided
     confidence: str | None = None     # high / medium / low (``diagnose`` over logs it did not write)
+    probability: float | None = None  # diagnose: the calibrated probability of this cause; ``confidence`` is its band
     alternatives: tuple[Alternative, ...] = ()  # other readings of the same evidence, ranked below it
     weighed: tuple[Weighed, ...] = ()  # the lines that weighed most in the learned reading of this cause (diagnose)
 
@@ -256,6 +262,8 @@ class Finding:
             out["candidates"] = list(self.candidates)
         if self.confidence:
             out["confidence"] = self.confidence
+        if self.probability is not None:
+            out["probability"] = self.probability
         if self.alternatives:
             out["alternatives"] = [a.to_json() for a in self.alternatives]
         if self.weighed:
@@ -279,7 +287,7 @@ class Finding:
                        culprit=_str(d.get("culprit")) or None, summary=str(d.get("summary") or ""), evidence=evidence,
                        remedy=str(d.get("remedy") or ""), at=_num(d.get("at")),
                        candidates=tuple(c for c in d.get("candidates") or () if isinstance(c, str)),
-                       confidence=conf if isinstance(conf, str) else None,
+                       confidence=conf if isinstance(conf, str) else None, probability=_prob(d.get("probability")),
                        alternatives=tuple(Alternative.from_json(a) for a in d.get("alternatives") or ()
                                           if isinstance(a, dict)),
                        weighed=tuple(Weighed.from_json(w) for w in d.get("weighed") or () if isinstance(w, dict)))

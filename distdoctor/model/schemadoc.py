@@ -41,7 +41,7 @@ DERIVED: dict[tuple[type, str], tuple[str, str]] = {
 # Keys written only when they hold something.
 OPTIONAL: dict[type, frozenset[str]] = {
     Diagnosis: frozenset({"attempts", "goodput", "task_restarts", "interrupted"}),
-    Finding: frozenset({"candidates", "confidence", "alternatives", "weighed"}),
+    Finding: frozenset({"candidates", "confidence", "probability", "alternatives", "weighed"}),
     Alternative: frozenset({"settle"}),
 }
 _SCALARS = {"str": "string", "float": "number", "int": "integer", "bool": "boolean", "None": "null", "dict": "object"}

@@ -104,7 +104,8 @@ def _root_cause(root: Finding, culprits: tuple[str, ...]) -> Group:
     if root.at is not None:
         line.append(f"  began {format_clock(root.at)}", style="dim")
     if root.confidence:
-        line.append(f"  confidence {root.confidence}", style="dim")
+        line.append(f"  confidence {root.confidence}" + (f" ({root.probability:.0%})" if root.probability is not None
+                    else ""), style="dim")
     parts.append(line)
     if root.evidence:
         parts.append(Text("Evidence", style="bold"))

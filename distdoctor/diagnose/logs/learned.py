@@ -44,6 +44,22 @@ TEXT_LINES = 400      # a case's text: at most this many lines (a 64-task job's 
 WEIGH_LINES = 80      # lines tried without, for "which lines weighed most"
 WEIGHED = 3           # lines named
 MIN_WEIGHT = 0.01     # a line whose absence moves the probability less than this did not weigh
+# the confidence bands of a calibrated probability (fixed before any figure was read: not tuned on the corpus)
+BANDS = (("high", 0.8), ("medium", 0.5), ("low", 0.0))
+_ORDER = {"low": 0, "medium": 1, "high": 2}
+
+
+def band_of(p: float) -> str:
+    """The confidence band of a calibrated probability."""
+    return next(b for b, lo in BANDS if p >= lo)
+
+
+def confidence_of(hand: str | None, p: float) -> str:
+    """A verdict's confidence: the band of its calibrated probability ``p``, never above what the reading of its
+    lines allows (``hand``: a line that names an effect, not its cause, or a log without the deciding line, is at most
+    medium or low however often the corpus' like cases had that cause)."""
+    learned = band_of(p)
+    return learned if hand is None or _ORDER.get(learned, 0) <= _ORDER.get(hand, 0) else hand
 
 
 @dataclass(frozen=True)
@@ -340,7 +356,7 @@ def _decided(diag, ranked: list[tuple[str, float]]):
     cat, p = Category(top[0]), top[1]
     line = rc.evidence[0].text.strip()[:200] if rc.evidence else ""
     summary = (f"not in the knowledge base: the first line that reads as an error is \"{line}\"; the learned reading "
-               f"of the real corpus ranks {cat.value} first ({p:.0%}), a guess")
+               f"of the real corpus ranks {cat.value} first ({p:.0%})")
     harmless = tuple(a for a in rc.alternatives if a.category == Category.OTHER)   # the others were the word model's
     root = replace(rc, category=cat, summary=summary, confidence="low", alternatives=harmless)
     notes = tuple(f"what would settle it: {settle_for(cat)}" if n.startswith("what would settle it:") else n
@@ -371,8 +387,10 @@ def with_learned_reading(diag, hits: list, facts=()):
         rc = diag.root_cause
     heavy = tuple(Weighed(text=ln.text, task=ln.task, where=ln.where, weight=round(w, 3))
                   for ln, w in weighed(m, diag, hits, lines, rc.category.value, index=index))
+    p = dict(ranked).get(rc.category.value, 0.0)
+    rc = replace(rc, probability=round(p, 3), confidence=confidence_of(rc.confidence, p))
     if not offered:   # where the reasoning saw no other reading (a plain exception in the user's file), none
-        return replace(diag, root_cause=replace(rc, weighed=heavy))   # is made up
+        return _with_root(diag, replace(rc, weighed=heavy))   # is made up
     given = {a.category.value: a for a in rc.alternatives}
     alts = []
     first = rc.alternatives[0] if rc.alternatives and rc.code != UNKNOWN_MESSAGE else None
@@ -395,4 +413,11 @@ def with_learned_reading(diag, hits: list, facts=()):
         alts.append(a)
         if len(alts) == 3:
             break
-    return replace(diag, root_cause=replace(rc, alternatives=tuple(alts), weighed=heavy))
+    return _with_root(diag, replace(rc, alternatives=tuple(alts), weighed=heavy))
+
+
+def _with_root(diag, root):
+    """``diag`` with ``root`` as its root cause, in its findings too."""
+    from dataclasses import replace
+    old = diag.root_cause
+    return replace(diag, root_cause=root, findings=tuple(root if f is old else f for f in diag.findings))
