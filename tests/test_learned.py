@@ -262,15 +262,19 @@ def test_confidence_is_the_calibrated_probability_capped_by_the_reading(hand, p,
 
 
 def test_the_terminal_shows_the_calibrated_probability(tmp_path):
-    """`diagnose` on a real case prints the band and the probability it comes from; --json carries both."""
+    """`diagnose` on a real case prints the band and the probability it comes from, in the terminal and the HTML
+    report; --json carries both."""
     case = ROOT / "tests" / "realworld" / "realworld-dev" / "dev_017"
     logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
     got, _ = diagnose_paths(logs, detected_at=0.0)
     rc = got.root_cause
     assert rc.probability is not None and 0.0 <= rc.probability <= 1.0
-    out = subprocess.run([sys.executable, "-m", "distdoctor", "diagnose", *logs], capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    out = subprocess.run([sys.executable, "-m", "distdoctor", "diagnose", *logs, "--html", str(tmp_path / "r.html")],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
     assert f"confidence {rc.confidence} ({rc.probability:.0%})" in out.stdout, out.stdout
+    html = (tmp_path / "r.html").read_text()
+    assert f'data-confidence="{rc.confidence}">{rc.confidence} ({rc.probability:.0%})<' in html
     js = subprocess.run([sys.executable, "-m", "distdoctor", "diagnose", "--json", *logs], capture_output=True,
                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     d = json.loads(js.stdout)["root_cause"]

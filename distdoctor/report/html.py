@@ -128,6 +128,10 @@ def _verdict(page: ReportPage) -> str:
         facts.append(f'<div><dt>Category</dt><dd><code>{_t(r.category.value)}</code> <span class="code">{_t(r.code)}</span></dd></div>')
         if r.at is not None:
             facts.append(f"<div><dt>Began</dt><dd>{format_clock(r.at)}</dd></div>")
+        if r.confidence:   # diagnose over logs it did not write: the band of the cause's calibrated probability
+            p = f" ({r.probability:.0%})" if r.probability is not None else ""
+            facts.append(f'<div><dt>Confidence</dt><dd class="confidence" data-confidence="{_a(r.confidence)}">'
+                         f'{_t(r.confidence)}{p}</dd></div>')
     if v.detected_at is not None and page.source == "bundle":
         word = "Ended" if v.status == "succeeded" else "Detected"
         facts.append(f"<div><dt>{word}</dt><dd>{format_clock(v.detected_at)}</dd></div>")
