@@ -279,3 +279,15 @@ def test_the_terminal_shows_the_calibrated_probability(tmp_path):
                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     d = json.loads(js.stdout)["root_cause"]
     assert d["probability"] == rc.probability and d["confidence"] == rc.confidence
+
+
+def test_a_run_bundle_keeps_the_confidence_of_what_the_supervisor_recorded():
+    """A run bundle's verdict rests on what `distdoctor run` recorded (exits, signals, memory), which the corpus of
+    posted logs knows nothing of: the learned reading ranks its alternatives but does not band its confidence. The
+    same task logs without the bundle's record are banded."""
+    bundle = ROOT / "tests" / "corpus" / "sigkill-run-bundle"
+    hand, _ = diagnose_paths([str(bundle)], detected_at=0.0, learned=False)
+    got, _ = diagnose_paths([str(bundle)], detected_at=0.0)
+    assert got.root_cause.confidence == hand.root_cause.confidence and got.root_cause.probability is None
+    raw, _ = diagnose_paths([str(bundle / "logs")], detected_at=0.0)
+    assert raw.root_cause.probability is not None

@@ -76,7 +76,7 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
         if features_out is not None:   # scripts/build_model.py: what the learned reading is trained on (the
             features_out.append((diag, hits, text))   # hand-written reading's, never the shipped model's)
         elif learned:
-            diag = with_learned_reading(diag, hits, text)
+            diag = with_learned_reading(diag, hits, text, witnessed=recorded is not None)
     except DistDoctorError:
         raise
     except RecursionError as exc:  # pathological input nesting: still one line, never a traceback

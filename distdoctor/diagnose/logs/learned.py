@@ -367,11 +367,14 @@ def _decided(diag, ranked: list[tuple[str, float]]):
                    findings=tuple(root if f is rc else f for f in diag.findings))
 
 
-def with_learned_reading(diag, hits: list, facts=()):
+def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False):
     """``diag`` with the learned reading: its root cause's alternatives re-ranked by the learned probability (the
     hand-written reasoning's first one, then the next most probable causes other than the verdict's, at most three;
     an alternative the hand-written reasoning gave keeps its words and culprit, a new one says it comes from the
-    learned reading and names what would settle it), and the lines that weighed most for its cause."""
+    learned reading and names what would settle it), the lines that weighed most for its cause, and its confidence
+    banded by its calibrated probability (:func:`confidence_of`) -- except where ``witnessed``: a run bundle, whose
+    verdict rests on what the supervisor recorded (exits, signals, memory), of which the corpus of posted logs knows
+    nothing; its confidence stays the reading's."""
     rc = diag.root_cause
     m = load()
     if rc is None or m is None or diag.status.value in ("succeeded", "running"):
@@ -389,8 +392,9 @@ def with_learned_reading(diag, hits: list, facts=()):
         rc = diag.root_cause
     heavy = tuple(Weighed(text=ln.text, task=ln.task, where=ln.where, weight=round(w, 3))
                   for ln, w in weighed(m, diag, hits, lines, rc.category.value, index=index))
-    p = dict(ranked).get(rc.category.value, 0.0)
-    rc = replace(rc, probability=round(p, 3), confidence=confidence_of(rc.confidence, p))
+    if not witnessed:
+        p = dict(ranked).get(rc.category.value, 0.0)
+        rc = replace(rc, probability=round(p, 3), confidence=confidence_of(rc.confidence, p))
     if not offered:   # where the reasoning saw no other reading (a plain exception in the user's file), none
         return _with_root(diag, replace(rc, weighed=heavy))   # is made up
     given = {a.category.value: a for a in rc.alternatives}
