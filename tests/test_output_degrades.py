@@ -142,9 +142,10 @@ def test_a_fast_printer_is_not_held_back(tmp_path):
     for i in range(2):
         with open(tmp_path / "out" / "logs" / f"worker-{i}.log", "rb") as fh:
             assert sum(1 for ln in fh if b"plain line" in ln) == n     # every line kept
-    # the printer's own time under run, against its whole bare run (interpreter start included): loose on purpose
+    # the printer's own time under run, against its whole bare run (interpreter start included): loose on purpose --
+    # two printers and the supervisor share two cores, and a loaded CI box once took 1.06 s against 0.32 s bare
     task = max(float(ln.split()[-1]) for ln in r.stdout.splitlines() if "ELAPSED" in ln)
-    assert task < max(3 * bare, 1.0), (task, bare)
+    assert task < max(3 * bare, 2.0), (task, bare)
 
 
 def test_a_held_task_keeps_its_first_lines_until_its_reader_is_there(tmp_path):
