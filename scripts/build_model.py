@@ -215,7 +215,7 @@ def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> 
             first = [a for a in r["hand_alts"][:1] if a != hand and r["code"] != UNKNOWN_MESSAGE]
             others = first + [c for c in order if c != hand and c not in first]
             ranked = [hand] + (others[:2] if r["hand_alts"] else [])
-            band = confidence_of(r["hand_conf"] or "low", probs[i].get(hand, 0.0))
+            band = confidence_of(r["hand_conf"], probs[i].get(hand, 0.0))   # as with_learned_reading bands it
         else:
             ranked = [c for c, _ in sorted(probs[i].items(), key=lambda kv: -kv[1])][:3]
             p = max(probs[i].values())

@@ -57,8 +57,9 @@ def log_names(case_dir: Path, task: str) -> str | None:
     Slurm's ``task 3``. The text that names it, or None: the figure "culprit where the log names one" (issue 25)."""
     kind, _, n = task.partition(":")
     files = [p for p in sorted(case_dir.iterdir()) if p.name != "case.json"]
-    if any(p.name.startswith(f"{kind}-{n}.") for p in files):
-        return files[0].name if len(files) == 1 else f"{kind}-{n}"
+    own = next((p.name for p in files if p.name.startswith(f"{kind}-{n}.")), None)
+    if own is not None:
+        return own
     text = "\n".join(p.read_text(errors="replace") for p in files)
     if kind == "rank":
         pats = [rf"\brank[\s:=#\[(]*{n}\b", rf"\[1,{n}\]<", rf"\bworld_rank=\s*{n}\b", rf"\btask {n}\b"]

@@ -117,3 +117,13 @@ def test_what_is_not_a_diagnosis_is_said_in_one_line(doc, message):
     with pytest.raises(SchemaError, match=message) as exc:
         Diagnosis.from_json(doc)
     assert "\n" not in str(exc.value)
+
+
+def test_a_calibrated_probability_round_trips_and_a_bad_one_is_dropped():
+    """``probability`` (diagnose's calibrated probability of the cause) reads back as written; a value that is no
+    probability (out of 0..1, a string, a bool) reads as absent, never as a number the report would print."""
+    f = Finding("DD760", Category.OOM_GPU, Severity.ERROR, None, "s", confidence="high", probability=0.873)
+    assert Finding.from_json(json.loads(json.dumps(f.to_json()))) == f
+    for bad in (1.7, -0.1, "0.9", True):
+        assert Finding.from_json({**f.to_json(), "probability": bad}).probability is None
+    assert "probability" not in Finding("DD1", Category.OTHER, Severity.INFO, None, "s").to_json()

@@ -364,8 +364,7 @@ def _decided(diag, ranked: list[tuple[str, float]]):
     root = replace(rc, category=cat, summary=summary, confidence="low", alternatives=harmless)
     notes = tuple(f"what would settle it: {settle_for(cat)}" if n.startswith("what would settle it:") else n
                   for n in diag.notes)
-    return replace(diag, root_cause=root, notes=notes,
-                   findings=tuple(root if f is rc else f for f in diag.findings))
+    return replace(_with_root(diag, root), notes=notes)
 
 
 def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False):
