@@ -30,7 +30,10 @@ not copied from a case.
 * PyTorch's process-group start-up (torch/distributed/distributed_c10d.py, torch/csrc/distributed/c10d/socket.cpp,
   ProcessGroupNCCL.cpp): the store-based barrier that not every rank joined (a wait, like TF's CreateSession), the
   rendezvous store that could not be reached, the connection retry that is normal while rank 0 starts (benign), and
-  the heartbeat monitor that found the watchdog stuck.
+  the heartbeat monitor that found the watchdog stuck;
+* PyTorch's debug wrapper (torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp, TORCH_DISTRIBUTED_DEBUG=DETAIL):
+  the ranks' collective fingerprints differ (session 15, post hoc: batch s15-a's first-sight miss b15a_005 showed the
+  family unread; the pattern is the source's fixed text).
 
 Written from the documented codes without a look-up (no real case here has them): EC2's InsufficientInstanceCapacity,
 Compute Engine's ZONE_RESOURCE_POOL_EXHAUSTED sentence, squeue's ReqNodeNotAvail, the other ``hstrerror`` texts in
@@ -217,3 +220,20 @@ add("DD1454", "cloud-tpu-preempted-state", C.PREEMPTION, R.CAUSE, ("PREEMPTED",)
     source="Cloud TPU API v2 Node.State PREEMPTED (\"TPU node has been preempted. Only applies to Preemptible TPU "
     "Nodes.\"), as `gcloud compute tpus tpu-vm describe` prints it (state: PREEMPTED) and launchers quote it",
     fixture="W 03-02 10:14:05 provisioner.py:212] TPU VM train-head-tpu is in PREEMPTED state.")
+add("DD1455", "pytorch-collective-fingerprint-mismatch", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE,
+    ("Detected mismatch between collectives on ranks",),
+    "PyTorch's debug wrapper found the ranks at different collectives (another op, shape or dtype) at the same step",
+    rank=82,
+    remedy="The ranks' code paths diverged: one rank runs another collective, or the same one on a tensor of another "
+    "shape (a rank-dependent branch, an uneven last batch, data-dependent shapes such as routed experts): make every "
+    "rank issue the same collectives in the same order with the same shapes (pad, drop_last, gather sizes first). The "
+    "message names two ranks; the one whose collective differs from most ranks' is the one that went its own way.",
+    component="pytorch", versions=">=1.10 (TORCH_DISTRIBUTED_DEBUG=DETAIL)",
+    source="pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp (CollectiveFingerPrint::verify: "
+    "\"Detected mismatch between collectives on ranks. Rank \" << rank << \" is running collective: \" << this "
+    "<< \", but Rank \" << r << \" is running collective: \" << fingerprint)",
+    fixture="RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=12, OpType=ALLREDUCE, TensorShape=[1024], TensorDtypes=Float), but "
+            "Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=12, OpType=BROADCAST, "
+            "TensorShape=[1], TensorDtypes=Long).")
+
