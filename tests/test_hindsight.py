@@ -222,8 +222,10 @@ def test_hydras_firewall_hint_is_a_blocked_port_at_medium_confidence(tmp_path):
             "[proxy:0:1@hpc-b] main (proxy/pmip.c:101): unable to connect to server hpc-a at port 39211 (check for "
             "firewalls!)\n")
     rc = diagnose({"output.log": text}, tmp_path)
-    assert rc.category.value == "firewall_or_port_blocked" and rc.confidence == "medium", rc
+    assert rc.category.value == "firewall_or_port_blocked" and rc.confidence in ("medium", "low"), rc
     assert "network_unreachable" in cats(rc)[1:], cats(rc)
+    # the reading's own band; the printed one is its calibrated probability's when lower (0.49 with the 540 model)
+    assert reading({"output.log": text}, tmp_path).confidence == "medium"
 
 
 def test_a_throttled_gpu_is_a_slow_worker(tmp_path):
