@@ -115,10 +115,11 @@ _ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED
 
 
 def _wait_for(job_id: str, env: dict[str, str], deadline: float) -> int:
-    """Wait for the job's end, reading its record twice a second; its exit code as ``sbatch --wait`` gives it.
+    """Wait for the job's end, reading its record twice a second: the job's exit code, 128 + the signal that ended
+    it, or 1 for a job that ended otherwise (cancelled, timed out, node failure) -- nonzero whenever it failed.
 
-    ``sbatch --wait`` itself looks after 2, 10 and 42 s (its sleep grows fourfold up to 32 s), so a 15-s job
-    took 42 s to be seen ending; the record says the same thing at once."""
+    ``sbatch --wait`` looks only after 2, 10 and 42 s (its sleep grows fourfold up to 32 s), so every job here,
+    10 to 25 s long, took 42 s to be seen ending; the record says the same thing at once."""
     while True:
         show = subprocess.run(["scontrol", "-o", "show", "job", job_id], env=env, capture_output=True, text=True,
                               timeout=30)
@@ -126,7 +127,11 @@ def _wait_for(job_id: str, env: dict[str, str], deadline: float) -> int:
         state = fields.get("JobState", "")
         if state in _ENDED:
             code, _, sig = fields.get("ExitCode", "1:0").partition(":")
-            return int(code) or (128 + int(sig or 0) if int(sig or 0) else int(state != "COMPLETED"))
+            if int(code):
+                return int(code)
+            if int(sig or 0):
+                return 128 + int(sig)
+            return 0 if state == "COMPLETED" else 1
         if time.monotonic() > deadline:
             raise TimeoutError(f"slurm job {job_id} still {state or show.stderr.strip()!r} after 600 s")
         time.sleep(0.5)
