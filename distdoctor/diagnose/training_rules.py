@@ -36,7 +36,10 @@ def _straggler(rule: Rule, job: JobObservation):
     for t in rows:
         others = [v for k, v in fr.items() if k != t.task]
         med = statistics.median(others)
-        if fr[t.task] >= 0.35 and fr[t.task] >= 2.5 * max(med, 0.05) and t.task not in paused:
+        # far more than its peers: 2.5 times, or (peers whose own input threads run much of the time on a busy
+        # node) busy outside TensorFlow at least 45 points more of the run
+        far = fr[t.task] >= 2.5 * max(med, 0.05) or fr[t.task] - med >= 0.45
+        if fr[t.task] >= 0.35 and far and t.task not in paused:
             yield rule.finding(culprit=t.task, at=t.started_at, severity=Severity.WARNING,
                                summary=f"{t.task} spent {fr[t.task]:.0%} of the run outside TensorFlow functions "
                                        f"(peers: {med:.0%}); every step waited for it",

@@ -49,7 +49,8 @@ from .restarts import Restarts, port_free
 from .runconfig import RunConfig
 from .solo import Solo
 from .runevents import (ACTIONS, AgentSampled, AttemptDiagnosed, AttemptOver, AttemptStarted, Bus, Journal,
-                        JudgeTaskRestart, LedgerAmended, OutputChunk, OutputLine, RecordHang, RunEvent, Said, StopTasks)
+                        JudgeTaskRestart, LedgerAmended, OutputChunk, OutputLine, RecordHang, RunEvent, Said, StopTasks,
+                        TaskExited)
 from .knowledge import KnowledgeSink
 from .sinks import AlertSink, ConsoleSink, LiveSink
 from .step import Observed, Rules, RunState, enter, step
@@ -438,6 +439,7 @@ class Supervisor:
             self._loop()
         finally:
             self.stop_all(reason="cleanup")
+            self._journal_last_exits()
             for t in self.tracks.values():
                 t.proc.drain(5.0)
                 t.close_log()
@@ -445,6 +447,13 @@ class Supervisor:
         job = self.observation()
         self._enter(Phase.DONE)
         return job
+
+    def _journal_last_exits(self) -> None:
+        """The ends no turn saw: the tasks stopped as the attempt ended (a failure's grace ran out, a signal came),
+        or that exited in its last moment. Every task's end is in the journal, as the live run knew it."""
+        now = self.clock.now()
+        for e in self.observer.exits(self.tracks, now):
+            self.publish(TaskExited(e.ended_at or now, e.task, e.how, e.killed, e.oom))
 
     def _end_leftovers(self) -> None:
         """The processes the attempt's tasks left behind (a setsid daemon, a child in the task's group that outlived
