@@ -107,6 +107,10 @@ def test_exception_has_traceback_frames_even_when_the_task_cannot_exit():
     raised = _when(r, "worker:1", "FAULT exception_stuck_exit injected")
     assert 5.0 <= stuck[0]["ts"] - raised < 15.0
     assert r.diag["detected_at"] - raised < 20.0
+    # the tasks stopped when the grace ran out: their ends are journaled too, after the signal that ended them
+    sent = {e["task"]: e["ts"] for e in evs if e["kind"] == "signal_sent"}
+    ended = {e["task"]: e["ts"] for e in evs if e["kind"] == "exit"}
+    assert set(ended) == set(sent) == {"worker:0", "worker:1"} and all(ended[t] >= sent[t] for t in sent), evs
 
 
 def test_healthy_fit_and_result_unchanged():
