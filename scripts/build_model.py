@@ -208,12 +208,10 @@ def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> 
             ranked, band = r["hand_top3"], r["hand_conf"] or "low"
         elif joint:
             # as :func:`distdoctor.diagnose.logs.learned.with_learned_reading` ranks them (only where the
-            # hand-written reasoning offered alternatives; its first one kept first), and decides the cause where the
-            # knowledge base names none
+            # hand-written reasoning offered alternatives), and decides the cause where the knowledge base names none
             order = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0]))]
             hand = order[0] if r["code"] == UNKNOWN_MESSAGE else r["hand"]
-            first = [a for a in r["hand_alts"][:1] if a != hand and r["code"] != UNKNOWN_MESSAGE]
-            others = first + [c for c in order if c != hand and c not in first]
+            others = [c for c in order if c != hand]
             ranked = [hand] + (others[:2] if r["hand_alts"] else [])
             band = confidence_of(r["hand_conf"], probs[i].get(hand, 0.0))   # as with_learned_reading bands it
         else:

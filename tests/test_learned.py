@@ -121,8 +121,8 @@ def _real_cases_with_alternatives(limit: int):
 
 
 def test_diagnose_lists_the_learned_next_most_probable_causes():
-    """The printed alternatives are the reasoning's own first one, then the model's next most probable causes after
-    the verdict's (the cause and culprit stay the hand-written reasoning's; its confidence is the band of the cause's
+    """The printed alternatives are the model's next most probable causes after the verdict's (the reasoning's own
+    first one kept, third, where they leave it out) (the cause and culprit stay the hand-written reasoning's; its confidence is the band of the cause's
     calibrated probability, never above the hand-written one); one the reasoning offered keeps its words."""
     changed = lowered = 0
     for logs, hand in _real_cases_with_alternatives(25):
@@ -138,9 +138,11 @@ def test_diagnose_lists_the_learned_next_most_probable_causes():
         lowered += rc.confidence != hrc.confidence
         cats = [a.category.value for a in rc.alternatives]
         given = {a.category.value: a for a in hrc.alternatives}
+        want = [c for c in ranked if c not in (rc.category.value, "interrupted")][:3]   # interrupted: run only
         first = [a.category.value for a in hrc.alternatives[:1] if a.category != hrc.category]
-        want = (first + [c for c in ranked if c not in (rc.category.value, "interrupted", *first)])[:3]  # interrupted:
-        assert cats == want, (logs, cats, want)                                                         # run only
+        if first and first[0] not in want[:2]:    # the reasoning's own first one stays listed, third
+            want = want[:2] + first
+        assert cats == want, (logs, cats, want)
         for a in rc.alternatives:
             assert a.settle
             if a.category.value in given:

@@ -369,7 +369,7 @@ def _decided(diag, ranked: list[tuple[str, float]]):
 
 def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False):
     """``diag`` with the learned reading: its root cause's alternatives re-ranked by the learned probability (the
-    hand-written reasoning's first one, then the next most probable causes other than the verdict's, at most three;
+    next most probable causes other than the verdict's, at most three, the reasoning's own first one among them;
     an alternative the hand-written reasoning gave keeps its words and culprit, a new one says it comes from the
     learned reading and names what would settle it), the lines that weighed most for its cause, and its confidence
     banded by its calibrated probability (:func:`confidence_of`) -- except where ``witnessed``: a run bundle, whose
@@ -398,16 +398,10 @@ def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False)
     if not offered:   # where the reasoning saw no other reading (a plain exception in the user's file), none
         return _with_root(diag, replace(rc, weighed=heavy))   # is made up
     given = {a.category.value: a for a in rc.alternatives}
+    first = rc.alternatives[0] if rc.code != UNKNOWN_MESSAGE and rc.alternatives[0].category != rc.category else None
     alts = []
-    first = rc.alternatives[0] if rc.alternatives and rc.code != UNKNOWN_MESSAGE else None
-    if first is not None and first.category != rc.category:
-        # the reasoning's own first other reading keeps its place: what the stack's messages mean (a GPU that fell
-        # off the bus leaves its peers waiting) where the corpus has too few such lines to rank it
-        alts.append(first)
     for cat, p in ranked:
         if cat == rc.category.value or Category(cat) in RUN_ONLY_CATEGORIES:   # no log shows what befell distdoctor
-            continue
-        if alts and cat == alts[0].category.value:
             continue
         a = given.get(cat)
         if a is None:
@@ -419,6 +413,10 @@ def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False)
         alts.append(a)
         if len(alts) == 3:
             break
+    if first is not None and first.category not in [a.category for a in alts[:2]]:
+        # the reasoning's own first other reading stays listed, third: what the stack's messages mean (a GPU that
+        # fell off the bus leaves its peers waiting) where the corpus has too few such lines to rank it
+        alts = alts[:2] + [first]
     return _with_root(diag, replace(rc, alternatives=tuple(alts), weighed=heavy))
 
 
