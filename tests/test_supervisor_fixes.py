@@ -62,3 +62,32 @@ def test_timeline_does_not_paint_a_short_start_up_disk_sleep_as_frozen():
     assert any(s.phase == Phase.FROZEN and s.end - s.start >= 3 for s in long_d)
     sigstop = _spans(marks, samples(["running", "stopped", "running"]), False, False, None, 110.0)
     assert any(s.phase == Phase.FROZEN for s in sigstop)   # SIGSTOP is frozen however short
+
+
+def test_the_share_outside_tensorflow_counts_only_the_samples_between_the_first_and_the_latest_step():
+    """A straggler's share is that of its training: the end after its last step (saving, teardown) is time nobody
+    waited for it (CI: a peer read 30 % busy from such time, and hid the straggler)."""
+    from distdoctor.supervise.channel import AgentSample
+
+    proc = SimpleNamespace(started_at=0.0, ended_at=None, returncode=None, argv=["python"], pid=1, last_output_at=None,
+                           killed_by_supervisor=False, log_path=None, alive=True)
+    t = TaskTrack("worker:0", proc)
+    ts = [0.0]
+
+    def sample(calls, busy):
+        ts[0] += 0.5
+        t.on_agent(AgentSample(task="worker:0", pid=1, ts=ts[0], calls=calls, in_call=None if busy else "train_fn",
+                               call_since=None, steps=None, step_ts=None, loss=None, stack=(), location=None,
+                               user_threads=(), tf_loaded=True))
+    for _ in range(20):
+        sample(0, busy=True)          # the set-up before TensorFlow's first call: never counted
+    for c in range(1, 42):
+        sample(c, busy=False)         # training: every sample in a step
+    for _ in range(30):
+        sample(41, busy=True)         # after the last step
+    assert t.observation().outside_tf_fraction < 0.1
+    t2 = TaskTrack("worker:1", proc)   # no steps to bound it: every sample counts
+    t, ts[0] = t2, 0.0
+    for _ in range(12):
+        sample(1, busy=True)
+    assert t2.observation().outside_tf_fraction == 1.0

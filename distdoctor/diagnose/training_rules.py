@@ -25,7 +25,7 @@ _of = events_of
 @RULES.check(code="DD205", name="straggler", category=Category.STRAGGLER_SLOW_WORKER, title="One task is consistently slower",
              detects="A task that spends much more of each step outside the collective (input pipeline, callbacks, a slow node) than its peers.",
              why="Synchronous training runs at the pace of the slowest worker; the others wait in every all-reduce.",
-             evidence="The fraction of samples each task spent outside TensorFlow functions, and step times.",
+             evidence="The fraction of samples each task spent outside TensorFlow functions between its first and its latest step, and step times.",
              remedy="Look at that worker: its input pipeline (prefetch, parallel reads), its callbacks, its node (CPU throttling, noisy neighbours, a slower disk).")
 def _straggler(rule: Rule, job: JobObservation):
     rows = [t for t in job.ordered() if t.outside_tf_fraction is not None and not t.task.startswith("ps:")]
@@ -36,12 +36,9 @@ def _straggler(rule: Rule, job: JobObservation):
     for t in rows:
         others = [v for k, v in fr.items() if k != t.task]
         med = statistics.median(others)
-        # far more than its peers: 2.5 times, or (peers whose own input threads run much of the time on a busy
-        # node) busy outside TensorFlow at least 45 points more of the run
-        far = fr[t.task] >= 2.5 * max(med, 0.05) or fr[t.task] - med >= 0.45
-        if fr[t.task] >= 0.35 and far and t.task not in paused:
+        if fr[t.task] >= 0.35 and fr[t.task] >= 2.5 * max(med, 0.05) and t.task not in paused:
             yield rule.finding(culprit=t.task, at=t.started_at, severity=Severity.WARNING,
-                               summary=f"{t.task} spent {fr[t.task]:.0%} of the run outside TensorFlow functions "
+                               summary=f"{t.task} spent {fr[t.task]:.0%} of its training outside TensorFlow functions "
                                        f"(peers: {med:.0%}); every step waited for it",
                                evidence=[Evidence(task=k, ts=None, text=f"{v:.0%} of samples busy outside TensorFlow",
                                                   role="cause" if k == t.task else "context") for k, v in fr.items()][:6])

@@ -107,6 +107,7 @@ class TaskTrack:
         self.explicit_steps: int | None = None
         self.samples_training = 0
         self.samples_outside = 0
+        self._counts_at_calls: list[tuple[int, int]] = []   # (training, outside) at the first and the latest new call
         self.stack = ""
         self.memory_warned = False
         self.exit_handled = False
@@ -249,6 +250,9 @@ class TaskTrack:
                     self.step_intervals.append((s.ts - self.last_calls_ts) / (s.calls - self.last_calls))
                 self.last_calls = s.calls
                 self.last_calls_ts = s.ts
+                self._counts_at_calls[1:] = [(self.samples_training, self.samples_outside)]
+                if len(self._counts_at_calls) == 1:
+                    self._counts_at_calls.append(self._counts_at_calls[0])
                 self.last_progress_at = s.ts
                 self.activity.on_step()
                 if self.first_step_at is None:
@@ -376,8 +380,15 @@ class TaskTrack:
                 sig = rc - 128  # a shell reports its child's fatal signal as 128+n
             s = self.agent
             frac = None
-            if self.samples_training >= 10:
-                frac = self.samples_outside / self.samples_training
+            training, outside = self.samples_training, self.samples_outside
+            if len(self._counts_at_calls) == 2:
+                # the samples between the first and the latest step seen: not the set-up before training, nor the
+                # end after it (saving, teardown), which would dilute a straggler's share with time nobody waited
+                (t0, o0), (t1, o1) = self._counts_at_calls
+                if t1 - t0 >= 10:
+                    training, outside = t1 - t0, o1 - o0
+            if training >= 10:
+                frac = outside / training
             state = TaskState.EXITED if rc is not None else self.state
             fv = self.frozen_view or {}
             if fv:
