@@ -75,13 +75,16 @@ def test_stalled_worker_alerts_metrics_prometheus_alertmanager_tensorboard(tmp_p
         assert body["culprit"] == "worker:1" and body["job"] == JOB and body["category"] == "hang_stalled_worker"
         assert body["bundle"] == str(r.bundle) and "inject" in (body["first_failure"] or "")
         latency = got_at - stall_at
-        suspected = [t for t, _, b in hook.posts if b.get("event") == "hang_suspected" and not b["resolved"]]
+        # the suspicion of this stall: one raised before it (a start-up step slow on a loaded box, cleared when
+        # training went on) is another, and resolved by its own alert
+        suspected = [(t, b) for t, _, b in hook.posts
+                     if b.get("event") == "hang_suspected" and not b["resolved"] and t >= stall_at]
         figures = {"stall_to_hang_alert_s": round(latency, 2),
-                   "stall_to_suspected_alert_s": round(suspected[0] - stall_at, 2) if suspected else None}
+                   "stall_to_suspected_alert_s": round(suspected[0][0] - stall_at, 2) if suspected else None}
         (OUTPUT / "alerts-latency.json").write_text(json.dumps(figures))
         print("alert latency:", figures)
         assert latency < 60, figures
-        assert suspected and suspected[0] < got_at and hook.bodies("hang_suspected")[0]["culprit"] == "worker:1"
+        assert suspected and suspected[0][0] < got_at and suspected[0][1]["culprit"] == "worker:1", hook.bodies("hang_suspected")
         events = [b["event"] for b in hook.bodies()]
         assert events[-1] == "verdict" and hook.bodies("verdict")[0]["status"] == "hung"
 
