@@ -121,9 +121,10 @@ def _real_cases_with_alternatives(limit: int):
 
 
 def test_diagnose_lists_the_learned_next_most_probable_causes():
-    """The printed alternatives are the model's next most probable causes after the verdict's (the reasoning's own
-    first one kept, third, where they leave it out) (the cause and culprit stay the hand-written reasoning's; its confidence is the band of the cause's
-    calibrated probability, never above the hand-written one); one the reasoning offered keeps its words."""
+    """The printed alternatives are the model's next most probable causes after the verdict's, the reasoning's own
+    first one listed third where those leave it out (the cause and culprit stay the hand-written reasoning's; its
+    confidence is the band of the cause's calibrated probability, never above the hand-written one); one the
+    reasoning offered keeps its words."""
     changed = lowered = 0
     for logs, hand in _real_cases_with_alternatives(25):
         feats: list = []

@@ -86,7 +86,7 @@ def test_the_share_outside_tensorflow_counts_only_the_samples_between_the_first_
     for _ in range(30):
         sample(41, busy=True)         # after the last step
     assert t.observation().outside_tf_fraction < 0.1
-    t2 = TaskTrack("worker:1", proc)   # no steps to bound it: every sample counts
+    t2 = TaskTrack("worker:1", proc)   # one call, too few samples between steps to bound: every sample counts
     t, ts[0] = t2, 0.0
     for _ in range(12):
         sample(1, busy=True)

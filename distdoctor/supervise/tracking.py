@@ -107,7 +107,8 @@ class TaskTrack:
         self.explicit_steps: int | None = None
         self.samples_training = 0
         self.samples_outside = 0
-        self._counts_at_calls: list[tuple[int, int]] = []   # (training, outside) at the first and the latest new call
+        self._counts_at_first_call: tuple[int, int] | None = None   # (samples_training, samples_outside) then
+        self._counts_at_last_call: tuple[int, int] | None = None    # ... and at the latest new call
         self.stack = ""
         self.memory_warned = False
         self.exit_handled = False
@@ -250,9 +251,9 @@ class TaskTrack:
                     self.step_intervals.append((s.ts - self.last_calls_ts) / (s.calls - self.last_calls))
                 self.last_calls = s.calls
                 self.last_calls_ts = s.ts
-                self._counts_at_calls[1:] = [(self.samples_training, self.samples_outside)]
-                if len(self._counts_at_calls) == 1:
-                    self._counts_at_calls.append(self._counts_at_calls[0])
+                self._counts_at_last_call = (self.samples_training, self.samples_outside)
+                if self._counts_at_first_call is None:
+                    self._counts_at_first_call = self._counts_at_last_call
                 self.last_progress_at = s.ts
                 self.activity.on_step()
                 if self.first_step_at is None:
@@ -381,10 +382,10 @@ class TaskTrack:
             s = self.agent
             frac = None
             training, outside = self.samples_training, self.samples_outside
-            if len(self._counts_at_calls) == 2:
-                # the samples between the first and the latest step seen: not the set-up before training, nor the
-                # end after it (saving, teardown), which would dilute a straggler's share with time nobody waited
-                (t0, o0), (t1, o1) = self._counts_at_calls
+            if self._counts_at_first_call is not None:
+                # the samples between the first and the latest step seen: not the end after the last one (saving,
+                # teardown), time nobody waited for, which would raise a healthy peer's share and hide a straggler
+                (t0, o0), (t1, o1) = self._counts_at_first_call, self._counts_at_last_call
                 if t1 - t0 >= 10:
                     training, outside = t1 - t0, o1 - o0
             if training >= 10:
