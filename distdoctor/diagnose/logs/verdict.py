@@ -106,6 +106,17 @@ _GENERIC_EXCEPTION = "DD104"    # the structural rule that knows only that a tas
 _MESSAGE_LINES = 4   # how far under an exception's line its message may go on (a blank line, a second sentence)
 
 
+def _quotes_the_line(root: Finding, v: Verdict) -> bool:
+    """The structural rule read the very line the signature reading stands on (it quotes it) and placed it with what
+    no single line shows -- steps each task ran, the shapes each offered: the signature's culprit is only that line's
+    writer, which of two tasks printed first, so the structural reading is richer. (A collective's shape mismatch
+    is printed by both ends; which end's line comes first in the logs is the order the supervisor read them.)"""
+    if v.root is None:
+        return False
+    line = v.root.text.strip()[:200]
+    return bool(line) and any(e.task == v.root.writer and e.text.strip()[:200] == line for e in root.evidence)
+
+
 def _reads_the_exception(root: Finding, v: Verdict, hits=()) -> bool:
     """The structural rules saw only that a task raised; a cause signature on the exception's own line says what the
     exception means (a GPU out of memory in disguise, a version skew), so its category stands. The verdict's line may
@@ -237,7 +248,8 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
             keep_structural = True   # distdoctor saw it in the process itself: no line of a peer outweighs it
         elif root is not None and root.code not in _WEAK_STRUCTURAL:
             # the structural rules also saw steps and exits: when they agree on the task, their reading is richer
-            keep_structural = not _specific(v) or (root.culprit is not None and root.culprit == v.culprit)
+            keep_structural = (not _specific(v) or (root.culprit is not None and root.culprit == v.culprit)
+                               or _quotes_the_line(root, v))
             if keep_structural and (_reads_the_exception(root, v, hits) or _names_the_loss(root, v)):
                 keep_structural = False
         elif root is not None:   # DD150/DD100: only when the lines show nothing better (a word model's guess at a
