@@ -9,12 +9,16 @@ and culprit. :func:`assert_diagnose_agrees` runs the very function ``distdoctor 
 from __future__ import annotations
 
 import json
+import re
+import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from distdoctor.diagnose.command import diagnose_paths
 from distdoctor.model import Diagnosis
 
-__all__ = ["Reading", "reading_of", "run_bundles", "assert_diagnose_agrees", "older_than_the_hang_record", "in_short"]
+__all__ = ["Reading", "reading_of", "run_bundles", "assert_diagnose_agrees", "older_than_the_hang_record", "in_short",
+           "read_later", "assert_read_order_does_not_matter"]
 
 Reading = tuple[str, str | None, str | None]   # (status, root-cause category, culprit)
 
@@ -73,3 +77,33 @@ def assert_diagnose_agrees(bundle_dir: Path | str) -> Reading:
     assert ours == theirs, (f"{bundle_dir.name}: diagnose says {ours}, the run said {theirs}\n"
                             f"diagnose:\n{in_short(diag.to_json())}\nthe run:\n{in_short(run.to_json())}")
     return ours
+
+
+_ISO_PREFIX = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6})(\+0000 )", re.M)
+
+
+def read_later(text: str, by: float) -> str:
+    """A log the supervisor wrote, as if it had read that task's pipe ``by`` seconds later (or earlier): every line's
+    time-stamp prefix moved. Within a few tenths of a second, which pipe it reads first is the box's load, not the job."""
+    def moved(m: re.Match) -> str:
+        t = datetime.fromisoformat(m.group(1)) + timedelta(seconds=by)
+        return t.isoformat(timespec="microseconds") + m.group(2)
+    return _ISO_PREFIX.sub(moved, text)
+
+
+def assert_read_order_does_not_matter(bundle_dir: Path | str, work: Path, by: float = 0.05) -> int:
+    """``diagnose`` gives the run's verdict with each task's log read ``by`` seconds later, then earlier, than its
+    peers' (one at a time). Returns how many orders were tried."""
+    bundle_dir = Path(bundle_dir)
+    run = reading_of(Diagnosis.from_json(json.loads((bundle_dir / "diagnosis.json").read_text())))
+    tried = 0
+    for log in sorted((bundle_dir / "logs").glob("*.log")):
+        for d in (by, -by):
+            copy = work / f"{bundle_dir.name}-{log.stem}{d:+}"
+            shutil.copytree(bundle_dir, copy, ignore=shutil.ignore_patterns("report.html", "samples.jsonl", ".lock"))
+            moved = copy / "logs" / log.name
+            moved.write_text(read_later(moved.read_text(errors="replace"), d))
+            ours = reading_of(diagnose_paths([str(copy)])[0])
+            assert ours == run, f"{bundle_dir.name} with {log.name} read {d:+}s: diagnose says {ours}, the run said {run}"
+            tried += 1
+    return tried
