@@ -32,3 +32,20 @@ def test_the_pod_name_names_the_task(rows, category, culprit):
 def test_a_pod_name_that_names_no_task_names_nobody():
     v = verdict(HEAD + "redis-7d9f8b-x2x       0/1     OOMKilled          1          5m\n")
     assert (v.category, v.culprit) == (Category.OOM_HOST, None)
+
+
+@pytest.mark.parametrize("line", [
+    "I0711 06:44:46.498604 1403160 k8s_worker_manager.py:128] Got event MODIFIED, phase Failed for pod: job-worker-0",
+    "pod/job-worker-0 changed: phase: Failed",
+    'INFO watcher: pod "job-worker-0" phase=Failed',
+])
+def test_a_pod_in_phase_failed_is_a_lost_peer_named_by_its_pod(line):
+    """Kubernetes' PodPhase Failed (every container ended, one in failure) is the symptom of a crashed task; a
+    watcher's line names the pod as `pod: NAME`, `pod/NAME` or `pod "NAME"`."""
+    v = verdict(line + "\n")
+    assert (v.category, v.culprit) == (Category.PEER_CRASHED, "worker:0"), v
+
+
+def test_a_running_pod_s_phase_is_no_failure():
+    v = verdict("Got event MODIFIED, phase Running for pod: job-worker-0\n")
+    assert v.category != Category.PEER_CRASHED or v.root is None

@@ -157,7 +157,7 @@ _SUBJECT = re.compile(r"^Name:\s{2,}(?P<a>\S+)\s*$|(?:^|\s)(?:kubectl|k)\s+" + _
 
 
 _POD_ROW = re.compile(r"^\s*(?:pod/)?(?P<pod>[a-z0-9][a-z0-9.-]*)\s+\d+/\d+\s+[A-Za-z:]+\s+\d+")   # NAME READY STATUS RESTARTS
-_POD_REF = re.compile(r"\bpods?(?:/| \")(?P<pod>[a-z0-9][a-z0-9.-]*)")
+_POD_REF = re.compile(r"\bpods?(?:/| \"|: )(?P<pod>[a-z0-9][a-z0-9.-]*)")
 
 
 def _named(sig: Signature, text: str, m) -> str | None:

@@ -1,5 +1,5 @@
 """Kubernetes (kubelet, scheduler, job controller) and the Kubeflow training operator: messages mined from their
-sources (codes DD845-DD859, DD876-DD889; the first Kubernetes signatures are in platform.py).
+sources (codes DD845-DD859, DD876-DD889, DD1456; the first Kubernetes signatures are in platform.py).
 
 Kubernetes wording is from kubernetes/kubernetes (pkg/kubelet/eviction/helpers.go, pkg/kubelet/events/event.go,
 pkg/kubelet/lifecycle/predicate.go, pkg/kubelet/oom/oom_watcher_linux.go, pkg/controller/job/job_controller.go,
@@ -185,6 +185,17 @@ add("DD882", "k8s-failed-indexes", C.PEER_CRASHED, R.SYMPTOM, ("Job has failed i
     remedy="A consequence: the failed indexes' pods say why they failed.", component=K8S, versions=">=1.28",
     source="kubernetes/kubernetes pkg/controller/job/job_controller.go (backoffLimitPerIndex)",
     fixture="Warning  FailedIndexes  1m  job-controller  Job has failed indexes")
+
+add("DD1456", "k8s-pod-phase-failed", C.PEER_CRASHED, R.SYMPTOM,
+    ("phase Failed", "phase: Failed", "phase=Failed", '"phase":"Failed"', '"phase": "Failed"'),
+    "A pod reached phase Failed: its containers ended and at least one failed", rank=20,
+    regex=r"""\bphase(?::|=|"?:)? ?"?Failed\b""",
+    remedy="A consequence: the failed container's own log (`kubectl logs --previous POD`) and its last state "
+    "(`kubectl describe pod POD`: the reason, OOMKilled or Error, and the exit code) say why it ended.",
+    component=K8S, versions="all", source="kubernetes/api core/v1 types.go (PodPhase PodFailed: all containers in the "
+    "pod have terminated, and at least one container has terminated in a failure)",
+    fixture="I0711 06:44:46.498604 140316069484288 k8s_worker_manager.py:128] Got event MODIFIED, phase Failed for pod: "
+            "train-worker-0")
 
 # -- Kubeflow training operator (TFJob, MPIJob, PyTorchJob ...) -------------------------------------------------------
 add("DD883", "tfjob-restarting", C.PEER_CRASHED, R.SYMPTOM, ("is restarting because",),
