@@ -190,9 +190,13 @@ add("DD739", "grpc-http-proxy", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
     "that serves HTTP: set no_proxy for the cluster's hosts (or unset the proxy variables) and check the port in TF_CONFIG.",
     component="grpc", versions="all", source=_GRPC + " chttp2 / http_connect_handshaker.cc",
     fixture="UNAVAILABLE: Trying to connect an http1.x server (HTTP status 400)")
-add("DD740", "grpc-too-many-pings", C.NETWORK_UNREACHABLE, R.CONTEXT, ("too_many_pings",),
-    "A gRPC server closed a connection because the client's keepalive pings are too frequent", rank=20,
-    remedy="Client and server keepalive settings disagree (or a proxy enforces its own); align GRPC keepalive settings.",
+add("DD740", "grpc-too-many-pings", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE, ("too_many_pings",),
+    "A gRPC server closed a connection because the client's keepalive pings are more frequent than the server's "
+    "keepalive policy permits: the two ends' keepalive settings disagree", rank=55,
+    remedy="Client and server keepalive settings disagree (or a proxy enforces its own): make the server's "
+    "GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS no longer than the client's GRPC_ARG_KEEPALIVE_TIME_MS (or "
+    "lengthen the client's), and set GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS alike on both ends (gRPC's "
+    "doc/keepalive.md).",
     component="grpc", versions="all", source=_GRPC + " chttp2_transport.cc",
     fixture="Received a GOAWAY with error code ENHANCE_YOUR_CALM and debug data equal to \"too_many_pings\"")
 add("DD741", "grpc-keepalive-timeout", C.PEER_UNRESPONSIVE, R.SYMPTOM, ("keepalive watchdog timeout", "Keepalive timeout triggered"),
