@@ -39,6 +39,15 @@ CASES = [
      "host:1234:1290 [0] NCCL WARN Error: failed to extend /dev/shm/nccl-k3Yx2Q to 9637888 bytes\n"
      "[host:1234 :0:1290] Caught signal 7 (Bus error: nonexistent physical address)\nBus error (core dumped)",
      "resource_exhaustion"),
+    # NCCL's SYSCHECK prints errno's text: EACCES on shm_open is a /dev/shm the user may not write, not a full one
+    ("nccl-shm-permission", "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission "
+     "denied\nnode08:27106:27302 [0] NCCL INFO include/shm.h:41 -> 2\nnode08:27106:27302 [0] include/shm.h:48 NCCL "
+     "WARN Error while creating shared memory segment nccl-shm-recv-b7948f403864987a-0-3-0 (size 4460544)\n"
+     "RuntimeError: NCCL error in ProcessGroupNCCL.cpp:290, unhandled system error", "other"),
+    ("nccl-shm-full", "node08:27106:27302 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space "
+     "left on device\nnode08:27106:27302 [0] include/shm.h:48 NCCL WARN Error while creating shared memory segment "
+     "nccl-shm-recv-b7948f403864987a-0-3-0 (size 4460544)\nRuntimeError: NCCL error in ProcessGroupNCCL.cpp:290, "
+     "unhandled system error", "resource_exhaustion"),
     # Open MPI opal/mca/pmix/base/help-pmix-base.txt
     ("ompi-pmix", "An unexpected version of PMIx was loaded:\n  Detected:  3.2.3\n  Expected:  4.2.1\nIt looks "
      "like MPI_INIT failed for some reason; your parallel process is likely to abort.", "version_mismatch"),

@@ -217,6 +217,20 @@ add("DD1323", "nccl-shm-segment-failed", C.RESOURCE_EXHAUSTION, R.CAUSE,
     "bytes', 'Could not map %s size %zi')",
     fixture="NCCL WARN Error: failed to extend /dev/shm/nccl-k3Yx2Q to 9637888 bytes")
 
+# NCCL's system-call checks print the call and errno's text ("Call to %s failed : %s", SYSCHECK in src/include/checks.h):
+# the errno says which cause -- ENOSPC a full /dev/shm (DD710), EACCES a path the job's user may not write
+add("DD1334", "nccl-syscall-permission-denied", C.OTHER, R.CAUSE, ("failed : Permission denied", "failed: Permission denied"),
+    "NCCL's system call was refused permission (EACCES): a node's /dev/shm (or a device file) that the job's user may "
+    "not write", rank=86,
+    regex=r"Call to \w+ failed ?: Permission denied",
+    remedy="The call named on the line was denied access: /dev/shm must be writable by every user (mode 1777, like "
+    "/tmp) -- fix the node's or container's mount (a --tmpfs or emptyDir without the sticky world-writable mode), or "
+    "run as the user that owns it; NCCL_SHM_DISABLE=1 avoids /dev/shm. For a device file, check the node's udev "
+    "rules and the container's device list.",
+    component="nccl", versions="all", source="NVIDIA/nccl src/include/checks.h (SYSCHECK: 'Call to %s failed : %s', "
+    "strerror(errno)); include/shm.h / src/misc/shmutils.cc (shm_open)",
+    fixture="node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied")
+
 # -- TensorFlow: NCCL ops without kernels in this build ----------------------------------------------------------------
 add("DD1324", "tf-nccl-kernel-missing", C.OTHER, R.CAUSE, ("No OpKernel was registered to support Op 'Nccl",),
     "This TensorFlow build has no NCCL kernels (Windows, CPU-only or ROCm builds without NCCL)", rank=78,
