@@ -149,7 +149,8 @@ add("DD894", "tfos-reservation-timeout", C.RESOURCE_EXHAUSTION, R.CAUSE,
 add("DD895", "tfos-gpu-unavailable", C.RESOURCE_EXHAUSTION, R.CAUSE,
     ("free GPU(s)", "GPU(s) from available GPUs", "Failed to allocate GPU"),
     "TensorFlowOnSpark found no free GPU for a node", regex=r"Unable to (?:find \d+ free GPU\(s\)|allocate \d+ GPU\(s\) "
-    r"from available GPUs)|Failed to allocate GPU", rank=70,
+    r"from available GPUs)|Failed to allocate GPU(?! memory)", rank=70,   # TFoS's own "Failed to allocate GPU" (, trying
+    # again...), not a framework's "Failed to allocate GPU memory ... out of memory"
     remedy="The executor's GPUs are busy (another executor or job on the node): schedule one GPU executor per GPU "
     "(spark.executor.resource.gpu.amount) and kill leftovers.", component="tfos", versions="all",
     source=_TFOS + "gpu_info.py / TFSparkNode.py",
