@@ -84,3 +84,14 @@ def test_every_prefilter_engine_finds_the_same_hits():
     for data in texts:
         seen = [sorted((h.sig.code, h.line_no, h.named) for h in scan_bytes("x.log", data, prefilter=pf)[0]) for pf in engines]
         assert seen[0] == seen[1] == seen[2], data[:200]
+
+
+@pytest.mark.parametrize("line, tfos", [
+    ("2019-06-12 21:13:13,801 ERROR (MainThread-25428) 0: Failed to allocate GPU, trying again...", True),
+    ("Exception: Failed to allocate GPU", True),      # TensorFlowOnSpark's own strings (TFSparkNode.py)
+    ('Failed to allocate GPU memory with message: "out of memory" (536870912 bytes requested, 459145216 bytes '
+     'available, 17071734784 bytes total)', False),    # a framework's GPU out-of-memory, not TFoS finding no GPU
+])
+def test_tensorflowonsparks_no_free_gpu_is_its_own_words_only(line, tfos):
+    hits, _ = scan_bytes("worker-0.log", (line + "\n").encode())
+    assert ("DD895" in {h.sig.code for h in hits}) == tfos
