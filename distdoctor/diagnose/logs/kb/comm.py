@@ -190,7 +190,7 @@ add("DD739", "grpc-http-proxy", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
     "that serves HTTP: set no_proxy for the cluster's hosts (or unset the proxy variables) and check the port in TF_CONFIG.",
     component="grpc", versions="all", source=_GRPC + " chttp2 / http_connect_handshaker.cc",
     fixture="UNAVAILABLE: Trying to connect an http1.x server (HTTP status 400)")
-add("DD740", "grpc-too-many-pings", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE, ("too_many_pings",),
+add("DD740", "grpc-too-many-pings", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.SYMPTOM, ("too_many_pings",),
     "A gRPC server closed a connection because the client's keepalive pings are more frequent than the server's "
     "keepalive policy permits: the two ends' keepalive settings disagree", rank=55,
     remedy="Client and server keepalive settings disagree (or a proxy enforces its own): make the server's "
