@@ -95,3 +95,14 @@ def test_every_prefilter_engine_finds_the_same_hits():
 def test_tensorflowonsparks_no_free_gpu_is_its_own_words_only(line, tfos):
     hits, _ = scan_bytes("worker-0.log", (line + "\n").encode())
     assert ("DD895" in {h.sig.code for h in hits}) == tfos
+
+
+def test_too_many_pings_points_at_disagreeing_keepalive_settings_unless_the_job_finished():
+    """gRPC's doc/keepalive.md: a server answers pings its policy does not permit with GOAWAY ENHANCE_YOUR_CALM
+    "too_many_pings" -- the two ends' keepalive settings disagree. Printed at a finished job's teardown it is no cause."""
+    line = 'E1211 09:58:17.301122 2201 chttp2_transport.cc:1081] Received a GOAWAY with error code ENHANCE_YOUR_CALM ' \
+           'and debug data equal to "too_many_pings"\n'
+    hits, facts = scan_bytes("worker-0.log", ("INFO:tensorflow:Step 10\n" + line).encode())
+    assert reason(hits, [facts]).category == Category.CONFIG_MISMATCH_ACROSS_WORKERS
+    hits, facts = scan_bytes("worker-0.log", ("INFO:tensorflow:Training finished; exiting.\n" + line).encode())
+    assert reason(hits, [facts]).category == Category.OTHER
