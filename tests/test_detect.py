@@ -204,3 +204,22 @@ def test_the_jobs_end_is_not_a_peer_that_finished_early():
     # inside a step function while its peer is gone: it waits in a collective the peer will never join
     stuck = task("worker:0", calls=61)
     assert assess(job(stuck, done), T0 + 5 + 30).verdict.kind == "peer_exited"
+
+
+def test_a_peer_that_left_by_os_exit_is_the_jobs_end_not_a_peer_that_finished_early():
+    """worker:1 ends its script with ``os._exit(0)`` (a usual cure for TensorFlow's hang at exit): no last sample, so
+    its count of TF calls is a period old (81 of its 84). worker:0, outside any step function, in TensorFlow's
+    teardown, waits for the coordination service: the job's end. The fresh-clone CI of session 19 saw this
+    declared a hang and the finished chief stopped."""
+    left = task("worker:1", alive=False, exit_code=0, calls=81)
+    for chief in (task("worker:0", in_call=None, calls=84, ended=True),      # its code ended: in the teardown
+                  task("worker:0", in_call=None, calls=84)):                 # or still in it, outside a step
+        for after in (8, 30, 120):
+            assert assess(job(chief, left), T0 + 5 + after).status == "ok", (chief, after)
+    # the exited peer's count is exact (its last sample came at its exit) and smaller: it ran fewer steps
+    exact = task("worker:1", alive=False, exit_code=0, calls=81, ended=True)
+    a = assess(job(task("worker:0", in_call=None, calls=84), exact), T0 + 5 + 30)
+    assert a.status == "hung" and a.verdict.kind == "peer_exited"
+    # inside a step function: waiting in a collective for the peer who left, however it left
+    a = assess(job(task("worker:0", calls=84), left), T0 + 5 + 30)
+    assert a.status == "hung" and a.verdict.kind == "peer_exited"

@@ -75,6 +75,7 @@ class TaskSnapshot:
     native_looked: bool = True       # that look was taken for its current place (or cannot be taken)
     config_problem: str | None = None  # its process holds a TF_CONFIG other than the job's, wrong thus
     config_since: float | None = None
+    ended: bool = False              # its agent's last sample was sent as its main code ended (the exit teardown)
 
 
 @dataclass(frozen=True)
@@ -275,7 +276,7 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
         kind = "stalled_worker"
         reason = (f"every task waits in TensorFlow; {culprits[0].task}'s own input thread is busy in user code "
                   f"({culprits[0].location or 'a Python thread'}) while the others wait on it")
-    elif exited_early and all(t.in_call is None and t.calls == e.calls for t in waiting for e in exited_early):
+    elif exited_early and all(_at_the_end(t, e) for t in waiting for e in exited_early):
         # the job's end: a peer finished the same steps and exited; the others are in TensorFlow's shutdown
         # (outside any step function), which waits up to a minute for the coordination service
         return Assessment("ok", threshold, stalled_for)
@@ -292,6 +293,14 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
         return _mismatch("collective_mismatch", culprits, waiting, reason, need, threshold, stalled_for, last, now,
                          job.hang_timeout)
     return _judge(kind, culprits, waiting, reason, need, threshold, stalled_for, last, now, job.hang_timeout)
+
+
+def _at_the_end(t: TaskSnapshot, e: TaskSnapshot) -> bool:
+    """Whether task ``t``, outside any step function, is at the job's end after its peer ``e`` exited 0 -- not in a
+    collective waiting for it. So when both ran as many TF calls; when ``t``'s own code has ended (its agent's last
+    sample came as it did: it is in the exit teardown); and when ``e`` left without its last sample (``os._exit``,
+    a job's usual cure for a hang at exit), its count being then up to a period and a GIL hold old."""
+    return t.in_call is None and (t.calls == e.calls or t.ended or (not e.ended and e.calls <= t.calls))
 
 
 def _exited(kind, culprits, waiting, reason, need, threshold, stalled_for, last, now) -> Assessment:

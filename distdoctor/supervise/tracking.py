@@ -351,7 +351,8 @@ class TaskTrack:
                 agent_ts=s.ts if s else None, own_progress_at=self.activity.at, activity=self.activity.how,
                 native_wait=native, native_looked=looked,
                 config_problem=self.config_problem[0] if self.config_problem else None,
-                config_since=self.config_problem[1] if self.config_problem else None)
+                config_since=self.config_problem[1] if self.config_problem else None,
+                ended=self.final_sample)
 
     def position(self) -> tuple[int | None, int | None]:
         """(0-based epoch, steps done in it) from Keras' lines, else (None, steps done)."""
