@@ -237,3 +237,14 @@ add("DD1455", "pytorch-collective-fingerprint-mismatch", C.HANG_COLLECTIVE_MISMA
             "Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=12, OpType=BROADCAST, "
             "TensorShape=[1], TensorDtypes=Long).")
 
+add("DD1457", "c10d-connect-timed-out", C.NETWORK_UNREACHABLE, R.SYMPTOM,
+    ("connect() timed out. Original timeout was",),
+    "A rank could not connect to the rendezvous store (TCPStore) before its timeout (PyTorch before 1.13)", rank=35,
+    remedy="Nothing answered at the store's address (MASTER_ADDR:MASTER_PORT, or the c10d rendezvous endpoint) in "
+    "time: the node that serves it did not start or died, the ranks were given different addresses or ports, the "
+    "address does not route from this node, or a firewall drops the port. `nc -vz HOST PORT` from this node settles "
+    "the network part.",
+    component="pytorch", versions="<1.13 (the older wording of DD1451)",
+    source="pytorch/pytorch c10d tcputil::connect (torch/lib/c10d/Utils.cpp, later torch/csrc/distributed/c10d/"
+    "Utils.cpp: \"connect() timed out. Original timeout was \" + timeout + \" ms.\")",
+    fixture="RuntimeError: connect() timed out. Original timeout was 900000 ms.")
