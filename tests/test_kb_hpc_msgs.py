@@ -58,6 +58,14 @@ CASES = [
     ("tf-nccl-kernel", "tensorflow.python.framework.errors_impl.InvalidArgumentError: No OpKernel was registered to "
      "support Op 'NcclAllReduce' used by {{node NcclAllReduce}} with these attrs: [reduction=\"sum\", "
      "shared_name=\"c1\", T=DT_FLOAT, num_devices=2]", "other"),
+    # PSM/PSM2 print strerror(errno) of the adapter's context request: EBUSY is an adapter without a free context
+    # (too many processes on the node), ENETDOWN a link or driver that is down -- one line, two causes
+    ("psm-contexts", "[0] MPI startup(): Multi-threaded optimized library\n## node05.36041hfi_userinit_internal: "
+     "assign_context command failed: Device or resource busy\n## node05.36041PSM2 can't open hfi unit: 0 (err=23)\n"
+     "Abort(1091215) on node 3: Fatal error in PMPI_Init_thread: Other MPI error", "resource_exhaustion"),
+    ("psm-link-down", "cn1381.23245ipath_userinit: assign_context command failed: Network is down\ncn1381.23245can't "
+     "open /dev/ipath, network down (err=26)\nPSM was unable to open an endpoint. Please make sure that the network "
+     "link is\nactive on the node and the hardware is functioning.", "network_unreachable"),
 ]
 
 

@@ -308,3 +308,26 @@ add("DD1333", "hvd-discovery-script-failed", C.USER_CODE_ERROR, R.CAUSE, ("Faile
     "exit 0.", component="horovod", versions=">=0.20 (elastic)",
     source=HVD + "horovod/runner/elastic/discovery.py (HostDiscoveryScript.find_available_hosts_and_slots)",
     fixture="RuntimeError: Failed to execute discovery script: ./discover_hosts.sh. Exit code: 126")
+
+# -- PSM / PSM2 (Intel True Scale and Omni-Path), under Open MPI's, MPICH's and Intel MPI's PSM transports ------------
+_PSM = ("intel/opa-psm2 psm_hal_gen1/opa_proto.c and the older infinipath-psm ipath/ipath_proto.c "
+        "('assign_context command failed: %s', strerror(errno)); ipath_proto.c's \"can't open /dev/ipath, network down\"")
+add("DD1335", "psm-no-free-hardware-context", C.RESOURCE_EXHAUSTION, R.CAUSE,
+    ("assign_context command failed: Device or resource busy",),
+    "The Omni-Path / True Scale adapter had no free hardware context for this process (EBUSY): more processes (or "
+    "endpoints per process) on the node than the adapter has contexts", rank=84,
+    remedy="Each process (each of its virtual interfaces or endpoints) takes a hardware context on the node's HFI: run "
+    "fewer processes per node, let processes share contexts (PSM2_SHAREDCONTEXTS=1, or fewer VCIs/endpoints per "
+    "process), or free the contexts another job still holds on the node (`hfi1stats`, `opainfo`).",
+    component="psm2", versions="all", source=_PSM,
+    fixture="node05.36041hfi_userinit_internal: assign_context command failed: Device or resource busy")
+add("DD1336", "psm-link-down", C.NETWORK_UNREACHABLE, R.CAUSE,
+    ("assign_context command failed: Network is down", "network down (err=", "Driver initialization failure on /dev/ipath",
+     "Please make sure that the network link is"),
+    "PSM could not open the node's InfiniPath / Omni-Path adapter: its link is down or its driver failed to "
+    "initialise", rank=82,
+    remedy="The interconnect is not usable on this node: check its link and driver (`ipath_control -i`, `opainfo`, "
+    "`ibstat`), take the node out of the job's node list until it is repaired, or run over another transport.",
+    component="psm2", versions="all", source=_PSM + "; Open MPI's help-mtl-psm.txt ('PSM was unable to open an "
+    "endpoint. Please make sure that the network link is active on the node and the hardware is functioning.')",
+    fixture="cn1381.23245can't open /dev/ipath, network down (err=26)")
