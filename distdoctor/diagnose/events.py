@@ -37,7 +37,7 @@ class EventKind(str, enum.Enum):
 SYMPTOM_KINDS = frozenset({EventKind.PEER_SYMPTOM, EventKind.WAITING_FOR_TASKS})
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class LogEvent:
     """One meaningful line of one task's log.
 
@@ -57,14 +57,6 @@ class LogEvent:
     loss: float | None = None
     epoch: int | None = None
     frames: tuple[str, ...] = ()
-
-    def __init__(self, task: str | None, ts: float | None, kind: EventKind, text: str, line_no: int = 0,
-                 peer: str | None = None, step: int | None = None, total: int | None = None,
-                 loss: float | None = None, epoch: int | None = None, frames: tuple[str, ...] = ()) -> None:
-        # the dataclass's own __init__ of a frozen class sets each field through object.__setattr__ (~9 us an event,
-        # one or two per epoch of a Keras log); filling the instance's dict at once is what it amounts to
-        self.__dict__.update(task=task, ts=ts, kind=kind, text=text, line_no=line_no, peer=peer, step=step,
-                             total=total, loss=loss, epoch=epoch, frames=frames)
 
 
 def unresolved_waits(events, joined=frozenset()) -> list[LogEvent]:
