@@ -66,6 +66,12 @@ CASES = [
     ("psm-link-down", "cn1381.23245ipath_userinit: assign_context command failed: Network is down\ncn1381.23245can't "
      "open /dev/ipath, network down (err=26)\nPSM was unable to open an endpoint. Please make sure that the network "
      "link is\nactive on the node and the hardware is functioning.", "network_unreachable"),
+    # PBS's mom kills a job at the limits it asked for: the time limit is the scheduler's end of the job (as Slurm's
+    # DUE TO TIME LIMIT), the memory limit its OOM kill; Torque's server and Moab say the same in their own words
+    ("pbs-walltime", "Epoch 212/300\n=>> PBS: job killed: walltime 18035 exceeded limit 18000\nmpirun: killing job...",
+     "preemption"),
+    ("pbs-memory", "PBS Job Id: 10086535.dccn-l029.dccn.nl\nJob Name:   train\njob deleted\nJob deleted at request of "
+     "root@dccn-l029.dccn.nl\njob 10086535 exceeded MEM usage hard limit (516 > 140)", "oom_host"),
 ]
 
 

@@ -331,3 +331,27 @@ add("DD1336", "psm-link-down", C.NETWORK_UNREACHABLE, R.CAUSE,
     component="psm2", versions="all", source=_PSM + "; Open MPI's help-mtl-psm.txt ('PSM was unable to open an "
     "endpoint. Please make sure that the network link is active on the node and the hardware is functioning.')",
     fixture="cn1381.23245can't open /dev/ipath, network down (err=26)")
+
+# -- PBS (OpenPBS / PBS Pro, Torque) and Moab: the job's limits enforced --------------------------------------------
+_PBS = ("openpbs/openpbs src/resmom/mom_main.c (\"=>> PBS: job killed: %s\", the limit's \"walltime %ld exceeded limit "
+        "%ld\", \"mem ...\", \"vmem ...\", \"cput ...\"); adaptivecomputing/torque src/server messages "
+        "(msg_momjoboverwalltimelimit \"Job exceeded its walltime limit. Job was aborted\", msg_momjobovermemlimit, "
+        "msg_momjobovercputlimit)")
+add("DD1337", "pbs-walltime-exceeded", C.PREEMPTION, R.CAUSE,
+    ("PBS: job killed: walltime", "PBS: job killed: cput", "Job exceeded its walltime limit",
+     "Job exceeded its cpu time limit"),
+    "PBS killed the job at its wall-time (or CPU-time) limit", rank=88,
+    remedy="The job ran into the time it asked for (`#PBS -l walltime=`): ask for more time, or checkpoint and resume "
+    "so that a job cut at its limit goes on in the next one (a job that stopped progressing long before its limit "
+    "hung: its last step's time in the log says which).",
+    component="pbs", versions="all (OpenPBS/PBS Pro, Torque)", source=_PBS,
+    fixture="=>> PBS: job killed: walltime 259217 exceeded limit 259200")
+add("DD1338", "pbs-memory-limit-exceeded", C.OOM_HOST, R.CAUSE,
+    ("PBS: job killed: mem", "PBS: job killed: vmem", "PBS: job killed: pvmem", "Job exceeded a memory resource limit",
+     "exceeded MEM usage hard limit"),
+    "PBS (or Moab) killed the job because its memory went over the limit it asked for", rank=88,
+    remedy="The job used more memory than it requested (`#PBS -l mem=` / `pmem` / `vmem`): request more, or lower what "
+    "each process holds (batch size, data per worker, fewer processes per node).",
+    component="pbs", versions="all (OpenPBS/PBS Pro, Torque; Moab's resource-limit enforcement)",
+    source=_PBS + "; Moab Workload Manager resource-limit policy (\"job %s exceeded MEM usage hard limit (%d > %d)\")",
+    fixture="job 3132467 exceeded MEM usage hard limit (2528 > 1126)")
