@@ -106,3 +106,18 @@ def test_too_many_pings_points_at_disagreeing_keepalive_settings_unless_the_job_
     assert reason(hits, [facts]).category == Category.CONFIG_MISMATCH_ACROSS_WORKERS
     hits, facts = scan_bytes("worker-0.log", ("INFO:tensorflow:Training finished; exiting.\n" + line).encode())
     assert reason(hits, [facts]).category == Category.OTHER
+
+
+@pytest.mark.parametrize("line,code", [
+    # libnvidia-container prints NVML's error string lower-case after "nvml error:" in the container's start-up hook
+    ("docker: Error response from daemon: failed to create shim: OCI runtime create failed: container_linux.go:380: "
+     "starting container process caused: process_linux.go:545: container init caused: Running hook #0:: error running "
+     "hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: nvml error: driver/library "
+     "version mismatch: unknown.", "DD975"),
+    # nvidia-docker 1.x compared the image's CUDA with the driver's itself
+    ("nvidia-docker | 2017/11/21 00:48:39 Error: unsupported CUDA version: driver 8.0 < image 9.0.176", "DD836"),
+])
+def test_the_container_hooks_words_for_a_driver_that_does_not_fit_the_image(line, code):
+    hits, facts = scan_bytes("output.log", (line + "\n").encode())
+    v = reason(hits, [facts])
+    assert v.category == Category.VERSION_MISMATCH and v.root.sig.code == code, (v.category, v.root and v.root.sig.code)

@@ -249,11 +249,13 @@ add("DD839", "slurm-node-fail", C.PEER_CRASHED, R.CAUSE, ("DUE TO NODE FAILURE",
     fixture="slurmstepd: error: *** JOB 812345 ON gpu-node06 CANCELLED AT 2023-04-02T11:20:31 DUE TO NODE FAILURE, SEE "
             "SLURMCTLD LOG FOR DETAILS ***")
 add("DD836", "gpu-driver-too-old", C.VERSION_MISMATCH, R.CAUSE,
-    ("nvidia-container-cli: requirement error", "CUDA driver version is insufficient for CUDA runtime version"),
+    ("nvidia-container-cli: requirement error", "CUDA driver version is insufficient for CUDA runtime version",
+     "Error: unsupported CUDA version: driver"),
     "The node's NVIDIA driver is older than the CUDA version the container or TensorFlow needs", rank=80,
     remedy="Update the driver on that node (or use an image built for an older CUDA); every node that runs the job "
     "needs a driver at least as new as the image's CUDA.",
-    component="container-runtime", versions="all", source="NVIDIA container toolkit / CUDA runtime error strings",
+    component="container-runtime", versions="all", source="NVIDIA container toolkit / CUDA runtime error strings; "
+    "nvidia-docker 1.x (\"unsupported CUDA version: driver %s < image %s\")",
     fixture="nvidia-container-cli: requirement error: unsatisfied condition: cuda>=11.8, please update your driver to a "
             "newer version, or use an earlier cuda container: unknown")
 add("DD840", "k8s-node-shutdown", C.PREEMPTION, R.CAUSE, ("imminent node shutdown", "the node is shutting down"),
