@@ -265,15 +265,15 @@ def test_exception_is_user_code_error(tmp_path, combined):
 
 def test_a_shard_on_a_file_system_tensorflow_lacks_is_named_with_its_remedy(tmp_path):
     """worker:1 reads a shard from s3:// (TensorFlow's own UnimplementedError, as TF 2.21 words it): the task that
-    raised is worker:1, and the remedy is the file-system signature's (DD1448: tensorflow-io), not a bare "fix the
-    exception"."""
+    raised is worker:1, the cause the environment (TF 2.21 has no s3 file system of its own: tensorflow-io serves it),
+    and the remedy the file-system signature's (DD1459: tensorflow-io), not a bare "fix the exception"."""
     job, text = _run_exception(tmp_path / "remote-path", False, fault="remote_path")
     _keep("remote-path", job.folder)
     assert "File system scheme 's3' not implemented" in text
     d = _diagnose(job.logs())
-    _check(d, "failed", "user_code_error", "worker:1", text)
+    _check(d, "failed", "version_mismatch", "worker:1", text)
     remedy = d["root_cause"]["remedy"]
-    assert "DD1448" in remedy and "tensorflow-io" in remedy, remedy
+    assert d["root_cause"]["code"] == "DD1459" and "tensorflow-io" in remedy, (d["root_cause"]["code"], remedy)
 
 
 def test_exception_via_command_line(tmp_path):

@@ -138,14 +138,26 @@ add("DD1447", "fabric-manager-driver-mismatch", C.VERSION_MISMATCH, R.CAUSE, ("d
     fixture="nv-fabricmanager[2211]: fabric manager NVIDIA GPU driver interface version 535.161.08 don't match with "
             "driver version 535.129.03. Please update with matching NVIDIA driver package.")
 add("DD1448", "tf-filesystem-scheme-unimplemented", C.USER_CODE_ERROR, R.CAUSE, ("' not implemented (file: '",),
-    "TensorFlow has no file system for this path's scheme", rank=72,
-    regex=r"File system scheme '[^']*' not implemented \(file: '",
-    remedy="No registered file system serves this path: s3:// and hdfs:// need tensorflow-io since TF 2.6 (pip install "
-    "tensorflow-io and import it), gs:// needs a build with GCS support, and '[local]' means a local path where "
-    "the reader only has remote storage (a Cloud TPU reads gs:// only): use a path the reading process can reach.",
+    "TensorFlow has no file system for a local path here (a reader that has only remote storage)", rank=72,
+    regex=r"File system scheme '\[local\]' not implemented \(file: '",
+    remedy="'[local]' means a local path where the reader only has remote storage (a Cloud TPU reads gs:// only, so "
+    "does a remote executor): use a path the reading process can reach (a gs:// bucket for a TPU).",
     component="tensorflow", versions="all",
     source="tensorflow/tensorflow tensorflow/core/platform/env.cc (Env::GetFileSystemForFile: errors::Unimplemented("
     "\"File system scheme '\", scheme, \"' not implemented (file: '\", fname, \"')\"))",
+    fixture="tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme '[local]' not implemented "
+            "(file: '/content/data/train-00000.tfrecord')")
+add("DD1459", "tf-remote-filesystem-missing", C.VERSION_MISMATCH, R.CAUSE, ("' not implemented (file: '",),
+    "The installed TensorFlow has no file system for this remote scheme (s3, hdfs, gs, ...): it lives in a package "
+    "the environment lacks or has at another version", rank=73,
+    regex=r"File system scheme '(?!\[local\])[^']+' not implemented \(file: '",
+    remedy="The cloud and HDFS file systems moved out of TensorFlow into tensorflow-io (s3:// and hdfs:// since TF 2.6; "
+    "gs:// through tensorflow-io-gcs-filesystem): install the tensorflow-io release built for this TensorFlow "
+    "version and `import tensorflow_io` before reading the path, on every task that reads it.",
+    component="tensorflow", versions=">=2.6 (the modular file systems; RFC 20190506-filesystem-plugin-modular-tensorflow)",
+    source="tensorflow/tensorflow tensorflow/core/platform/env.cc (Env::GetFileSystemForFile: errors::Unimplemented("
+    "\"File system scheme '\", scheme, \"' not implemented (file: '\", fname, \"')\")); tensorflow/io (the s3, hdfs and "
+    "gcs file system plugins)",
     fixture="tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme 's3' not implemented (file: "
             "'s3://bucket/data/train-00000.tfrecord')")
 add("DD1449", "slurm-unresolvable-host", C.NETWORK_UNREACHABLE, R.CAUSE, ("Unable to resolve \"",),
