@@ -121,3 +121,26 @@ def test_the_container_hooks_words_for_a_driver_that_does_not_fit_the_image(line
     hits, facts = scan_bytes("output.log", (line + "\n").encode())
     v = reason(hits, [facts])
     assert v.category == Category.VERSION_MISMATCH and v.root.sig.code == code, (v.category, v.root and v.root.sig.code)
+
+
+@pytest.mark.parametrize("line,code,category", [
+    # SageMaker's and Azure ML's own refusals: the account may not run the instances asked for
+    ("botocore.errorfactory.ResourceLimitExceeded: An error occurred (ResourceLimitExceeded) when calling the "
+     "CreateTrainingJob operation: The account-level service limit 'ml.p3.16xlarge for training job usage' is 0 "
+     "Instances, with current utilization of 0 Instances and a request delta of 1 Instances.", "DD1458",
+     Category.RESOURCE_EXHAUSTION),
+    ('"code":"ClusterMinNodesExceedCoreQuota","message":"The specified subscription has a Standard DSv2 family vCPU '
+     'quota of 6 and cannot accomodate for at least 1 requested managed compute nodes which maps to 8 vCPUs.',
+     "DD1458", Category.RESOURCE_EXHAUSTION),
+    # PyTorch's TCPStore before 1.13: nothing answered at the store's address -- a symptom of an unreachable store
+    ("RuntimeError: connect() timed out. Original timeout was 900000 ms.", "DD1457", Category.NETWORK_UNREACHABLE),
+    # a remote scheme TensorFlow has no file system for is the environment (tensorflow-io); '[local]' is the user's path
+    ("tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme 'gs' not implemented (file: "
+     "'gs://bucket/model')", "DD1459", Category.VERSION_MISMATCH),
+    ("tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme '[local]' not implemented (file: "
+     "'/content/train.tfrecord')", "DD1448", Category.USER_CODE_ERROR),
+])
+def test_session_20_lines_read_as_their_component_states(line, code, category):
+    hits, facts = scan_bytes("output.log", (line + "\n").encode())
+    v = reason(hits, [facts])
+    assert v.category == category and v.root.sig.code == code, (v.category, v.root and v.root.sig.code)
