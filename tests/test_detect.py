@@ -223,3 +223,24 @@ def test_a_peer_that_left_by_os_exit_is_the_jobs_end_not_a_peer_that_finished_ea
     # inside a step function: waiting in a collective for the peer who left, however it left
     a = assess(job(task("worker:0", calls=84), left), T0 + 5 + 30)
     assert a.status == "hung" and a.verdict.kind == "peer_exited"
+
+
+def test_a_peer_that_woke_a_moment_sooner_from_a_shared_pause_waits_for_nobody_stalled():
+    """Every worker sleeps 22 s at the same step (a callback); worker:1 woke 1 s sooner and entered the next
+    all-reduce. worker:0 has stood still for 21 s, past the threshold, yet nobody has waited on it yet: no
+    suspicion, and never a hang -- the fresh-clone CI of session 20 saw this suspected, and with a wider gap
+    it was declared and the healthy job stopped. A peer that has waited long enough makes it a stall again."""
+    last = T0 + 5
+    sleeper = task("worker:0", in_call=None, in_tf_code=False, location="train.py:180 in pause_point",
+                   last_progress_at=last, own_progress_at=last)
+    for gap in (0.5, 1.0, 3.0):
+        now = last + 21.5
+        woke = task("worker:1", call_since=now - gap, last_progress_at=last)
+        assert assess(job(sleeper, woke), now).status == "ok", gap
+    # woken 8 s sooner: suspected (it waits), not declared before it has waited the threshold itself
+    now = last + 21.5
+    a = assess(job(sleeper, task("worker:1", call_since=now - 8)), now)
+    assert a.status == "suspect" and a.suspect == "worker:0" and a.verdict is None
+    # a real stall: the peer has waited since the last step
+    a = assess(job(sleeper, task("worker:1", call_since=last)), now)
+    assert a.status == "hung" and a.verdict.culprits == ("worker:0",)

@@ -66,14 +66,15 @@ def test_a_pause_while_the_peer_waits_is_not_a_hang(scenario, task, doing, where
     env = {"DD_SLOW_URL": request.getfixturevalue("slow_url")} if scenario == "download" else None
     r = dd_run(f"healthy-{scenario}", [], healthy(scenario), env=env, timeout=300)
     evs = _assert_healthy(r, scenario)
-    # suspected early, naming the task; cleared when training resumed
-    sus = [e for e in evs if e["kind"] == "stall_suspected"]
-    clr = [e for e in evs if e["kind"] == "stall_cleared"]
-    assert sus and sus[0]["task"] == task and "a pause, not a stall" in sus[0]["text"], evs
-    assert clr and clr[-1]["ts"] > sus[0]["ts"] and clr[-1]["task"] == task, evs
+    # suspected early, naming the task; cleared when training resumed. (On a loaded box the start-up can hold a
+    # peer in its first collective too -- a model built late, at <module> -- and is then a pause of its own.)
+    sus = [e for e in evs if e["kind"] == "stall_suspected" and e["task"] == task]
+    clr = [e for e in evs if e["kind"] == "stall_cleared" and e["task"] == task]
+    assert sus and "a pause, not a stall" in sus[-1]["text"], evs
+    assert clr and clr[-1]["ts"] > sus[-1]["ts"], evs
     # the pause is a warning: which task, where, how long, what it did, its share of the run
-    f = [f for f in r.diag["findings"] if f["code"] == "DD211"]
-    assert len(f) == 1 and f[0]["culprit"] == task and f[0]["severity"] == "warning", r.diag["findings"]
+    f = [f for f in r.diag["findings"] if f["code"] == "DD211" and f["culprit"] == task]
+    assert len(f) == 1 and f[0]["severity"] == "warning", r.diag["findings"]
     s = f[0]["summary"]
     # what it did is what moved last: throttled writes with a flush each also burn ~0.2 cores (seen on a quiet box)
     assert (doing in s or (scenario == "save" and "computing" in s)) and "% of the run time" in s \
@@ -94,7 +95,9 @@ def test_every_worker_sleeping_is_not_even_suspected():
 def test_a_slow_input_pipeline_on_one_worker_is_a_straggler():
     r = dd_run("healthy-slow_input", [], healthy("slow_input"), timeout=300)
     _assert_healthy(r, "slow_input")
-    f = [f for f in r.diag["findings"] if f["category"] == "straggler_slow_worker"]
+    # the slow reader named a straggler; on a loaded box worker:0's start-up (the strategy's construction) can also
+    # hold worker:1 in its first collective long enough to be kept as a pause of its own (DD211): another finding
+    f = [f for f in r.diag["findings"] if f["category"] == "straggler_slow_worker" and f["code"] != "DD211"]
     assert f and f[0]["culprit"] == "worker:1" and f[0]["severity"] == "warning", r.diag["findings"]
 
 

@@ -24,9 +24,12 @@ evaluation, a slow upload, filling a dataset cache) is a **pause**: it is
 suspected early (named within ``threshold / 2``) and never declared, unless the
 user set ``hang_timeout``, which bounds every pause. A pause in which nobody
 waits on anybody (every worker saving a checkpoint, sleeping in a callback) is
-never a hang, however long. The stall threshold adapts to the job's observed
-step time; ``hang_timeout`` overrides it. Time is a parameter: nothing here
-reads the clock.
+never a hang, however long: a worker that wakes from it a moment before its
+peers and waits for them in the next collective is not suspected before it has
+waited ``SUSPECT_AFTER_S`` itself, nor declared before it has waited the
+threshold (a culprit's stillness counts only while somebody waits on it). The
+stall threshold adapts to the job's observed step time; ``hang_timeout``
+overrides it. Time is a parameter: nothing here reads the clock.
 """
 from __future__ import annotations
 
@@ -140,9 +143,11 @@ def _doing(t: TaskSnapshot) -> str:
 
 
 def _judge(kind: str, culprits: list[TaskSnapshot], waiting: list[TaskSnapshot], reason: str, need: float,
-           threshold: float, stalled_for: float, last: float, now: float, hang_timeout: float | None) -> Assessment:
-    """Suspect, or declare: only when the culprits made no progress of their own for ``need`` (a stall); a
-    culprit that still works makes a pause, declared only past ``hang_timeout`` when the user set one."""
+           threshold: float, stalled_for: float, last: float, now: float, hang_timeout: float | None,
+           waited: float | None = None) -> Assessment:
+    """Suspect, or declare: only when the culprits made no progress of their own for ``need`` (a stall) while
+    a peer ``waited`` on them as long; a culprit that still works makes a pause, declared only past
+    ``hang_timeout`` when the user set one."""
     suspect = culprits[0] if culprits else None
     still = min((_still_for(t, last, now) for t in culprits), default=stalled_for)
     working = [t for t in culprits if _still_for(t, last, now) < need]           # not stalled (yet)
@@ -155,7 +160,7 @@ def _judge(kind: str, culprits: list[TaskSnapshot], waiting: list[TaskSnapshot],
         reason = f"{reason}; it has done nothing of its own (CPU, I/O, network, code) for {still:.0f} s"
     verdict = HangVerdict(kind=kind, declared_at=now, since=last, culprits=tuple(t.task for t in culprits),
                           waiting=tuple(t.task for t in waiting if t not in culprits), reason=reason)
-    if not working and still >= need:
+    if not working and still >= need and (waited is None or waited >= need):
         return Assessment("hung", threshold, stalled_for, verdict, suspect.task if suspect else None, reason,
                           where=where)
     if working and hang_timeout is not None and stalled_for >= hang_timeout:
@@ -253,6 +258,11 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
                               waiting=verdict.waiting)
 
     if others:
+        # how long a task has waited in its collective: a peer that woke from the same pause a moment sooner
+        # (every worker sleeping in a callback, the wake-ups a second apart) waits for nobody stalled
+        waited = max(now - t.call_since if t.call_since is not None else stalled_for for t in waiting)
+        if waited < min(threshold / 2, SUSPECT_AFTER_S):
+            return Assessment("ok", threshold, stalled_for)
         idle = [t for t in others if _idle(t)]
         culprits = idle or others
         names = ", ".join(t.task for t in culprits)
@@ -264,7 +274,7 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
         reason = (f"{len(waiting)} task(s) wait in a TensorFlow collective while {names} is "
                   f"{'idle' if idle else 'busy'} {inside} TensorFlow at {where}")
         a = _judge("stalled_worker", culprits, waiting, reason, need, threshold, stalled_for, last, now,
-                   job.hang_timeout)
+                   job.hang_timeout, waited=waited)
         if a.status == "hung" and inside == "outside" and not all(t.native_looked for t in culprits):
             # its Python frame says idle: not declared before its native frames were looked at
             return replace(a, status="suspect", verdict=None)
