@@ -139,6 +139,13 @@ def test_the_container_hooks_words_for_a_driver_that_does_not_fit_the_image(line
      "'gs://bucket/model')", "DD1459", Category.VERSION_MISMATCH),
     ("tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme '[local]' not implemented (file: "
      "'/content/train.tfrecord')", "DD1448", Category.USER_CODE_ERROR),
+    # every TensorFlow since 1.x adds the file; a user's copy that cut it is the same message (session 21's s21-d)
+    ("File system scheme '[local]' not implemented ", "DD1448", Category.USER_CODE_ERROR),
+    ("UnimplementedError: File system scheme 's3' not implemented", "DD1459", Category.VERSION_MISMATCH),
+    # a function the client sent is unknown to the remote binary: TensorFlow names version skew (TPU runtime older)
+    ("NotFoundError: '__inference__tpu_init_fn_105' is neither a type of a primitive operation nor a name of a "
+     "function registered in binary running on n-050d2992-w-0. Make sure the operation or function is registered in "
+     "the binary running in this process.", "DD1460", Category.VERSION_MISMATCH),
 ])
 def test_session_20_lines_read_as_their_component_states(line, code, category):
     hits, facts = scan_bytes("output.log", (line + "\n").encode())

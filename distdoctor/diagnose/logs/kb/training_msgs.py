@@ -137,9 +137,9 @@ add("DD1447", "fabric-manager-driver-mismatch", C.VERSION_MISMATCH, R.CAUSE, ("d
     "Manager user guide",
     fixture="nv-fabricmanager[2211]: fabric manager NVIDIA GPU driver interface version 535.161.08 don't match with "
             "driver version 535.129.03. Please update with matching NVIDIA driver package.")
-add("DD1448", "tf-filesystem-scheme-unimplemented", C.USER_CODE_ERROR, R.CAUSE, ("' not implemented (file: '",),
+add("DD1448", "tf-filesystem-scheme-unimplemented", C.USER_CODE_ERROR, R.CAUSE, ("File system scheme '",),
     "TensorFlow has no file system for a local path here (a reader that has only remote storage)", rank=72,
-    regex=r"File system scheme '\[local\]' not implemented \(file: '",
+    regex=r"File system scheme '\[local\]' not implemented\b",
     remedy="'[local]' means a local path where the reader only has remote storage (a Cloud TPU reads gs:// only, so "
     "does a remote executor): use a path the reading process can reach (a gs:// bucket for a TPU).",
     component="tensorflow", versions="all",
@@ -147,10 +147,10 @@ add("DD1448", "tf-filesystem-scheme-unimplemented", C.USER_CODE_ERROR, R.CAUSE, 
     "\"File system scheme '\", scheme, \"' not implemented (file: '\", fname, \"')\"))",
     fixture="tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme '[local]' not implemented "
             "(file: '/content/data/train-00000.tfrecord')")
-add("DD1459", "tf-remote-filesystem-missing", C.VERSION_MISMATCH, R.CAUSE, ("' not implemented (file: '",),
+add("DD1459", "tf-remote-filesystem-missing", C.VERSION_MISMATCH, R.CAUSE, ("File system scheme '",),
     "The installed TensorFlow has no file system for this remote scheme (s3, hdfs, gs, ...): it lives in a package "
     "the environment lacks or has at another version", rank=73,
-    regex=r"File system scheme '(?!\[local\])[^']+' not implemented \(file: '",
+    regex=r"File system scheme '(?!\[local\])[^']+' not implemented\b",
     remedy="The cloud and HDFS file systems moved out of TensorFlow into tensorflow-io (s3:// and hdfs:// since TF 2.6; "
     "gs:// through tensorflow-io-gcs-filesystem): install the tensorflow-io release built for this TensorFlow "
     "version and `import tensorflow_io` before reading the path, on every task that reads it.",
