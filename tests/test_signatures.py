@@ -151,3 +151,12 @@ def test_session_20_lines_read_as_their_component_states(line, code, category):
     hits, facts = scan_bytes("output.log", (line + "\n").encode())
     v = reason(hits, [facts])
     assert v.category == category and v.root.sig.code == code, (v.category, v.root and v.root.sig.code)
+
+
+def test_an_instance_type_not_offered_in_the_region_is_no_quota():
+    """SageMaker answers ResourceLimitExceeded also for an instance type its region does not offer: no quota would
+    change that, so the quota signature (DD1458) stays silent (tests/realworld k8_012, labelled before DD1458)."""
+    line = ('An error occurred (ResourceLimitExceeded) when calling the CreateTrainingJob operation: The requested '
+            'resource training-job/ml.p2.xlarge is not available in this region')
+    hits, facts = scan_bytes("output.log", (line + "\n").encode())
+    assert "DD1458" not in {h.sig.code for h in hits}

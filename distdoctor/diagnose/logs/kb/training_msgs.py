@@ -261,7 +261,7 @@ add("DD1457", "c10d-connect-timed-out", C.NETWORK_UNREACHABLE, R.SYMPTOM,
     "Utils.cpp: \"connect() timed out. Original timeout was \" + timeout + \" ms.\")",
     fixture="RuntimeError: connect() timed out. Original timeout was 900000 ms.")
 add("DD1458", "cloud-account-quota", C.RESOURCE_EXHAUSTION, R.CAUSE,
-    ("ExceedCoreQuota", "(ResourceLimitExceeded)", "The account-level service limit"),
+    ("ExceedCoreQuota", "The account-level service limit"),
     "The cloud account's or subscription's quota does not allow the instances the training job or cluster asked for",
     rank=76,
     remedy="The account (subscription) may not run that many instances or vCPUs of this type (a new account's quota "
@@ -270,7 +270,9 @@ add("DD1458", "cloud-account-quota", C.RESOURCE_EXHAUSTION, R.CAUSE,
     component="cloud-platform", versions="all (SageMaker and Azure Machine Learning APIs)",
     source="AWS SageMaker API error ResourceLimitExceeded (\"The account-level service limit '%s for training job "
     "usage' is %d Instances ...\"); Azure Machine Learning compute error codes ClusterMinNodesExceedCoreQuota / "
-    "ClusterCoreQuotaReached-style family vCPU quota refusals, as the SDKs and the CLI print them",
+    "ClusterCoreQuotaReached-style family vCPU quota refusals, as the SDKs and the CLI print them. SageMaker's "
+    "ResourceLimitExceeded alone is not read: it also says an instance type is not offered in the region (\"The "
+    "requested resource training-job/... is not available in this region\"), which no quota would change",
     fixture="botocore.errorfactory.ResourceLimitExceeded: An error occurred (ResourceLimitExceeded) when calling the "
             "CreateTrainingJob operation: The account-level service limit 'ml.p3.16xlarge for training job usage' is "
             "0 Instances, with current utilization of 0 Instances and a request delta of 1 Instances.")
