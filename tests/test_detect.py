@@ -244,3 +244,22 @@ def test_a_peer_that_woke_a_moment_sooner_from_a_shared_pause_waits_for_nobody_s
     # a real stall: the peer has waited since the last step
     a = assess(job(sleeper, task("worker:1", call_since=last)), now)
     assert a.status == "hung" and a.verdict.culprits == ("worker:0",)
+
+
+def test_a_start_up_pause_is_not_bounded_by_the_hang_timeout_before_the_first_step():
+    """--hang-timeout 8: before any step, worker:0 still builds its model (computing, outside the collective) while
+    worker:1 waits in its first one. Start-up on a loaded node is slow; the fresh-clone CI of session 21 saw this
+    declared at 8 s and the job stopped. It gets the start-up allowance a stall gets; after the first step the
+    user's bound holds."""
+    building = task("worker:0", in_call=None, in_tf_code=True, cpu_rate=0.3, calls=0, last_progress_at=None,
+                    location="trainer.py:73 in <module>")
+    waiting = task("worker:1", calls=0, call_since=T0, last_progress_at=None)
+    for after in (9, 30, 59):
+        a = assess(job(building, waiting, hang_timeout=8), T0 + after)
+        assert a.status == "suspect" and a.pause and a.verdict is None, (after, a)
+    assert assess(job(building, waiting, hang_timeout=8), T0 + 61).status == "hung"
+    # once a step was made, --hang-timeout bounds every pause as documented
+    a = assess(job(replace(building, calls=5, last_progress_at=T0 + 5), replace(waiting, calls=5, call_since=T0 + 5,
+                                                                              last_progress_at=T0 + 5),
+                   hang_timeout=8), T0 + 5 + 9)
+    assert a.status == "hung" and a.verdict.culprits == ("worker:0",)

@@ -160,3 +160,18 @@ def test_an_instance_type_not_offered_in_the_region_is_no_quota():
             'resource training-job/ml.p2.xlarge is not available in this region')
     hits, facts = scan_bytes("output.log", (line + "\n").encode())
     assert "DD1458" not in {h.sig.code for h in hits}
+
+
+@pytest.mark.parametrize("line", [
+    "java.lang.AbstractMethodError: Method com/linkedin/spark/datasources/tfrecord/TFRecordOutputWriter.path()"
+    "Ljava/lang/String; is abstract",
+    "Exception in thread \"main\" java.lang.NoSuchMethodError: org.apache.hadoop.conf.Configuration.getPassword"
+    "(Ljava/lang/String;)[C",
+    "java.lang.UnsupportedClassVersionError: com/linkedin/tony/TonyClient has been compiled by a more recent version "
+    "of the Java Runtime (class file version 55.0)",
+])
+def test_a_jvm_linkage_error_is_a_version_skew(line):
+    """Java's own definition: a class changed incompatibly since its caller was compiled (session 21's s21-l)."""
+    hits, facts = scan_bytes("output.log", (line + "\n").encode())
+    v = reason(hits, [facts])
+    assert v.category == Category.VERSION_MISMATCH and v.root.sig.code == "DD1461", (v.category, v.root)

@@ -163,7 +163,9 @@ def _judge(kind: str, culprits: list[TaskSnapshot], waiting: list[TaskSnapshot],
     if not working and still >= need and (waited is None or waited >= need):
         return Assessment("hung", threshold, stalled_for, verdict, suspect.task if suspect else None, reason,
                           where=where)
-    if working and hang_timeout is not None and stalled_for >= hang_timeout:
+    # ``need`` is the user's --hang-timeout, but never under the start-up allowance before the job's first step:
+    # a worker still building its model while a peer waits is start-up, not a pause to bound
+    if working and hang_timeout is not None and stalled_for >= need:
         reason = f"{reason} (bounded by --hang-timeout {hang_timeout:g} s)"
         verdict = HangVerdict(kind=kind, declared_at=now, since=last, culprits=verdict.culprits,
                               waiting=verdict.waiting, reason=reason)
@@ -250,7 +252,7 @@ def assess(job: JobSnapshot, now: float) -> Assessment:
             verdict = HangVerdict(kind="collective_mismatch", declared_at=now, since=last,
                                   culprits=tuple(t.task for t in native),
                                   waiting=tuple(t.task for t in waiting if t not in native), reason=reason)
-            if job.hang_timeout is not None and stalled_for >= job.hang_timeout:
+            if job.hang_timeout is not None and stalled_for >= need:
                 reason = f"{reason} (bounded by --hang-timeout {job.hang_timeout:g} s)"
                 return Assessment("hung", threshold, stalled_for, replace(verdict, reason=reason), n.task, reason,
                                   where=n.location)

@@ -463,22 +463,6 @@ add("DD695", "tf-op-not-registered", C.VERSION_MISMATCH, R.CAUSE,
     component="tensorflow", versions="all", source=_RT + " op_registry / op_kernel.cc ('Op type not registered ', 'No OpKernel was registered to support Op ')",
     fixture="NotFoundError: Op type not registered 'NcclAllReduce' in binary running on worker-1. Make sure the Op and "
             "Kernel are registered in the binary running in this process.")
-add("DD1460", "tf-function-not-registered-remote", C.VERSION_MISMATCH, R.CAUSE,
-    ("' is neither a type of a primitive operation nor a name of a function registered in binary running on",),
-    "A function the client sent is not registered in the TensorFlow binary that runs it (a remote worker or TPU "
-    "host)", rank=70,
-    remedy="TensorFlow's own reading: the client and server binaries are not built with the same version (a TPU or "
-    "remote worker runtime older than the client's TensorFlow). Run the same TensorFlow on the client and every "
-    "server (for a Cloud TPU, the runtime version matching the client). Under ParameterServerStrategy the "
-    "coordinator also reads it as a worker that restarted and lost its functions: see that worker's log.",
-    component="tensorflow", versions="all",
-    source=_RT + " eager/execute.cc, c_api (errors::NotFound(\"'\", name, \"' is neither a type of a primitive "
-    "operation nor a name of a function registered in binary running on \", port::Hostname(), \". One possible root "
-    "cause is the client and server binaries are not built with the same version.\")); "
-    "distribute/coordinator/cluster_coordinator.py (_is_worker_failure)",
-    fixture="NotFoundError: '__inference__tpu_init_fn_105' is neither a type of a primitive operation nor a name of a "
-            "function registered in binary running on n-050d2992-w-0. Make sure the operation or function is "
-            "registered in the binary running in this process.")
 add("DD696", "tf-graphdef-version-skew", C.VERSION_MISMATCH, R.CAUSE,
     ("GraphDef-interpreting binary is up to date", "NodeDef mentions attr"),
     "A graph written by another TensorFlow version uses attributes this binary does not know", rank=75,

@@ -1,4 +1,4 @@
-"""Version, implementation and platform mismatches, as each component detects them (codes DD1350-DD1389).
+"""Version, implementation and platform mismatches, as each component detects them (codes DD1350-DD1389, DD1460).
 
 Issue 25 item 4: ``version_mismatch`` is the category read worst on real logs (a task with another TensorFlow, Python,
 MPI or library build fails, and the log reads as a crashed peer or a user error). Each signature below is one family
@@ -382,3 +382,20 @@ add("DD1388", "kubectl-version-skew", VM, R.CONTEXT, ("exceeds the supported min
     component="kubernetes", versions=">=1.28", source="kubernetes/kubectl pkg/cmd/version/version.go",
     fixture="WARNING: version difference between client (1.30) and server (1.26) exceeds the supported minor version "
             "skew of +/-1")
+add("DD1460", "tf-function-not-registered-remote", C.VERSION_MISMATCH, R.CAUSE,
+    ("' is neither a type of a primitive operation nor a name of a function registered in binary running on",),
+    "A function the client sent is not registered in the TensorFlow binary that runs it (a remote worker or TPU "
+    "host)", rank=70,
+    remedy="TensorFlow's own reading: the client and server binaries are not built with the same version (a TPU or "
+    "remote worker runtime older than the client's TensorFlow). Run the same TensorFlow on the client and every "
+    "server (for a Cloud TPU, the runtime version matching the client). Under ParameterServerStrategy the "
+    "coordinator also reads it as a worker that restarted and lost its functions: see that worker's log.",
+    component="tensorflow", versions="all",
+    source="TensorFlow source (string in the 2.21 wheel's libtensorflow_framework.so.2 / "
+    "_pywrap_tensorflow_internal.so) eager/execute.cc, c_api (errors::NotFound(\"'\", name, \"' is neither a "
+    "type of a primitive operation nor a name of a function registered in binary running on \", port::Hostname(), \". One possible root "
+    "cause is the client and server binaries are not built with the same version.\")); "
+    "distribute/coordinator/cluster_coordinator.py (_is_worker_failure)",
+    fixture="NotFoundError: '__inference__tpu_init_fn_105' is neither a type of a primitive operation nor a name of a "
+            "function registered in binary running on n-050d2992-w-0. Make sure the operation or function is "
+            "registered in the binary running in this process.")

@@ -206,3 +206,19 @@ add("DD889", "ray-gcs-unreachable", C.NETWORK_UNREACHABLE, R.CAUSE,
     "check the head node and that its port (6379) is open from the workers.", component="ray", versions=">=1.0",
     source=_RAY + "python/ray/_private/gcs_utils.py / src/ray/gcs/gcs_client",
     fixture="ConnectionError: Failed to connect to GCS at address 10.0.0.1:6379 within 60 seconds.")
+
+# -- the JVM under Spark, YARN, TonY and TensorFlowOnSpark -----------------------------------------------------------
+add("DD1461", "jvm-linkage-error", C.VERSION_MISMATCH, R.CAUSE,
+    ("java.lang.AbstractMethodError", "java.lang.NoSuchMethodError", "java.lang.NoSuchFieldError",
+     "java.lang.IncompatibleClassChangeError", "java.lang.UnsupportedClassVersionError"),
+    "A JVM class runs against another version of a class it was compiled against (a connector or jar built for "
+    "another Spark, Hadoop or Java)", rank=70,
+    remedy="A jar on the classpath (a connector such as spark-tfrecord or TensorFlowOnSpark's, a TonY or Hadoop "
+    "client) was built against another version of Spark, Hadoop, Scala or Java than the cluster runs: use the "
+    "release built for the cluster's versions, and the same jars on the driver and every executor.",
+    component="jvm", versions="all (Java SE)",
+    source="Java SE API java.lang.LinkageError subclasses: AbstractMethodError / NoSuchMethodError / NoSuchFieldError "
+    "('this error can only occur at run time if the definition of some class has incompatibly changed since the "
+    "currently executing method was last compiled'); UnsupportedClassVersionError (a class file of a newer Java)",
+    fixture="java.lang.AbstractMethodError: Method com/linkedin/spark/datasources/tfrecord/TFRecordOutputWriter.path()"
+            "Ljava/lang/String; is abstract")
