@@ -49,7 +49,8 @@ def register_cli(sub) -> None:
                         "task the others wait for still computes or moves bytes. Default: no bound on such a pause "
                         "(chief-only evaluation, a slow upload, a long trace are everyday; it is suspected and "
                         "reported, never stopped); a task stalled (no CPU, I/O, network or new code) while its "
-                        "peers wait is declared after 10-20 s, adapted to the step time; a frozen task (T) after 3 s")
+                        "peers wait is declared after 10-20 s, adapted to the step time; a frozen task (T) after 3 s. "
+                        "Before the job's first step either needs 60 s at the least (start-up)")
     p.add_argument("--on-hang", choices=["stop", "wait"], default="stop",
                    help="after a hang is diagnosed: stop the job (default) or keep it alive for a debugger")
     p.add_argument("--grace", type=seconds, default=10.0, metavar="S", help="SIGTERM to SIGKILL grace period (default 10 s)")

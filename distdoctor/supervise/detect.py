@@ -22,7 +22,8 @@ ones): like a pause, it is never declared by default, only past ``--hang-timeout
 A task that keeps making progress of its own while its peers wait (chief-only
 evaluation, a slow upload, filling a dataset cache) is a **pause**: it is
 suspected early (named within ``threshold / 2``) and never declared, unless the
-user set ``hang_timeout``, which bounds every pause. A pause in which nobody
+user set ``hang_timeout``, which bounds every pause (before the job's first step,
+never under the start-up allowance a stall gets there). A pause in which nobody
 waits on anybody (every worker saving a checkpoint, sleeping in a callback) is
 never a hang, however long: a worker that wakes from it a moment before its
 peers and waits for them in the next collective is not suspected before it has
