@@ -6,9 +6,11 @@ prints are cross-validated exactly as ``scripts/build_model.py`` does (5 folds g
 top-3, high-confidence precision, over all cases and where the log holds the deciding line. A layer whose removal
 costs nothing can go; one that costs cases is knowledge the learned reading has not learnt from the corpus.
 
-Where the calibration's alternatives are switched off, a case still gets the learned alternatives wherever the
-shipped code would have listed any (the same cases are offered alternatives), so that only what the layer adds to
-the learned reading's inputs is measured.
+The calibration layer (confidence caps of messages with more than one usual cause, the usual causes', lookalikes'
+and word model's alternatives: ``calibrate.py``, ``usual_causes.py``) was measured here and removed in session 22:
+switched off it cost nothing on 856 cases; its confidence caps stayed, as knowledge about messages
+(``kb/ambiguous.py``). The safety net's word model went with it (the learned reading decides a line no signature
+knows). ``benchmarks/RESULTS-layers.md`` holds the run after the removal.
 
     .venv/bin/python benchmarks/bench_layers.py [--only NAME ...] [--md benchmarks/RESULTS-layers.md]
 """
@@ -35,17 +37,9 @@ def _set(obj, name: str, value):
         setattr(obj, name, old)
 
 
-_OFFERED: list[bool] = []   # per reading, whether the shipped calibration would have listed alternatives
-
-
 def _layers() -> dict:
     """Each layer's name, what it is, and the patches that switch it off."""
-    from distdoctor.diagnose.logs import calibrate, hindsight, priors, reason
-    fill = calibrate._fill
-
-    def no_fill(v, hits, facts):
-        _OFFERED.append(bool(fill(v, hits, facts).alternatives))
-        return v
+    from distdoctor.diagnose.logs import hindsight, priors, reason
     return {
         "priors": ("the priors' own rules (a SIGKILL with no sender, a step memory limit, ...; logs/priors.py)",
                    [(priors, "_RULES", ())]),
@@ -56,11 +50,6 @@ def _layers() -> dict:
         "multi-line": ("the multi-line readings (several lines together; logs/multiline.py)",
                        [(reason, "multi_line_reading", lambda *a: None),
                         (reason, "cluster_defect_behind", lambda v, hits: None)]),
-        "caps": ("the confidence caps of messages with more than one usual cause (logs/calibrate.py AMBIGUOUS)",
-                 [(calibrate, "_cap", lambda v: v)]),
-        "alternatives": ("the calibration's alternatives (usual causes, lookalikes, word-model guesses; "
-                         "logs/calibrate.py, logs/usual_causes.py)",
-                         [(calibrate, "_fill", no_fill)]),
     }
 
 
@@ -72,13 +61,7 @@ def measure(patches: list) -> tuple[dict, dict, float, float]:
     with ExitStack() as stack:
         for obj, name, value in patches:
             stack.enter_context(_set(obj, name, value))
-        rows = []
-        for c in bm.cases():
-            del _OFFERED[:]
-            r = bm.read(c)
-            if _OFFERED and _OFFERED[-1] and not r["hand_alts"]:
-                r["hand_alts"] = ["(offered)"]   # the learned alternatives are listed where they were before
-            rows.append(r)
+        rows = [bm.read(c) for c in bm.cases()]
     oof, t = bm.cross_validate(rows)
     dec = [i for i, r in enumerate(rows) if r["decisive"]]
     every = bm.figures(rows, oof, joint=True)

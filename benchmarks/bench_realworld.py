@@ -1,6 +1,6 @@
 """Accuracy of `distdoctor diagnose` on real-world failure logs quoted from public bug reports.
 
-    .venv/bin/python benchmarks/bench_realworld.py [CASE_DIR ...] [--pool] [--leave-one-out] [--json]
+    .venv/bin/python benchmarks/bench_realworld.py [CASE_DIR ...] [--pool] [--json]
 
 CASE_DIR defaults to tests/realworld/realworld-dev (a copy of the shared development corpus; its README says how
 the cases were collected and labelled); ``--pool`` scores the whole labelled pool: that corpus, the blind probe set
@@ -24,16 +24,12 @@ Figures printed:
   lacks them), the figures on the cases whose log holds the deciding line, and on the others whether the verdict is
   low-confidence with the truth among its alternatives. Older cases carry no ``decisive``; the README's list of
   those that lack the deciding line (``OLD_WITHOUT_DECISIVE``) counts them as null;
-* ``--leave-one-out``: the safety net's word model (:mod:`distdoctor.diagnose.logs.wordmodel`) learns from the
-  corpus' deciding lines too; with this flag each corpus case is scored by a model that never saw its own lines --
-  the honest figure for the word model's guesses;
 * per log shape and per component (the repository of the thread the case comes from), then the misses.
 """
 from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import json
 import re
 import sys
@@ -122,21 +118,14 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("folders", nargs="*")
     ap.add_argument("--pool", action="store_true", help="the development corpus, the blind and the fragment probes")
-    ap.add_argument("--leave-one-out", action="store_true",
-                    help="score each corpus case with a word model that never saw its own deciding lines")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     folders = [Path(x) for x in a.folders] or (list(POOL) if a.pool else [CORPUS])
     cases = [p for d in folders for p in sorted(d.iterdir()) if (p / "case.json").exists()]
     t0 = time.perf_counter()
     rows = []
-    if a.leave_one_out:
-        from distdoctor.diagnose.logs.wordmodel import hold_out
-    else:
-        hold_out = contextlib.nullcontext
     for c in cases:
-        with hold_out(f"corpus:{c.name}"):
-            r = run_case(c)
+        r = run_case(c)
         r["folder"] = c.parent.name
         rows.append(r)
     wall = time.perf_counter() - t0

@@ -54,14 +54,12 @@ def repo_of(source: str) -> str:
 
 def read(case: Path) -> dict:
     from distdoctor.diagnose.command import diagnose_paths
-    from distdoctor.diagnose.logs.learned import case_lines, features
+    from distdoctor.diagnose.logs.learned import case_lines, features, users_own_error
     from casedirs import OLD_WITHOUT_DECISIVE
     label = json.loads((case / "case.json").read_text())
     logs = sorted(str(p) for p in case.iterdir() if p.name != "case.json")
     got: list = []
-    from distdoctor.diagnose.logs.wordmodel import hold_out
-    with hold_out(f"corpus:{case.name}"):   # the word model never learnt from this case's own deciding lines
-        diag, _ = diagnose_paths(logs, detected_at=0.0, features_out=got)
+    diag, _ = diagnose_paths(logs, detected_at=0.0, features_out=got)
     diag, hits, facts = got[0]
     rc = diag.root_cause
     hand = rc.category.value if rc is not None else "other"
@@ -69,7 +67,8 @@ def read(case: Path) -> dict:
     return {"case": f"{case.parent.name}/{case.name}", "label": label["category"], "repo": repo_of(label.get("source")),
             "decisive": label.get("decisive", "unlisted") is not None and case.name not in OLD_WITHOUT_DECISIVE,
             "hand": hand, "hand_top3": [hand] + [a for a in alts if a != hand][:2], "hand_alts": alts,
-            "hand_conf": rc.confidence if rc is not None else None, "x": features(diag, hits),
+            "hand_conf": rc.confidence if rc is not None else None,
+            "offered": rc is not None and not users_own_error(rc, facts), "x": features(diag, hits),
             "code": rc.code if rc is not None else None,
             "lines": [ln.text for ln in case_lines(hits, facts)], "reading": (diag, hits, facts)}
 
@@ -77,7 +76,7 @@ def read(case: Path) -> dict:
 def _words(r: dict) -> list[str]:
     """A case's words (counted once per case: the folds fit the text model some forty times)."""
     if "words" not in r:
-        from distdoctor.diagnose.logs.wordmodel import tokens
+        from distdoctor.diagnose.logs.words import tokens
         r["words"] = [t for line in r["lines"] for t in tokens(line)]
     return r["words"]
 
@@ -207,12 +206,12 @@ def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> 
         if probs is None:
             ranked, band = r["hand_top3"], r["hand_conf"] or "low"
         elif joint:
-            # as :func:`distdoctor.diagnose.logs.learned.with_learned_reading` ranks them (only where the
-            # hand-written reasoning offered alternatives), and decides the cause where the knowledge base names none
+            # as :func:`distdoctor.diagnose.logs.learned.with_learned_reading` ranks them (none for Python's own
+            # exception in the user's own file), and decides the cause where the knowledge base names none
             order = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0]))]
             hand = order[0] if r["code"] == UNKNOWN_MESSAGE else r["hand"]
             others = [c for c in order if c != hand]
-            ranked = [hand] + (others[:2] if r["hand_alts"] else [])
+            ranked = [hand] + (others[:2] if r["offered"] else [])
             band = confidence_of(r["hand_conf"], probs[i].get(hand, 0.0))   # as with_learned_reading bands it
         else:
             ranked = [c for c, _ in sorted(probs[i].items(), key=lambda kv: -kv[1])][:3]

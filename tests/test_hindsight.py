@@ -1,5 +1,5 @@
 """What the rest of the logs says about a verdict's root line (distdoctor/diagnose/logs/hindsight.py), and the
-confidence caps of lines that several causes produce (calibrate.py: a lost GPU, a SIGABRT exit, Hydra's firewall
+confidence caps of lines that several causes produce (kb/ambiguous.py: a lost GPU, a SIGABRT exit, Hydra's firewall
 hint).
 
 Every log here is written for this test from the components' own wording (the training operator's conditions,

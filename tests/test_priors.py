@@ -1,5 +1,6 @@
-"""Priors and calibration (distdoctor/diagnose/logs/priors.py, calibrate.py): what a message means beyond its words,
-confidence caps for messages with two usual causes, and ranked alternatives with what settles each."""
+"""Priors and messages with more than one usual cause (distdoctor/diagnose/logs/priors.py, kb/ambiguous.py): what a
+message means beyond its words, confidence caps for messages with two usual causes, and ranked alternatives with what
+settles each."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -105,23 +106,13 @@ def test_a_message_with_two_usual_causes_is_not_high_confidence(tmp_path, text, 
 
 
 def test_alternatives_are_ranked_distinct_and_settleable(tmp_path):
+    """What ``diagnose`` prints: the learned reading's next most probable causes, each with what settles it."""
     text = ("E0314 09:12:44.518203 140213 coordination_service.cc:512] UNAVAILABLE: The following tasks are unhealthy "
             "(stopped sending heartbeats):\n/job:worker/replica:0/task:1\n")
-    rc = diagnose(text, tmp_path).root_cause
+    rc = diagnose_texts({"output.log": text}, tmp_path).root_cause
     cats = [a.category for a in rc.alternatives]
     assert 1 <= len(cats) <= 3 and len(set(cats)) == len(cats) and rc.category not in cats
     assert all(a.settle for a in rc.alternatives)
     assert "settle" in rc.to_json()["alternatives"][0]
 
 
-def test_a_log_that_ends_in_nccls_setup_lists_the_network_first(tmp_path):
-    text = ("[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO Bootstrap : Using eth0:10.4.0.7<0>\n"
-            "[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal "
-            "implementation\n"
-            "[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO NET/Socket : Using [0]eth0:10.4.0.7<0>\n")
-    d = diagnose(text, tmp_path)
-    rc = d.root_cause
-    assert d.status.value == "unknown" and rc.confidence == "low"
-    assert [a.category.value for a in rc.alternatives][:2] == ["firewall_or_port_blocked", "network_unreachable"]
-    done = text + "[1,0]<stdout>:gpu-a:811:902 [0] NCCL INFO comm 0x5581 rank 0 nranks 2 - Init COMPLETE\n"
-    assert "firewall_or_port_blocked" not in [a.category.value for a in diagnose(done, tmp_path).root_cause.alternatives]

@@ -72,6 +72,11 @@ CULPRIT_GAPS = {
 MODEL_DECIDED = {
     "dev_212": "DD160: the learned reading of an unknown line; other or version_mismatch by the rebuild",
     "dev_206": "DD160: TonY's NullPointerException; resource_exhaustion and oom_host tie (31 %) and swap by the rebuild",
+    # the safety net's word model, removed in session 22, had learnt these two cases' own deciding lines (it was
+    # trained on them); the learned reading ranks the truth first among the alternatives
+    "dev_105": "DD160: Open MPI's 'OPAL ERROR: Error in file pmix3x_client.c': other (56 %), version_mismatch next",
+    "dev_128": "DD160: NCCL's 'Socket creation failed : Address family not supported': other (48 %), "
+               "network_unreachable next",
 }
 
 
@@ -95,9 +100,8 @@ def _bench(*args: str) -> dict:
 
 def test_corpus_accuracy_floor():
     """The figures the README quotes, as floors: categories and culprits on the whole corpus and on the cases whose
-    log holds the deciding line (issue 18's targets: >= 90 % and >= 85 %), measured with the word model holding out
-    each case's own lines (--leave-one-out, the honest figure)."""
-    data = _bench("--leave-one-out")
+    log holds the deciding line (issue 18's targets: >= 90 % and >= 85 %)."""
+    data = _bench()
     assert data["category_ok"] >= 100 and data["culprit_ok"] >= 17, {k: data[k] for k in data if k != "rows"}
     holds = data["decisive"]["holds"]
     assert holds["category_ok"] >= 0.88 * holds["cases"], holds

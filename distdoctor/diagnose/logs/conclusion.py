@@ -1,6 +1,6 @@
 """What the reasoning over signature hits concludes: a :class:`Verdict` and its ranked :class:`Alternative` readings.
 
-Shared by the reasoning steps (:mod:`.reason`, :mod:`.safetynet`, :mod:`.priors`, :mod:`.calibrate`) and turned
+Shared by the reasoning steps (:mod:`.reason`, :mod:`.safetynet`, :mod:`.priors`) and turned
 into the shared :class:`~distdoctor.model.Finding` by :mod:`.verdict`."""
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ conditional logit), so every case teaches about every cause; a softmax over the 
 one's probability.
 
 The words: a case's lines (:func:`case_lines`: every line a signature or the error-line reading matched, and each
-log's last lines -- what a user pastes into a thread) as a bag of words (:func:`.wordmodel.tokens`), tf-idf weighted,
+log's last lines -- what a user pastes into a thread) as a bag of words (:func:`.words.tokens`), tf-idf weighted,
 read by a multinomial logistic regression over the categories; its out-of-fold probability of a candidate's category
 is that candidate's ``text_logp`` (stacked: the text model is never scored on a case it learnt from).
 
@@ -18,12 +18,14 @@ cross-validated grouped by source repository, and ships them as ``data/model.jso
 scikit-learn or numpy at run time).
 
 What it decides (:func:`with_learned_reading`): the verdict's alternatives -- the next most probable causes, each
-with the record that would settle it -- and the lines that weighed most for the verdict's cause (:func:`weighed`:
+with the record that would settle it, for every verdict but Python's own exception raised in the user's own file
+(:func:`users_own_error`: the line of code is the whole story); they replaced the hand-written calibration's usual
+causes, lookalikes and word-model guesses, which cost nothing switched off (session 22, 856 cases) -- and the lines that weighed most for the verdict's cause (:func:`weighed`:
 the lines without which the learned probability of that cause falls most); and the cause itself where the knowledge
 base names none and the verdict rests on a line no signature knows (DD160, :func:`_decided`: it replaced the safety
 net's word model there); and the verdict's confidence (:func:`confidence_of`): the band of its cause's calibrated
-probability, never above the hand-written reading's own band (a line that names an effect, a log without the deciding
-line). Elsewhere the cause stays the hand-written reasoning's: the learned top pick is right about as often
+probability, never above the hand-written reading's own band (a line that names an effect, a message with more than
+one usual cause: :mod:`.kb.ambiguous`). Elsewhere the cause stays the hand-written reasoning's: the learned top pick is right about as often
 (``benchmarks/RESULTS-model-cv.md``). The capped band was measured before it was adopted: high-confidence precision
 in grouped cross-validation on the 504 real cases 85 % (the hand-written band alone) or 89 % (the probability's alone)
 against 93 % (both).
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from .wordmodel import tokens
+from .words import tokens
 
 __all__ = ["features", "candidate_features", "rank", "load", "Model", "TextModel", "case_lines", "Line", "weighed",
            "with_learned_reading"]
@@ -386,7 +388,7 @@ def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False)
     lines = case_lines(hits, facts)
     index = HitIndex(hits, {ln.key for ln in lines[:WEIGH_LINES]})
     ranked = m.reading(diag, hits, lines, read=index.full)
-    offered = bool(rc.alternatives)
+    offered = not users_own_error(rc, facts)
     if rc.code == UNKNOWN_MESSAGE:
         diag = _decided(diag, ranked)
         rc = diag.root_cause
@@ -395,10 +397,10 @@ def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False)
     if not witnessed:
         p = dict(ranked).get(rc.category.value, 0.0)
         rc = replace(rc, probability=round(p, 3), confidence=confidence_of(rc.confidence, p))
-    if not offered:   # where the reasoning saw no other reading (a plain exception in the user's file), none
-        return _with_root(diag, replace(rc, weighed=heavy))   # is made up
+    if not offered:   # Python's own exception raised in the user's own file: the line of code is the whole story,
+        return _with_root(diag, replace(rc, weighed=heavy, alternatives=()))   # no other cause is made up
     given = {a.category.value: a for a in rc.alternatives}
-    first = rc.alternatives[0] if rc.code != UNKNOWN_MESSAGE and rc.alternatives[0].category != rc.category else None
+    first = rc.alternatives[0] if rc.alternatives and rc.code != UNKNOWN_MESSAGE and rc.alternatives[0].category != rc.category else None
     alts = []
     for cat, p in ranked:
         if cat == rc.category.value or Category(cat) in RUN_ONLY_CATEGORIES:   # no log shows what befell distdoctor
@@ -418,6 +420,24 @@ def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False)
         # fell off the bus leaves its peers waiting) where the corpus has too few such lines to rank it
         alts = alts[:2] + [first]
     return _with_root(diag, replace(rc, alternatives=tuple(alts), weighed=heavy))
+
+
+def users_own_error(rc, facts=()) -> bool:
+    """The cause is Python's own exception raised in the user's own file (:func:`.frames.plain_user_error`): the
+    traceback before its line, in its log's last lines or among its evidence, ends in the user's code."""
+    from .frames import lines_before, plain_user_error
+    if rc.category.value != "user_code_error":
+        return False
+    texts = [e.text.strip() for e in rc.evidence if e.role == "cause"]
+    if not texts:
+        return False
+    if len(texts) > 1 and plain_user_error(texts[:-1], texts[-1]):
+        return True
+    for f in facts:
+        before = lines_before(texts[0], f.tail)
+        if before is not None:
+            return plain_user_error(before, texts[0])
+    return False
 
 
 def _with_root(diag, root):

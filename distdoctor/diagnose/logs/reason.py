@@ -39,7 +39,8 @@ from .jobhits import JobHits, alternatives, distinct, looked, order_key, settle_
 from .multiline import cluster_defect_behind, cut_traceback, multi_line_reading, nan_reading
 from .safetynet import ERROR_LINE, rescue
 from .priors import apply_priors
-from .calibrate import calibrate
+from .kb.ambiguous import cap_of
+from .settle import settle_for
 from .frames import last_user_frame, lines_before
 
 __all__ = ["Verdict", "Alternative", "reason"]
@@ -62,7 +63,26 @@ def reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     v = _reason(hits, facts)
     v = cluster_defect_behind(v, hits) or v
     v = rescue(v, hits, lines, facts)
-    return calibrate(apply_priors(_at_user_frame(v, facts), hits), hits, facts)
+    return _capped(apply_priors(_at_user_frame(v, facts), hits))
+
+
+_ORDER = {"low": 0, "medium": 1, "high": 2}
+_WHY_LOOKALIKE = "a cause known to produce the same lines"
+
+
+def _capped(v: Verdict) -> Verdict:
+    """A verdict on a line with more than one usual cause (:mod:`.kb.ambiguous`) is at most as confident as that
+    message allows, and lists the other usual causes first among its alternatives."""
+    if v.root is None or v.category != v.root.sig.category:
+        return v
+    amb = cap_of(v.root.sig.name, v.root.text)
+    if amb is None:
+        return v
+    conf = amb.cap if _ORDER[v.confidence] > _ORDER[amb.cap] else v.confidence
+    new = (amb.other,) + amb.more
+    alts = tuple(Alternative(c, v.culprit, amb.why if c == amb.other else _WHY_LOOKALIKE, settle=settle_for(c))
+                 for c in new)
+    return replace(v, confidence=conf, alternatives=alts + tuple(a for a in v.alternatives if a.category not in new))
 
 
 def _at_user_frame(v: Verdict, facts: list[StreamFacts]) -> Verdict:

@@ -3,9 +3,9 @@
 When the knowledge base names no cause, symptom or wait, but some line reads as an error (signature DD1012: a glog
 E/F level, ERROR/FATAL, an exception's name, "failed", a non-zero exit, a stall, NCCL's WARN) and no other signature
 claims that line (a known harmless line stays harmless), the verdict is a failure: the first such line quoted, the
-category its words resemble (:mod:`.wordmodel`), low confidence, and the summary says the message is not in the
-knowledge base. The next categories the words resemble are its alternatives. ``diagnose`` then lets the learned
-reading decide the category (:func:`.learned.with_learned_reading`); the word model's reading is one of its inputs.
+category ``other`` (a cause the knowledge base does not name), low confidence, and the summary says the message is
+not in the knowledge base. ``diagnose`` then lets the learned reading decide the category and rank the alternatives
+(:func:`.learned.with_learned_reading`).
 
 Pure: the verdict, the hits and the error-line hits in; a verdict out.
 """
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from ...catalogue import RuleList
 from ...model import Category, Status
-from .conclusion import Alternative, Verdict
+from .conclusion import Verdict
 from .prefixes import split_prefix
 from .progress import EPOCH_LINE, progress_of
 from .scan import Hit, StreamFacts
 from .settle import settle_for
-from .wordmodel import model, tokens
+from .words import tokens
 
-__all__ = ["SAFETY_NET", "ERROR_LINE", "unclaimed", "rescue", "word_alternatives"]
+__all__ = ["SAFETY_NET", "ERROR_LINE", "unclaimed", "rescue"]
 
 ERROR_LINE = "error-line"
 RULES = RuleList()
@@ -29,13 +29,12 @@ SAFETY_NET = RULES.add(
     title="A line reads as an error, but its message is not in the knowledge base",
     detects="Logs in which no signature names a cause, but some line reads as an error (an E/F log level, ERROR or "
             "FATAL, an exception, 'failed', a non-zero exit, a stall report).",
-    why="A failing log is never 'no evidence': the first error line is the place to start, and the words of it say "
-        "roughly what kind of failure it is.",
+    why="A failing log is never 'no evidence': the first error line is the place to start, and the words of it and "
+        "of the case's other lines say roughly what kind of failure it is.",
     evidence="The first line that reads as an error and that no signature claims. Its category: in `diagnose`, the "
-             "learned reading of the real corpus (the words and hits of every line of the case, and what a word "
-             "model trained on every labelled line says of this one); elsewhere that word model alone.",
+             "learned reading of the real corpus (the words and hits of every line of the case); in `run`'s live "
+             "verdict, `other` (a cause the knowledge base does not name).",
     remedy="Read the quoted line and the lines before it; the category is a guess (low confidence).")
-MAX_ALTERNATIVES = 3
 
 
 # the job itself recorded success: the operator's Succeeded condition, a task's "training finished"
@@ -79,16 +78,6 @@ def unclaimed(hits: list[Hit], lines: list[Hit], facts: list[StreamFacts] = ()) 
             and not _trained_past(h, by_name)]
 
 
-def word_alternatives(text: str, skip: set[Category], culprit: str | None, n: int) -> list[Alternative]:
-    out = []
-    for cat, p in model().scores(text):
-        if cat in skip or len(out) >= n:
-            continue
-        out.append(Alternative(cat, culprit, f"the words of the line resemble {cat.value} ({p:.0%})",
-                               settle=settle_for(cat)))
-    return out
-
-
 def rescue(v: Verdict, hits: list[Hit], lines: list[Hit], facts: list[StreamFacts] = ()) -> Verdict:
     """The verdict, or the safety net's when ``v`` found nothing and an unclaimed line reads as an error (and
     nothing in the logs says the job succeeded)."""
@@ -99,16 +88,9 @@ def rescue(v: Verdict, hits: list[Hit], lines: list[Hit], facts: list[StreamFact
         return v
     first = min(errs, key=lambda h: (h.ts if h.ts is not None else float("inf"), lines.index(h)))
     text = first.text.strip()
-    scores = model().scores(text)
-    cat, p = scores[0]
-    culprit = first.named or first.writer
-    alts = word_alternatives(text, {cat, Category.OTHER}, culprit, MAX_ALTERNATIVES - 1)
-    if cat != Category.OTHER:
-        alts.append(Alternative(Category.OTHER, None, "the line may be harmless: no known message says it fails "
-                                "the job", settle="whether the job failed (its exit status, the scheduler's record)"))
     more = [h for h in errs if h is not first][:4]
-    return Verdict(status=Status.FAILED, category=cat, culprit=culprit, confidence="low", code=SAFETY_NET.code,
-                   summary=f"not in the knowledge base: the first line that reads as an error is "
-                           f"\"{text[:200]}\"; its words resemble {cat.value} ({p:.0%}), a guess",
-                   remedy=SAFETY_NET.remedy, root=first, context=tuple(more), alternatives=tuple(alts[:MAX_ALTERNATIVES]),
-                   looked_at=v.looked_at, settle=settle_for(cat))
+    return Verdict(status=Status.FAILED, category=Category.OTHER, culprit=first.named or first.writer,
+                   confidence="low", code=SAFETY_NET.code,
+                   summary=f"not in the knowledge base: the first line that reads as an error is \"{text[:200]}\"",
+                   remedy=SAFETY_NET.remedy, root=first, context=tuple(more), looked_at=v.looked_at,
+                   settle=settle_for(Category.OTHER))

@@ -1,6 +1,6 @@
 """What would settle each root-cause category: the record an engineer would look at to confirm or rule it out.
 
-Every ranked alternative of a verdict carries one (see :mod:`.calibrate`); the texts name real records -- the
+Every ranked alternative of a verdict carries one (see :func:`.learned.with_learned_reading`); the texts name real records -- the
 kernel's log, the pod's last state, Slurm's accounting -- never a guess."""
 from __future__ import annotations
 

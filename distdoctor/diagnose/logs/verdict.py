@@ -13,10 +13,8 @@ from dataclasses import replace
 
 from ...catalogue import RuleList
 from ...model import Alternative, Category, Diagnosis, Evidence, Finding, Severity, Status
-from .calibrate import LOOKALIKES, MAX_ALTERNATIVES
 from .conclusion import Verdict
 from .formats import clip
-from .frames import plain_user_error
 from .settle import settle_for
 from . import safetynet  # noqa: F401  (registers DD160, the safety net's rule, beside DD890)
 from .scan import Hit
@@ -58,14 +56,13 @@ def finding_of(v: Verdict) -> Finding:
                    culprit=v.culprit, summary=summary, evidence=tuple(evidence), remedy=v.remedy,
                    at=v.root.ts if v.root is not None else None, candidates=v.candidates,
                    confidence=v.confidence,
-                   alternatives=tuple(v.alternatives))
+                   alternatives=tuple(a if a.settle else replace(a, settle=settle_for(a.category))
+                                      for a in v.alternatives))
 
 
 def _ranked_alternatives(root: Finding | None, v: Verdict) -> Finding | None:
-    """A structural root cause gets ranked alternatives like a signature verdict: the lines' own reading when it
-    differs, then the causes known to produce the same evidence, each with what settles it (at most three); none of
-    those for Python's own exception raised in the user's own file (the line of code is the whole story), nor for an
-    exception whose own line the knowledge base reads (its reading is the alternative with evidence)."""
+    """A structural root cause gets the lines' own reading as its first alternative when it differs, with what settles
+    it (the learned reading ranks the others: :func:`.learned.with_learned_reading`)."""
     if root is None or root.alternatives:
         return root
     alts: list[Alternative] = []
@@ -74,16 +71,7 @@ def _ranked_alternatives(root: Finding | None, v: Verdict) -> Finding | None:
         seen.add(v.category)
         alts.append(Alternative(v.category, v.culprit, "what the lines themselves say: " + clip(v.summary, 400),
                                 v.settle or settle_for(v.category)))
-    texts = [e.text for e in root.evidence if e.role == "cause"]
-    own_error = root.code == _GENERIC_EXCEPTION and bool(texts) and plain_user_error(texts[:-1], texts[-1])
-    # an exception the knowledge base reads on its own line: that reading is the evidence-backed alternative
-    known = root.code == _GENERIC_EXCEPTION and v.root is not None and v.root.sig.role == Role.CAUSE \
-        and v.root.sig.rank >= EXCEPTION_MEANING_RANK and any(t.startswith(v.root.text.rstrip()) for t in texts)
-    for cat in () if own_error or known else LOOKALIKES.get(root.category, ()):
-        if cat not in seen:
-            seen.add(cat)
-            alts.append(Alternative(cat, root.culprit, "a cause known to produce the same evidence", settle_for(cat)))
-    return replace(root, alternatives=tuple(alts[:MAX_ALTERNATIVES]))
+    return replace(root, alternatives=tuple(alts))
 
 
 def _task_names(f: Finding, structural: Diagnosis) -> Finding:

@@ -390,7 +390,7 @@ add("DD1002", "hydra-exit-code", C.PEER_CRASHED, R.CAUSE, ("EXIT CODE: ",),
     fixture="=   EXIT CODE: 9")
 # ibv_wc_status 12 (IBV_WC_RETRY_EXC_ERR) and 13 (IBV_WC_RNR_RETRY_EXC_ERR): the transport gave up retrying: the peer
 # did not answer (link down, a port or switch failure, a dead peer). NCCL >= 2.12 words it "remote process exited or
-# there was a network error": calibrate.py caps it at medium with a dead peer as the alternative. Any other status
+# there was a network error": kb/ambiguous.py caps it at medium with a dead peer as the alternative. Any other status
 # (a work request flushed after an earlier error, ...) is DD920's: a symptom of a failure elsewhere.
 add("DD1003", "nccl-ib-retry-exceeded", C.NETWORK_UNREACHABLE, R.CAUSE, ("Got completion",),
     "NCCL's InfiniBand transport gave up: the peer did not answer (retry count exceeded)", rank=60,

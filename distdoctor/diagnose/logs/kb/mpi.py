@@ -178,7 +178,7 @@ add("DD955", "mpich-sock-connect", C.NETWORK_UNREACHABLE, R.CAUSE, ("unable to c
 add("DD1016", "hydra-proxy-upstream-refused", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
     ("(check for firewalls!)",),
     "MPICH's Hydra proxy cannot connect back to mpiexec's port (a firewall between the nodes)",
-    # specific (never demoted below the "unable to connect from" line Hydra prints first); calibrate caps it at
+    # specific (never demoted below the "unable to connect from" line Hydra prints first); kb/ambiguous.py caps it at
     # medium: a missing route fails the same connect
     regex=r"unable to connect to server \S+ at port \d+ \(check for firewalls!\)", rank=70,
     remedy="Open the ports between the nodes (mpiexec listens on an ephemeral port: allow the nodes' subnet, or fix "
