@@ -4,7 +4,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["EventKind", "LogEvent", "SYMPTOM_KINDS", "unresolved_waits"]
+__all__ = ["EventKind", "LogEvent", "quick_event", "SYMPTOM_KINDS", "unresolved_waits"]
 
 
 class EventKind(str, enum.Enum):
@@ -57,6 +57,20 @@ class LogEvent:
     loss: float | None = None
     epoch: int | None = None
     frames: tuple[str, ...] = ()
+
+
+_new, _set = object.__new__, object.__setattr__
+
+
+def quick_event(task: str | None, ts: float | None, kind: EventKind, text: str, line_no: int, *,
+                step: int | None = None, total: int | None = None, loss: float | None = None,
+                epoch: int | None = None) -> LogEvent:
+    """``LogEvent(...)`` with these fields (the others their defaults), built without the frozen dataclass's setattr
+    per field: the same object (equal, the same repr and pickle), ~3x cheaper -- two are made per epoch of a log."""
+    ev = _new(LogEvent)
+    _set(ev, "__dict__", {"task": task, "ts": ts, "kind": kind, "text": text, "line_no": line_no, "peer": None,
+                          "step": step, "total": total, "loss": loss, "epoch": epoch, "frames": ()})
+    return ev
 
 
 def unresolved_waits(events, joined=frozenset()) -> list[LogEvent]:
