@@ -4,7 +4,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["EventKind", "LogEvent", "SYMPTOM_KINDS", "unresolved_waits"]
+__all__ = ["EventKind", "LogEvent", "quick_event", "SYMPTOM_KINDS", "unresolved_waits"]
 
 
 class EventKind(str, enum.Enum):
@@ -57,6 +57,55 @@ class LogEvent:
     loss: float | None = None
     epoch: int | None = None
     frames: tuple[str, ...] = ()
+
+    def __reduce__(self):
+        # pickled as its field values (the kind by its value) and rebuilt without the dataclass's setattr per field:
+        # the scanning processes of ``diagnose`` send back ~1300 events per 4 MB log of a Keras job (half the time)
+        kind = self.kind
+        return _event_of, (self.task, self.ts, kind.value if type(kind) is EventKind else (kind,), self.text,
+                           self.line_no, self.peer, self.step, self.total, self.loss, self.epoch, self.frames)
+
+
+_new = object.__new__
+_KIND_OF = {k.value: k for k in EventKind}
+
+
+def _event_of(task, ts, kind, text, line_no, peer, step, total, loss, epoch, frames) -> LogEvent:
+    ev = _new(LogEvent)
+    d = ev.__dict__   # filled in the fields' order: the instance keeps the class's shared keys (as small as __init__'s)
+    d["task"] = task
+    d["ts"] = ts
+    d["kind"] = _KIND_OF[kind] if type(kind) is str else kind[0]
+    d["text"] = text
+    d["line_no"] = line_no
+    d["peer"] = peer
+    d["step"] = step
+    d["total"] = total
+    d["loss"] = loss
+    d["epoch"] = epoch
+    d["frames"] = frames
+    return ev
+
+
+def quick_event(task: str | None, ts: float | None, kind: EventKind, text: str, line_no: int, *,
+                step: int | None = None, total: int | None = None, loss: float | None = None,
+                epoch: int | None = None) -> LogEvent:
+    """``LogEvent(...)`` with these fields (the others their defaults), built without the frozen dataclass's setattr
+    per field: the same object (equal, the same repr), ~4x cheaper -- two are made per epoch of a log."""
+    ev = _new(LogEvent)
+    d = ev.__dict__
+    d["task"] = task
+    d["ts"] = ts
+    d["kind"] = kind
+    d["text"] = text
+    d["line_no"] = line_no
+    d["peer"] = None
+    d["step"] = step
+    d["total"] = total
+    d["loss"] = loss
+    d["epoch"] = epoch
+    d["frames"] = ()
+    return ev
 
 
 def unresolved_waits(events, joined=frozenset()) -> list[LogEvent]:

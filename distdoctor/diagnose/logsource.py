@@ -321,7 +321,7 @@ def _read_chunks(fh: BinaryIO) -> Iterable[bytes]:
         data = fh.read(CHUNK)
         if not data:
             return
-        binary = binary + 1 if len(data) - len(data.translate(None, _CONTROL_BYTES)) > len(data) // 100 else 0
+        binary = binary + 1 if prescan.more_than(data, _CONTROL_BYTES, len(data) // 100) else 0
         if binary >= BINARY_CHUNKS:
             raise BinaryFlood(f"{BINARY_CHUNKS * CHUNK >> 20} MiB of binary data in a row (NUL or control bytes): "
                               "not a log")

@@ -69,13 +69,13 @@ def clean_line(raw: str) -> str:
         parts = [p for p in line.split("\r") if p.strip()]
         line = prefix + (parts[-1] if parts else "")
     line = strip_ansi(line)
-    if _CTRL.search(line):
+    if not line.isprintable() and _CTRL.search(line):   # a printable line holds no control character
         line = _CTRL.sub("", line)
     c = line[:1]
     if c == "\ufeff":
         line = line[1:]
         c = line[:1]
-    if c in (">", "*", " "):
+    if c in (">", "*", " ") and (">" in line or "**" in line):   # _WRAPPED needs one or the other
         line = _unwrap(line)
     if (c.isdigit() or c == " ") and "/" in line[:24]:
         m = _GLUED_BAR.match(line)
@@ -124,6 +124,8 @@ def split_timestamp(line: str, year: int | None = None) -> tuple[float | None, s
     """
     c = line[:1]
     if c.isdigit():
+        if line[4:5] != "-":    # every stamp that starts with a digit starts with its year: "2026-"
+            return None, line
         m = _PREFIX_TS.match(line)
         if m:
             return _epoch(*m.groups()), line[m.end():]

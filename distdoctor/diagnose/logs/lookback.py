@@ -21,6 +21,8 @@ class TimeWalk:
     def __init__(self, year: int | None) -> None:
         self.year = year
         self._memo: tuple | None = None   # the last walk: (body, from, down to, its answer, final)
+        self._heads: dict[int, float | None] = {}   # time stamps of line heads of ``_of`` read: (start, length) -> it
+        self._of: bytes | None = None
 
     def before(self, body: bytes, pos: int, limit: int = 64) -> float | None:
         """Timestamp of the nearest line at or before ``pos`` that has one, within ``limit`` lines.
@@ -32,6 +34,9 @@ class TimeWalk:
         memo = self._memo
         if memo is not None and memo[0] is not body:
             memo = None
+        if self._of is not body:
+            self._of, self._heads = body, {}
+        heads, year = self._heads, self.year
         end, n = pos, 0
         if memo is not None and not memo[2] + 80 < pos <= memo[1]:
             memo = None if pos <= memo[1] else memo    # a walk from inside the span's first line: read it again
@@ -50,8 +55,13 @@ class TimeWalk:
             start = body.rfind(b"\n", 0, end) + 1 if end > 0 else 0
             n += 1
             head = body[start:min(end, start + 80)]
-            if head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"["):
-                ts, _ = split_timestamp(head.decode("ascii", "replace"), self.year)
+            # every time stamp split_timestamp reads starts with a digit, [IWEF] or "[", then a digit: a head that
+            # does not ("Epoch 3/5", a progress bar, "INFO:...") is passed without reading it
+            if head[1:2].isdigit() and (head[:1].isdigit() or head[:1] in (b"I", b"W", b"E", b"F", b"[")):
+                key = start * 81 + len(head)    # the same line's head of the same length: the same answer
+                ts = heads.get(key, heads)
+                if ts is heads:
+                    ts = heads[key] = split_timestamp(head.decode("ascii", "replace"), year)[0]
                 if ts is not None:
                     self._memo = (body, pos, start, ts, True)
                     return ts

@@ -9,10 +9,11 @@ import re
 from dataclasses import dataclass
 
 from ..events import EventKind, LogEvent
-from .formats import MAX_LINE, MAX_TEXT, clean_line, split_timestamp
+from .formats import MAX_LINE, clean_line, split_timestamp
 from ..logparse import TaskLogParser
 from . import prescan
-from .lookback import KERAS_MARKERS, OTHER_MARKERS, PROGRESS_MARKERS, TimeWalk, last_progress
+from .epochs import epoch_line, sample_progress
+from .lookback import PROGRESS_MARKERS, TimeWalk
 from .progress import step_time_of
 from .linekinds import PATTERNS
 from .taskfilter import _DIGITS, _NEVER_SPENT, EXPRESSIONS, candidate_lines
@@ -270,17 +271,7 @@ class TaskScanner:
 
     def _epoch_line(self, body: bytes, ls: int, le: int, line_no: int, m: re.Match[bytes]) -> None:
         """A plain ``Epoch N/M`` line (no time stamp, no prefix): its time is the nearest one before it."""
-        parser = self.parser
-        ts = self._ts_before(body, ls - 1) if ls > 0 else None
-        if ts is None:
-            ts = self._known_ts
-        if ts is not None and (parser.last_ts is None or ts > parser.last_ts):
-            parser.last_ts = ts
-        parser.lines += 1
-        ev = LogEvent(task=parser.task, ts=parser.last_ts, kind=EventKind.EPOCH,
-                      text=body[ls:le].decode("ascii").strip()[:MAX_TEXT], line_no=line_no,
-                      epoch=int(m.group(1)), total=int(m.group(2)))
-        self._on_event(body, ls, le, ev)
+        epoch_line(self, body, ls, le, line_no, m)
 
     def _repeated(self, body: bytes, start: int) -> bool:
         """A line of a template already seen MAX_REPEATS times (retry loops, error floods): skip it.
@@ -412,25 +403,8 @@ class TaskScanner:
             self._tail.append(ev)
 
     def _sample_progress(self, body: bytes, lo: int, hi: int, ref_pos: int, ref_line: int) -> LogEvent | None:
-        """The latest progress line in ``body[lo:hi]``, found from the end.
-
-        Keras lines win over other ``step N ... loss`` prints (a callback's or
-        the user's own); ``ref_pos`` starts line number ``ref_line``.
-        """
-        found = last_progress(body, lo, hi, KERAS_MARKERS, ("keras",), self._present, self.year)
-        if found is None and not self._keras:
-            found = last_progress(body, lo, hi, OTHER_MARKERS, ("estimator", "generic"), self._present, self.year)
-        if found is None:
-            return None
-        seg_start, ts_line, text, (kind, fields, style) = found
-        if style == "keras":
-            self._keras = True
-        ts = ts_line if ts_line is not None else self._ts_before(body, seg_start)
-        if ts is None:
-            ts = self._known_ts
-        line_no = ref_line - body.count(b"\n", seg_start, ref_pos)
-        return LogEvent(task=self.task, ts=ts, kind=kind, text=text.strip()[:MAX_TEXT], line_no=line_no,
-                        epoch=self._epoch, **fields)
+        """The latest progress line in ``body[lo:hi]``, found from the end (:func:`.epochs.sample_progress`)."""
+        return sample_progress(self, body, lo, hi, ref_pos, ref_line)
 
     def _note_progress(self, ev: LogEvent) -> None:
         cur = self._cur
