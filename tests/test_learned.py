@@ -158,7 +158,8 @@ def test_diagnose_lists_the_learned_next_most_probable_causes():
 def test_where_no_signature_names_a_cause_the_learned_reading_decides_it():
     """The safety net's verdict (DD160: a line reads as an error, no signature knows it) takes the learned reading's
     most probable cause, at low confidence, with the quoted line, the task and its own alternatives; the hand-written
-    reading (the word model's guess) is one of its inputs. On real cases it differs from the word model somewhere."""
+    reading (``other`` since the word model went, session 22) is one of its inputs. On real cases it differs from the
+    hand-written reading somewhere."""
     seen = differ = 0
     for folder in sorted((ROOT / "tests" / "realworld").iterdir()):
         for case in sorted(p for p in folder.iterdir() if (p / "case.json").exists()):

@@ -17,17 +17,18 @@ is that candidate's ``text_logp`` (stacked: the text model is never scored on a 
 cross-validated grouped by source repository, and ships them as ``data/model.json``, read here in pure Python (no
 scikit-learn or numpy at run time).
 
-What it decides (:func:`with_learned_reading`): the verdict's alternatives -- the next most probable causes, each
-with the record that would settle it, for every verdict but Python's own exception raised in the user's own file
+What it decides (:func:`with_learned_reading`): the verdict's alternatives -- the next most probable causes, each with
+the record that would settle it, for every verdict but Python's own exception raised in the user's own file
 (:func:`users_own_error`: the line of code is the whole story); they replaced the hand-written calibration's usual
-causes, lookalikes and word-model guesses, which cost nothing switched off (session 22, 856 cases) -- and the lines that weighed most for the verdict's cause (:func:`weighed`:
-the lines without which the learned probability of that cause falls most); and the cause itself where the knowledge
-base names none and the verdict rests on a line no signature knows (DD160, :func:`_decided`: it replaced the safety
-net's word model there); and the verdict's confidence (:func:`confidence_of`): the band of its cause's calibrated
-probability, never above the hand-written reading's own band (a line that names an effect, a message with more than
-one usual cause: :mod:`.kb.ambiguous`). Elsewhere the cause stays the hand-written reasoning's: the learned top pick is right about as often
-(``benchmarks/RESULTS-model-cv.md``). The capped band was measured before it was adopted: high-confidence precision
-in grouped cross-validation on the 504 real cases 85 % (the hand-written band alone) or 89 % (the probability's alone)
+causes, lookalikes and word-model guesses, which cost nothing switched off (session 22, 856 cases) -- and the lines
+that weighed most for the verdict's cause (:func:`weighed`: the lines without which the learned probability of that
+cause falls most); and the cause itself where the knowledge base names none and the verdict rests on a line no
+signature knows (DD160, :func:`_decided`: it replaced the safety net's word model there); and the verdict's confidence
+(:func:`confidence_of`): the band of its cause's calibrated probability, never above the hand-written reading's own
+band (a line that names an effect, a message with more than one usual cause: :mod:`.kb.ambiguous`). Elsewhere the
+cause stays the hand-written reasoning's: the learned top pick is right about as often
+(``benchmarks/RESULTS-model-cv.md``). The capped band was measured before it was adopted: high-confidence precision in
+grouped cross-validation on the 504 real cases 85 % (the hand-written band alone) or 89 % (the probability's alone)
 against 93 % (both).
 """
 from __future__ import annotations
@@ -348,8 +349,8 @@ UNKNOWN_MESSAGE = "DD160"   # the knowledge base names no cause; a line reads as
 
 def _decided(diag, ranked: list[tuple[str, float]]):
     """Where the knowledge base names no cause and the verdict rests on a line no signature knows (DD160), the learned
-    reading decides its category: its most probable cause (its words, every other line's hits and words, and what the
-    word model of the safety net read), at low confidence. The quoted line, the task and the remedy stay."""
+    reading decides its category: its most probable cause (its words, every other line's hits and words), at low
+    confidence. The quoted line, the task and the remedy stay."""
     from dataclasses import replace
 
     from ...model import RUN_ONLY_CATEGORIES, Category
@@ -362,7 +363,7 @@ def _decided(diag, ranked: list[tuple[str, float]]):
     line = rc.evidence[0].text.strip()[:200] if rc.evidence else ""
     summary = (f"not in the knowledge base: the first line that reads as an error is \"{line}\"; the learned reading "
                f"of the real corpus ranks {cat.value} first ({p:.0%})")
-    harmless = tuple(a for a in rc.alternatives if a.category == Category.OTHER)   # the others were the word model's
+    harmless = tuple(a for a in rc.alternatives if a.category == Category.OTHER)   # (none since session 22: the learned ones follow)
     root = replace(rc, category=cat, summary=summary, confidence="low", alternatives=harmless)
     notes = tuple(f"what would settle it: {settle_for(cat)}" if n.startswith("what would settle it:") else n
                   for n in diag.notes)

@@ -240,8 +240,8 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
                                or _quotes_the_line(root, v))
             if keep_structural and (_reads_the_exception(root, v, hits) or _names_the_loss(root, v)):
                 keep_structural = False
-        elif root is not None:   # DD150/DD100: only when the lines show nothing better (a word model's guess at a
-            # line no signature knows is not better than a task seen to stop)
+        elif root is not None:   # DD150/DD100: only when the lines show nothing better (the safety net's reading of
+            # a line no signature knows is not better than a task seen to stop)
             keep_structural = v.root is None or v.status == Status.UNKNOWN or v.code == safetynet.SAFETY_NET.code
         elif structural.status == Status.SUCCEEDED:   # every trainer's log ends in success: only a specific cause
             # overturns it, or a task that never showed training and whose own log ends in its failure; never where

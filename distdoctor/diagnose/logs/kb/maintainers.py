@@ -96,8 +96,9 @@ add("DD1209", "hvd-hwloc-symbol-clash", C.VERSION_MISMATCH, R.CAUSE, ("opal_hwlo
 # Its quoted messages are both read already: "failed to extend /dev/shm/nccl-..." (a /dev/shm too small) is DD710 with
 # the guide's cause. "unlink shared memory ... failed, error: No such file or directory" (systemd-logind's RemoveIPC
 # deleting the segments) is DD710 too, with the wrong cause; its own signature (other, RemoveIPC=no) was held back: its
-# fixture teaches the safety net's word model that "directory" speaks for "other", which drops the truth from the
-# alternatives of a corpus case whose log shows no failure (realworld-dev/dev_054). Its code, DD1210, stays reserved.
+# fixture taught the safety net's word model (removed in session 22) that "directory" speaks for "other", which dropped
+# the truth from the alternatives of a corpus case whose log shows no failure (realworld-dev/dev_054). Its code,
+# DD1210, stays reserved.
 
 # -- Open MPI: FAQ and launching-apps troubleshooting --------------------------------------------------------------------
 add("DD1211", "ompi-component-not-loaded", C.VERSION_MISMATCH, R.CONTEXT, ("mca: base: component_find: unable to open",),
