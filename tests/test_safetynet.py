@@ -8,7 +8,6 @@ import pytest
 
 from logtext import diagnose_texts
 from distdoctor.diagnose.logs.words import tokens
-from distdoctor.model import Category
 
 
 

@@ -363,8 +363,7 @@ def _decided(diag, ranked: list[tuple[str, float]]):
     line = rc.evidence[0].text.strip()[:200] if rc.evidence else ""
     summary = (f"not in the knowledge base: the first line that reads as an error is \"{line}\"; the learned reading "
                f"of the real corpus ranks {cat.value} first ({p:.0%})")
-    harmless = tuple(a for a in rc.alternatives if a.category == Category.OTHER)   # (none since session 22: the learned ones follow)
-    root = replace(rc, category=cat, summary=summary, confidence="low", alternatives=harmless)
+    root = replace(rc, category=cat, summary=summary, confidence="low", alternatives=())   # the learned ones follow
     notes = tuple(f"what would settle it: {settle_for(cat)}" if n.startswith("what would settle it:") else n
                   for n in diag.notes)
     return replace(_with_root(diag, root), notes=notes)
