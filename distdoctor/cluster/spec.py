@@ -88,14 +88,6 @@ class Address:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
     @property
-    def is_ip(self) -> bool:
-        try:
-            ipaddress.ip_address(self.host)
-            return True
-        except ValueError:
-            return False
-
-    @property
     def is_loopback(self) -> bool:
         """Reachable only from the same machine: loopback names and ranges, or 0.0.0.0/::."""
         if self.host.lower() in _LOOPBACK_NAMES:

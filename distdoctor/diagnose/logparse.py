@@ -68,7 +68,6 @@ class TaskLogParser:
         self.year = year
         self._tb: list[str] | None = None
         self._tb_ts: float | None = None
-        self._tb_line = 0
         self._own = False                     # the frame being read is distdoctor's own: left out with its code
         self._user: tuple[str, ...] = ()      # the last frame in the user's code (and its code line)
         self._detail: _Detail | None = None   # an exception whose message follows on the next lines
@@ -175,7 +174,6 @@ class TaskLogParser:
             self._own = False
             self._user = ()
             self._tb_ts = ts
-            self._tb_line = line_no
             self._block_lines = 0
             return out
         # the prefilter's hits are the raw line's: they hold every literal of the text when the text is a piece of it

@@ -57,10 +57,6 @@ class JobReaper:
     def env(self) -> dict[str, str]:
         return {MARK: self.job_id}
 
-    @property
-    def watchdog_pid(self) -> int | None:
-        return self._dog.pid if self._dog is not None else None
-
     def end_leftovers(self) -> list[str]:
         """End the processes of the job still alive once its tasks have ended; ``["name (pid N)", ...]``."""
         names = watchdog.end_marked(self.job_id, me=os.getpid())

@@ -182,31 +182,30 @@ class TaskTrack:
 
     def _take(self, ts: float, line: str) -> list[LogEvent]:
         """One line to the parser, as line ``self.line_no`` (the lock held)."""
-        if True:   # (the body of on_line, kept at its indentation)
-            evs = self.parser.feed(self.line_no, line)
-            for e in evs:
-                if e.ts is None or abs(e.ts - ts) > 5:
-                    e = LogEvent(**{**e.__dict__, "ts": ts})
-                if e.kind in (EventKind.PROGRESS, EventKind.NAN_LOSS) and e.step is not None:
-                    self._redraw_step = 0   # the bar's line ended: its drawings are this line's events
-                    if e.step < self._epoch_step:
-                        self.keras_steps += self._epoch_step
-                    self._epoch_step = e.step
-                    self.last_progress_at = ts
-                    self.activity.on_step()
-                    if self.first_step_at is None and e.step > 0:
-                        self.first_step_at = ts
-                elif e.kind == EventKind.EPOCH:
-                    self.keras_steps += max(self._epoch_step, self._redraw_step)
-                    self._epoch_step = self._redraw_step = 0
-                    self.last_progress_at = ts
-                    if e.epoch is not None and len(self.epoch_marks) < 10000:
-                        self.epoch_marks.append((e.epoch - 1, ts, self.keras_steps))
-                if len(self.events) < self.MAX_EVENTS or e.kind not in (EventKind.PROGRESS, EventKind.EPOCH):
-                    self.events.append(e)
-            if len(self.events) >= 2 * self.MAX_EVENTS:
-                self._thin_events()
-            return evs
+        evs = self.parser.feed(self.line_no, line)
+        for e in evs:
+            if e.ts is None or abs(e.ts - ts) > 5:
+                e = LogEvent(**{**e.__dict__, "ts": ts})
+            if e.kind in (EventKind.PROGRESS, EventKind.NAN_LOSS) and e.step is not None:
+                self._redraw_step = 0   # the bar's line ended: its drawings are this line's events
+                if e.step < self._epoch_step:
+                    self.keras_steps += self._epoch_step
+                self._epoch_step = e.step
+                self.last_progress_at = ts
+                self.activity.on_step()
+                if self.first_step_at is None and e.step > 0:
+                    self.first_step_at = ts
+            elif e.kind == EventKind.EPOCH:
+                self.keras_steps += max(self._epoch_step, self._redraw_step)
+                self._epoch_step = self._redraw_step = 0
+                self.last_progress_at = ts
+                if e.epoch is not None and len(self.epoch_marks) < 10000:
+                    self.epoch_marks.append((e.epoch - 1, ts, self.keras_steps))
+            if len(self.events) < self.MAX_EVENTS or e.kind not in (EventKind.PROGRESS, EventKind.EPOCH):
+                self.events.append(e)
+        if len(self.events) >= 2 * self.MAX_EVENTS:
+            self._thin_events()
+        return evs
 
     def on_redraw(self, ts: float, drawing: str) -> None:
         """A drawing of a progress bar whose line has not ended (Keras draws one line per epoch, redrawn with
