@@ -145,3 +145,17 @@ def test_binary_on_stdin_is_refused_whatever_its_first_bytes():
         data = random.Random(seed).randbytes(5000)
         p = _cli("-", stdin=data)
         assert p.returncode == 2 and p.stderr.decode().startswith("distdoctor: error: "), (seed, p.returncode)
+
+
+def test_binary_files_are_refused_in_one_line_that_names_them(tmp_path):
+    import random
+    one = tmp_path / "worker-0.log"
+    one.write_bytes(random.Random(1).randbytes(20000))
+    p = _cli(str(one))
+    err = p.stderr.decode()
+    assert p.returncode == 2 and err == "distdoctor: error: worker-0.log holds binary data, not logs: nothing to diagnose\n", err
+    two = tmp_path / "worker-1.log"
+    two.write_bytes(random.Random(2).randbytes(20000))
+    p = _cli(str(one), str(two))
+    err = p.stderr.decode()
+    assert p.returncode == 2 and err.count("\n") == 1 and " and the others hold binary data" in err, err

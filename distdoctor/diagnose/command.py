@@ -48,7 +48,7 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
             raise InputError(problems[-1] if problems else "every log is empty: nothing to diagnose")
         text = [f for f in facts if not f.binary]
         if not text:
-            raise InputError(f"{facts[0].name}{' and the others' if len(facts) > 1 else ''} hold binary data, not "
+            raise InputError(f"{facts[0].name}{' and the others hold' if len(facts) > 1 else ' holds'} binary data, not "
                              "logs: nothing to diagnose")
         recorded = read_recorded_run(disc.bundle) if disc.bundle else None
         hits, unchecked, oom_notes = _kernel_ooms_of_the_job(hits, scans, recorded)

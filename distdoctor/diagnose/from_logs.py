@@ -65,8 +65,8 @@ def _usable(scans: Sequence[TaskScan], notes: list[str]) -> list[TaskScan]:
         good.append(s)
     if not good:
         if binary:
-            raise InputError(f"{_name(binary[0])}{' and the others' if len(binary) > 1 else ''} "
-                             "hold binary data, not logs: nothing to diagnose")
+            raise InputError(f"{_name(binary[0])}{' and the others hold' if len(binary) > 1 else ' holds'} "
+                             "binary data, not logs: nothing to diagnose")
         problems = [n for n in notes if "vanished" in n or "could not" in n or "no task prefix" in n or "stopped early" in n
                     or "is empty" in n]
         raise InputError(problems[-1] if problems else "nothing was read: every log vanished or could not be opened")
