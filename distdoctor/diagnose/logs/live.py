@@ -78,6 +78,10 @@ class LiveReader:
         self._closed[stream] = (hits, facts)
         return hits[before:]
 
+    @property
+    def streams(self) -> list[str]:
+        return sorted(set(self._scanners) | set(self._closed))
+
     def hits(self) -> list[Hit]:
         """Every hit so far, task by task in the order they were first fed."""
         out: list[Hit] = []
