@@ -13,7 +13,8 @@ import pytest
 
 from distdoctor.safety import GuardedFile, WriteLosses
 from distdoctor.supervise.bundle import write_diagnosis
-from distdoctor.supervise.launch import MAX_PENDING, compact_pending, cut_line
+from distdoctor.report.fmt import fmt_bytes
+from distdoctor.supervise.launch import MAX_LINE, MAX_PENDING, compact_pending, cut_line
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRINTER = "import sys\nw = sys.stdout.write\nfor i in range(int(sys.argv[1])):\n    w(f'plain line {i} of the printer: payload text\\n')\n"
@@ -127,6 +128,20 @@ def test_a_progress_line_of_many_mb_keeps_its_last_state_in_bounded_memory(tmp_p
     assert "400000/400000 |" + "#" * 40 + "|" in log         # the bar's last state
     assert len(log) < 3 * MAX_PENDING
     assert peak < 400_000, f"supervisor peak RSS {peak} kB"     # a 30 MB line is never held whole, let alone copied
+    notes = json.loads((out / "diagnosis.json").read_text())["notes"]
+    cut = [n for n in notes if "over-long lines were left out of its log" in n]
+    assert len(cut) == 1 and cut[0].split()[1] == "MiB" and float(cut[0].split()[0]) > 20, notes   # ~30 MB told
+
+
+def test_a_very_long_line_is_cut_counted_and_told(tmp_path):
+    """A line past MAX_LINE keeps its head and tail in the log, and the bundle's notes say how much was left out."""
+    r = _run(str(tmp_path / "out"), "print('HEAD' + 'x' * 300000 + 'TAIL'); print('next line')")
+    assert r.returncode == 0, r.stderr[-2000:]
+    log = (tmp_path / "out" / "logs" / "worker-0.log").read_text()
+    assert "HEAD" in log and "TAIL" in log and "next line" in log and len(log) < 100_000
+    notes = json.loads((tmp_path / "out" / "diagnosis.json").read_text())["notes"]
+    told = fmt_bytes(len("HEAD" + "x" * 300000 + "TAIL") - 2 * (MAX_LINE // 2))      # what the head and tail leave out
+    assert [n for n in notes if n.startswith(f"{told} of worker:0's over-long lines")], notes
 
 
 def test_a_fast_printer_is_not_held_back(tmp_path):

@@ -120,7 +120,7 @@ class TaskProcess:
         self.killed_by_supervisor = False
         self.signals_sent: list[tuple[float, int]] = []
         self.dropped_bytes = 0      # output dropped because distdoctor fell behind (the backlog was full)
-        self.cut_bytes = 0          # bytes of over-long lines left out
+        self.cut_bytes = 0          # bytes (characters, once decoded) of over-long lines left out of the log
         self.unread_chunks = 0      # pieces of output in the log that the live reading failed on (an internal error)
         self.unread_error: str | None = None
         self.losses = losses
@@ -243,12 +243,12 @@ class TaskProcess:
     def _lines(self, now: float, body: bytes) -> None:
         """Whole lines (``body`` without its last newline) printed by ``now``: to the log, then on."""
         text = body.decode("utf-8", errors="replace")
-        if len(text) > MAX_LINE and "\n" in text:
+        if len(text) > MAX_LINE:
             parts = text.split("\n")
             if max(map(len, parts)) > MAX_LINE:
+                long_ = [p for p in parts if len(p) > MAX_LINE]
+                self.cut_bytes += sum(len(p) for p in long_) - sum(2 * (MAX_LINE // 2) for _ in long_)
                 text = "\n".join(map(cut_line, parts))
-        elif len(text) > MAX_LINE:
-            text = cut_line(text)
         self._emit(now, text)
 
     def _emit(self, now: float, text: str) -> None:

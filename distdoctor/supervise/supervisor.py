@@ -34,6 +34,7 @@ from ..cluster.drift import DRIFT_MARK, tf_config_drift
 from ..cluster.local import LOCAL, LocalCluster, build_local_cluster
 from ..diagnose.observations import FROZEN_STATES, JobObservation
 from ..model import Diagnosis
+from ..report.fmt import fmt_bytes
 from ..safety import WriteLosses, ensure_private_dir, redact_argv, safe_text
 from . import probe
 from .bundle import BundleSink
@@ -347,6 +348,9 @@ class Supervisor:
         notes += [f"distdoctor failed to read {t.proc.unread_chunks} piece(s) of {k}'s output as it was printed "
                   f"({t.proc.unread_error}); they are in its log, and `distdoctor diagnose` on this bundle reads them"
                   for k, t in self.tracks.items() if getattr(t.proc, "unread_chunks", 0)]   # (a remote task's: none)
+        notes += [f"{fmt_bytes(t.proc.cut_bytes)} of {k}'s over-long lines were left out of its log (each keeps its "
+                  "head and its tail, a redrawn progress line its last state)"
+                  for k, t in self.tracks.items() if getattr(t.proc, "cut_bytes", 0)]
         if s.hang is not None and self.cfg.on_hang == "wait":
             notes.append("the hung job was kept alive for debugging (--on-hang wait)")
         now = self.clock.now()
