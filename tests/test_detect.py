@@ -263,3 +263,48 @@ def test_a_start_up_pause_is_not_bounded_by_the_hang_timeout_before_the_first_st
                                                                               last_progress_at=T0 + 5),
                    hang_timeout=8), T0 + 5 + 9)
     assert a.status == "hung" and a.verdict.culprits == ("worker:0",)
+
+
+# worker:1's main thread as py-spy and the agent saw it while worker:0 computed in an epoch-end callback: Keras'
+# ``reset_metrics`` at the next epoch reads a SyncOnReadVariable across replicas, an eager all-reduce that TensorFlow
+# runs on a thread pool (tf_keras 2.21 under MultiWorkerMirroredStrategy; a real run of tests/workers/tutorial_keras.py)
+_SITE = "/venv/lib/python3.11/site-packages/"
+_LIB = "/usr/lib/python3.11/"
+EAGER_ALLREDUCE_WAIT = (
+    ("/home/u/tutorial_keras.py", 32, "<module>"),
+    (_SITE + "tf_keras/src/engine/training.py", 1792, "fit"),
+    (_SITE + "tf_keras/src/engine/training.py", 2718, "reset_metrics"),
+    (_SITE + "tensorflow/python/distribute/values.py", 1423, "_get_cross_replica"),
+    (_SITE + "tensorflow/python/distribute/cross_device_ops.py", 1226, "reduce_implementation"),
+    (_SITE + "tensorflow/python/distribute/cross_device_ops.py", 1208, "_all_reduce_per_replica_values"),
+    (_LIB + "multiprocessing/pool.py", 367, "map"),
+    (_LIB + "multiprocessing/pool.py", 768, "get"),
+    (_LIB + "multiprocessing/pool.py", 765, "wait"),
+    (_LIB + "threading.py", 629, "wait"),
+    (_LIB + "threading.py", 327, "wait"),
+)
+
+
+def test_an_eager_all_reduce_on_tensorflows_thread_pool_is_waiting_in_tensorflow():
+    from distdoctor.supervise.tracking import in_tf_code
+    assert in_tf_code(EAGER_ALLREDUCE_WAIT)
+    assert in_tf_code(EAGER_ALLREDUCE_WAIT[:4])                      # innermost frame TensorFlow's: as before
+    # the user's own thread pool, or TensorFlow code that merely waits on a lock outside its collective layer: not
+    user_pool = EAGER_ALLREDUCE_WAIT[:1] + (("/home/u/prefetch.py", 9, "load"),) + EAGER_ALLREDUCE_WAIT[6:]
+    assert not in_tf_code(user_pool)
+    coordinator = EAGER_ALLREDUCE_WAIT[:1] + (
+        (_SITE + "tensorflow/python/distribute/coordinator/cluster_coordinator.py", 1, "join"),) + \
+        EAGER_ALLREDUCE_WAIT[9:]
+    assert not in_tf_code(coordinator)
+    assert not in_tf_code(()) and not in_tf_code(EAGER_ALLREDUCE_WAIT[:1])
+
+
+def test_a_peer_in_an_eager_all_reduce_waits_for_a_stuck_chief():
+    """worker:0 sleeps in its epoch-end callback; worker:1 waits in Keras' eager metrics all-reduce: a stall of
+    worker:0, declared once worker:0 did nothing for the threshold (before, neither task counted as waiting)."""
+    from distdoctor.supervise.tracking import in_tf_code
+    now = T0 + 60
+    w0 = task("worker:0", in_call=None, in_tf_code=False, location="cb.py:5 in on_epoch_end", last_progress_at=T0 + 5)
+    w1 = task("worker:1", in_call=None, in_tf_code=in_tf_code(EAGER_ALLREDUCE_WAIT), last_progress_at=T0 + 5)
+    a = assess(job(w0, w1), now)
+    assert a.status == "hung" and a.verdict.culprits == ("worker:0",) and a.verdict.waiting == ("worker:1",), a

@@ -29,6 +29,32 @@ __all__ = ["TaskTrack"]
 _TF_MARKERS = (os.sep + "tensorflow" + os.sep, os.sep + "tf_keras" + os.sep, os.sep + "keras" + os.sep)
 
 
+# Python's own waiting: the frames between TensorFlow's collective layer and the lock its thread pool waits on
+_STDLIB_WAITS = (os.sep + "threading.py", os.sep + "queue.py", os.sep + "multiprocessing" + os.sep + "pool.py",
+                 os.sep + "concurrent" + os.sep + "futures" + os.sep)
+# TensorFlow's collective layer in Python: an eager cross-replica reduction (``strategy.reduce`` outside a
+# tf.function, Keras' metrics reset and read at an epoch's boundary under MultiWorkerMirroredStrategy) runs its
+# all-reduce on a thread pool while the main thread waits in ``Pool.map``
+_TF_COLLECTIVE_FILES = ("cross_device_ops.py", "cross_device_utils.py", "collective_ops.py",
+                        "collective_all_reduce_strategy.py")
+
+
+def in_tf_code(stack) -> bool:
+    """Whether a main thread's stack (outermost first; (file, line, function) each) is inside TensorFlow: its
+    innermost frame is TensorFlow's or Keras', or it waits on a lock of Python's own (a thread pool's) for
+    TensorFlow's collective layer -- an eager all-reduce, which waits for the peers as a tf.function's does."""
+    if not stack:
+        return False
+    if any(m in stack[-1][0] for m in _TF_MARKERS):
+        return True
+    for f in reversed(stack):
+        name = f[0]
+        if any(w in name for w in _STDLIB_WAITS):
+            continue
+        return (os.sep + "tensorflow" + os.sep in name) and os.path.basename(name) in _TF_COLLECTIVE_FILES
+    return False
+
+
 # Lines that may show progress (Keras bars, "step N ... loss", Epoch lines): the structural prefilter leaves them to
 # the progress sampler of `diagnose`; a live task counts its steps from them.
 _PROGRESS_MARKS = (rb"/step", rb"ETA:", rb"/Unknown", rb"\xe2\x94\x81", rb"[Ss]tep", rb"loss", rb"Epoch", rb"[0-9]/[0-9]",
@@ -282,9 +308,7 @@ class TaskTrack:
     # -- derived -------------------------------------------------------
     @staticmethod
     def _in_tf_code(s: AgentSample | None) -> bool:
-        if s is None or not s.stack:
-            return False
-        return any(m in s.stack[-1][0] for m in _TF_MARKERS)
+        return s is not None and in_tf_code(s.stack)
 
     @staticmethod
     def _serving(s: AgentSample | None) -> bool:
