@@ -42,10 +42,15 @@ TUTORIALS = {
     "keras_chief_numpy": ("tutorial_keras.py", {"DD_FAULT": "extra_numpy", "DD_FAULT_TASK": "worker:0",
                                                 "DD_FAULT_ARG": "40"}),
 }
-# name, trainer args, the culprit, the line the fault prints first (its time is the fault's)
-STALLS = [("deadlock", ["--fault", "stall"], "worker:1", "stuck in a callback"),
-          ("sleep_forever", ["--fault", "sleep"], "worker:1", "sleeping forever"),
-          ("sigstop", ["--fault", "sigstop"], "worker:1", "FAULT sigstop")]
+# name, worker script and its args, its environment, the culprit, the line the fault prints first (its time is the
+# fault's); the first three by default, the tutorial-shaped ones when named (--stalls)
+STALLS = [("deadlock", ["trainer.py", "--fault", "stall"], {}, "worker:1", "stuck in a callback"),
+          ("sleep_forever", ["trainer.py", "--fault", "sleep"], {}, "worker:1", "sleeping forever"),
+          ("sigstop", ["trainer.py", "--fault", "sigstop"], {}, "worker:1", "FAULT sigstop"),
+          # Keras fit (the multi_worker_with_keras shape): worker:1 sleeps in an epoch-end callback while worker:0
+          # waits in Keras' eager metrics all-reduce at the next epoch's start
+          ("keras_sleep", ["tutorial_keras.py"], {"DD_FAULT": "sleep"}, "worker:1", "fault sleep")]
+DEFAULT_STALLS = ["deadlock", "sleep_forever", "sigstop"]
 BASELINE_REV = "7abd731"   # main before issue 17: progress was the job's steps only
 
 
@@ -53,14 +58,14 @@ def _ts(line: str) -> float:
     return dt.datetime.strptime(line.split(" ", 1)[0], "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
 
 
-def run_job(side: str, pythonpath: str, out: Path, cmd: list[str], env: dict) -> dict:
+def run_job(side: str, pythonpath: str, out: Path, cmd: list[str], env: dict, timeout: float = 420) -> dict:
     if out.exists():
         shutil.rmtree(out)
     full = dict(os.environ, **env, PYTHONPATH=pythonpath)
     argv = [PY, "-m", "distdoctor", "run", "--json", "--no-live", "--out", str(out), "--", *cmd]
     t0 = time.time()
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, env=full, timeout=420, cwd=pythonpath)
+        p = subprocess.run(argv, capture_output=True, text=True, env=full, timeout=timeout, cwd=pythonpath)
         rc = p.returncode
         diag = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
     except subprocess.TimeoutExpired:
@@ -108,8 +113,13 @@ def main() -> int:
     ap.add_argument("--pause", default="22")
     ap.add_argument("--only", nargs="*", default=None, help="healthy scenarios to run (default: all; none: only stalls)")
     ap.add_argument("--no-stalls", action="store_true", help="run the healthy matrix only")
+    ap.add_argument("--stalls", nargs="*", default=DEFAULT_STALLS, choices=[n for n, *_ in STALLS],
+                    help="stall scenarios to run (default: %(default)s)")
+    ap.add_argument("--job-timeout", type=float, default=420,
+                    help="seconds a job may run (a detector that never declares a stall runs into it: 'not named')")
     ap.add_argument("--out", default=None, help="also write the markdown table to this file")
     a = ap.parse_args()
+    stall_set = [] if a.no_stalls else [x for x in STALLS if x[0] in a.stalls]
     scenarios = HEALTHY + list(TUTORIALS) if a.only is None else a.only
     work = Path(tempfile.mkdtemp(prefix="dd-falsealarms-"))
     sides = [("this tree", str(ROOT))]
@@ -121,7 +131,7 @@ def main() -> int:
     server = subprocess.Popen([PY, str(WORKERS / "slow_server.py")], stdout=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{int(server.stdout.readline())}/"
     healthy: dict[str, list] = {s: [] for s, _ in sides}
-    stalls: dict[str, dict[str, list]] = {s: {n: [] for n, *_ in STALLS} for s, _ in sides}
+    stalls: dict[str, dict[str, list]] = {s: {n: [] for n, *_ in stall_set} for s, _ in sides}
     try:
         for rep in range(a.reps):
             for sc in scenarios:
@@ -135,10 +145,10 @@ def main() -> int:
                     row = healthy_row(r) | {"scenario": sc}
                     healthy[side].append(row)
                     print(f"[{side}] healthy {sc}: {row}", flush=True)
-            for name, args, culprit, marker in ([] if a.no_stalls else STALLS):
+            for name, (script, *args), env, culprit, marker in stall_set:
                 for side, path in sides:
                     r = run_job(side, path, work / "runs" / f"{side[:4]}-{name}-{rep}",
-                                [PY, str(WORKERS / "trainer.py"), *args], {})
+                                [PY, str(WORKERS / script), *args], env, timeout=a.job_timeout)
                     row = stall_row(r, culprit, marker)
                     stalls[side][name].append(row)
                     print(f"[{side}] stall {name}: {row}", flush=True)
@@ -163,7 +173,7 @@ def main() -> int:
     lines += ["", "| detector | stall | right culprit | named after (median s) | verdict after (median s) |",
               "|---|---|---|---|---|"]
     for side, _ in sides:
-        for name, *_ in STALLS:
+        for name, *_ in stall_set:
             rows = stalls[side][name]
             med = lambda k: (f"{statistics.median(v):.1f}" if (v := [r[k] for r in rows if r[k] is not None]) else "—")
             lines.append(f"| {side} | {name} | {sum(r['right'] for r in rows)}/{len(rows)} | {med('named_s')} | "
