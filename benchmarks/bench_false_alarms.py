@@ -81,14 +81,17 @@ def run_job(side: str, pythonpath: str, out: Path, cmd: list[str], env: dict, ti
 def healthy_row(r: dict) -> dict:
     kinds = [e["kind"] for e in r["events"]]
     status = r["diag"]["status"] if r["diag"] else "no diagnosis"
+    pauses = [float(f["summary"].split("paused the job for ")[1].split()[0]) for f in (r["diag"] or {}).get("findings", ())
+              if "paused the job for " in f.get("summary", "")]
     return {"declared": "hang_declared" in kinds, "succeeded": status == "succeeded" and r["rc"] == 0,
-            "signals": kinds.count("signal_sent"), "status": status}
+            "signals": kinds.count("signal_sent"), "status": status, "longest_pause_s": max(pauses, default=None)}
 
 
 def stall_row(r: dict, culprit: str, marker: str) -> dict:
     t_fault = None
     try:
-        for line in (r["out"] / "logs" / "worker-1.log").read_text().splitlines():
+        # the log's physical lines: a Keras bar's \r redraws stay inside one (read_text would make them lines)
+        for line in (r["out"] / "logs" / "worker-1.log").read_bytes().decode("utf-8", "replace").split("\n"):
             if marker in line:
                 t_fault = _ts(line)
                 break
@@ -183,7 +186,9 @@ def main() -> int:
         cells = []
         for side, _ in sides:
             rows = [r for r in healthy[side] if r["scenario"] == sc]
-            cells.append(f"{sum(r['declared'] for r in rows)}/{len(rows)} ({', '.join(sorted({r['status'] for r in rows}))})")
+            told = [r["longest_pause_s"] for r in rows]
+            cells.append(f"{sum(r['declared'] for r in rows)}/{len(rows)} ({', '.join(sorted({r['status'] for r in rows}))}; "
+                         f"longest pause reported: {', '.join('none' if t is None else f'{t:.1f} s' for t in told)})")
         lines.append(f"- {sc}: " + " / ".join(cells))
     text = "\n".join(lines)
     print("\n" + text)
