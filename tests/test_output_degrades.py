@@ -140,7 +140,7 @@ def test_a_very_long_line_is_cut_counted_and_told(tmp_path):
     log = (tmp_path / "out" / "logs" / "worker-0.log").read_text()
     assert "HEAD" in log and "TAIL" in log and "next line" in log and len(log) < 100_000
     notes = json.loads((tmp_path / "out" / "diagnosis.json").read_text())["notes"]
-    told = fmt_bytes(len("HEAD" + "x" * 300000 + "TAIL") - 2 * (MAX_LINE // 2))      # what the head and tail leave out
+    told = fmt_bytes(300008 - MAX_LINE)      # the line, less its head and tail (MAX_LINE // 2 characters each)
     assert [n for n in notes if n.startswith(f"{told} of worker:0's over-long lines")], notes
 
 

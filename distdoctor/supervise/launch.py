@@ -66,12 +66,18 @@ MAX_BACKLOG = 64 << 20       # bytes read from the pipe and not yet written: pas
 _CUT = " [... {n} characters cut by distdoctor ...] "
 
 
+def cut_size(line: str) -> int:
+    """How many characters :func:`cut_line` leaves out of ``line``."""
+    return max(0, len(line) - 2 * (MAX_LINE // 2)) if len(line) > MAX_LINE else 0
+
+
 def cut_line(line: str) -> str:
     """A line of at most about :data:`MAX_LINE` characters: its head and its tail (a progress bar's last state)."""
-    if len(line) <= MAX_LINE:
+    n = cut_size(line)
+    if not n:
         return line
     half = MAX_LINE // 2
-    return line[:half] + _CUT.format(n=len(line) - 2 * half) + line[-half:]
+    return line[:half] + _CUT.format(n=n) + line[-half:]
 
 
 def compact_pending(pending: bytearray) -> int:
@@ -246,8 +252,7 @@ class TaskProcess:
         if len(text) > MAX_LINE:
             parts = text.split("\n")
             if max(map(len, parts)) > MAX_LINE:
-                long_ = [p for p in parts if len(p) > MAX_LINE]
-                self.cut_bytes += sum(len(p) for p in long_) - sum(2 * (MAX_LINE // 2) for _ in long_)
+                self.cut_bytes += sum(map(cut_size, parts))
                 text = "\n".join(map(cut_line, parts))
         self._emit(now, text)
 

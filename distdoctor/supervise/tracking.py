@@ -32,9 +32,9 @@ _TF_MARKERS = (os.sep + "tensorflow" + os.sep, os.sep + "tf_keras" + os.sep, os.
 # Python's own waiting: the frames between TensorFlow's collective layer and the lock its thread pool waits on
 _STDLIB_WAITS = (os.sep + "threading.py", os.sep + "queue.py", os.sep + "multiprocessing" + os.sep + "pool.py",
                  os.sep + "concurrent" + os.sep + "futures" + os.sep)
-# TensorFlow's collective layer in Python: an eager cross-replica reduction (``strategy.reduce`` outside a
-# tf.function, Keras' metrics reset and read at an epoch's boundary under MultiWorkerMirroredStrategy) runs its
-# all-reduce on a thread pool while the main thread waits in ``Pool.map``
+# TensorFlow's collective layer in Python: an eager cross-replica reduction (``StrategyBase.reduce`` and below, as
+# Keras' metrics reset at an epoch's start under MultiWorkerMirroredStrategy reaches it) runs its all-reduce on a
+# thread pool while the main thread waits in ``Pool.map``
 _TF_COLLECTIVE_FILES = ("cross_device_ops.py", "cross_device_utils.py", "collective_ops.py",
                         "collective_all_reduce_strategy.py")
 
