@@ -24,32 +24,9 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
 
 def free_port_pair() -> int:
     """A base port B with B and B+1 free: a scheduler's layout gives a host's tasks port_base + local rank
-    (SlurmClusterResolver, Open MPI), the real-launcher tests' --port-base.
-
-    Drawn below the kernel's ephemeral range, as users' fixed ports are (2222, 8888, 12345): a job under Slurm or
-    mpirun binds them seconds later, and in that window any process that asks the kernel for a port (another test
-    on the other pytest-xdist worker, a supervisor's own listener) could be handed one from the ephemeral range,
-    as a CI run once saw (DD508: "something other than worker:0's mesh check holds vm:58979")."""
-    import random
-    import socket
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
-            low = int(fh.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768
-    rng = random.Random()
-    for _ in range(200):
-        base = rng.randrange(10000, max(10002, low - 2))
-        try:
-            for port in (base, base + 1):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-                with socket.socket() as s:
-                    s.bind(("0.0.0.0", port))
-        except OSError:
-            continue
-        return base
-    raise RuntimeError("no two consecutive free ports below the ephemeral range")
+    (SlurmClusterResolver, Open MPI), the real-launcher tests' --port-base. Drawn below the kernel's ephemeral
+    range by the project's own picker (a CI run once saw DD508 when such a port came from the ephemeral range)."""
+    return pick_free_ports(2, consecutive=True)[0]
 
 
 def tf_config(cluster: dict, task: str) -> str:

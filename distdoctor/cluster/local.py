@@ -19,7 +19,7 @@ from ..errors import UsageError
 from .scheduler import DEFAULT_PORT_BASE, ExitSemantics, Layout, LogPrefix, OutcomeSink, TaskIdentity
 from .tfconfig import parse_task_name, task_name
 
-__all__ = ["LocalCluster", "pick_free_ports", "build_local_cluster", "LocalScheduler", "LOCAL", "TASK_ENV"]
+__all__ = ["LocalCluster", "pick_free_ports", "ephemeral_low", "build_local_cluster", "LocalScheduler", "LOCAL", "TASK_ENV"]
 
 #: The variable the launcher sets to a task's name (``worker:1``) in that task's environment.
 TASK_ENV = "DISTDOCTOR_TASK"
@@ -27,20 +27,76 @@ TASK_ENV = "DISTDOCTOR_TASK"
 _JOB_ORDER = ("chief", "worker", "ps", "evaluator")
 
 
-def pick_free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
-    """Ask the kernel for ``n`` distinct free ports.
-
-    All sockets are held open until every port is chosen, so the same port is
-    never handed out twice; there is still a small window before TensorFlow
-    binds it, which is why ``port_in_use`` remains a diagnosable failure.
-    """
-    socks = []
+def ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int:
+    """The first port of the kernel's ephemeral range (Linux's default 32768 where it cannot be read)."""
     try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind((host, 0))
-            socks.append(s)
+        with open(path) as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int, host: str) -> socket.socket | None:
+    """A socket bound to ``port`` on ``host`` and held (so the port is not picked twice), or None where the port
+    is taken there or on the wildcard address (a task may listen on either)."""
+    for h in dict.fromkeys(("0.0.0.0", host)):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind((h, port))
+        except OSError:
+            s.close()
+            return None
+        if h == host:
+            return s
+        s.close()
+    return None
+
+
+def pick_free_ports(n: int, host: str = "127.0.0.1", consecutive: bool = False,
+                    rng: "random.Random | None" = None) -> list[int]:
+    """``n`` distinct free ports (``consecutive``: ``base, base+1, …``), drawn at random below the kernel's
+    ephemeral range, where users' fixed ports are (2222, 12345).
+
+    A task binds its port seconds later, after importing TensorFlow. A port the kernel chose (``bind(0)``) comes
+    from the ephemeral range, and in that window the kernel can hand the same port to any process that connects
+    out or asks for a port of its own — the task then dies of ``port_in_use`` for nothing. Below the range only a
+    process that names the port itself can take it. Each port must bind on ``host`` and on every address; the
+    chosen ones are held until all are chosen, so none is handed out twice. Where no such port is found (a
+    crowded range) the kernel chooses.
+    """
+    import random
+    rng = rng or random.Random()
+    low = ephemeral_low()
+    socks: list[socket.socket] = []
+    try:
+        if low - 10000 > 4 * n:
+            for _ in range(400):
+                if consecutive:
+                    base = rng.randrange(10000, low - n)
+                    got = [_bindable(p, host) for p in range(base, base + n)]
+                    if all(got):
+                        socks = got
+                        break
+                    for s in got:
+                        if s is not None:
+                            s.close()
+                else:
+                    port = rng.randrange(10000, low)
+                    if any(s.getsockname()[1] == port for s in socks):
+                        continue
+                    s = _bindable(port, host)
+                    if s is not None:
+                        socks.append(s)
+                        if len(socks) == n:
+                            break
+        if len(socks) < n:
+            if consecutive:
+                raise OSError(f"no {n} consecutive free ports below the ephemeral range")
+            while len(socks) < n:
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((host, 0))
+                socks.append(s)
         return [s.getsockname()[1] for s in socks]
     finally:
         for s in socks:
