@@ -101,3 +101,35 @@ def test_foreign_run_evidence_quotes_the_culprits_own_log(case):
     text = own.read_text() if own.exists() else (CORPUS / case / "console.txt").read_text()
     quoted = [re.sub(r"^\[[^\]]+\] ", "", e) for e in d["root_cause"]["evidence"] if e.startswith(f"[{exp['culprit']} ")]
     assert any(q and q[:80] in text for q in quoted), d["root_cause"]["evidence"]
+
+
+def test_a_peer_seen_leaving_after_both_finished_is_the_teardown_not_a_crash():
+    """A real healthy run (TF 2.21): worker:1 finished and exited first, and worker:0, still shutting down, printed the
+    coordination service's "The tasks have crashed" naming it. Both logs end in the last step: the job succeeded, and
+    the line is read as the teardown (said as info, nothing to settle), not as a peer that crashed."""
+    d = diagnose_paths([str(CORPUS / "healthy-chief-pause-teardown")], jobs=1, detected_at=0.0)[0].to_json()
+    assert d["status"] == "succeeded" and d["root_cause"] is None
+    assert not [f for f in d["findings"] if f["severity"] != "info"], d["findings"]
+    said = [f for f in d["findings"] if f["code"] == "DD601"]
+    assert said and "teardown, not a failure" in said[0]["summary"] and "worker:1 finished first" in said[0]["summary"]
+    assert not [n for n in d["notes"] if n.startswith("what would settle it")], d["notes"]
+
+
+def test_the_same_line_before_the_reporters_last_step_is_still_a_warning(tmp_path):
+    """The teardown reading needs the line after its writer's own last step: the same logs with worker:0's report
+    moved, with its time, before the first epoch (a peer lost while this task still trained) keep the warning."""
+    src = CORPUS / "healthy-chief-pause-teardown"
+    w0 = (src / "worker-0.log").read_text().splitlines(keepends=True)
+    report = [i for i, line in enumerate(w0) if "StartAbort" in line or "The tasks have crashed" in line
+              or line.rstrip().endswith("/job:worker/replica:0/task:1")]
+    assert len(report) == 3 and report == list(range(report[0], report[0] + 3))
+    moved = w0[report[0]:report[-1] + 1]
+    rest = w0[:report[0]] + w0[report[-1] + 1:]
+    first_epoch = next(i for i, line in enumerate(rest) if "Epoch 1/3" in line)
+    stamp = rest[first_epoch].split(" ", 1)[0]        # the run's time-stamp prefix: the report now comes at that time
+    moved = [stamp + " " + line.split(" ", 1)[1] for line in moved]
+    (tmp_path / "worker-0.log").write_text("".join(rest[:first_epoch] + moved + rest[first_epoch:]))
+    (tmp_path / "worker-1.log").write_text((src / "worker-1.log").read_text())
+    d = diagnose_paths([str(tmp_path)], jobs=1, detected_at=0.0)[0].to_json()
+    assert any(f["code"] == "DD601" and f["severity"] in ("warning", "error") for f in d["findings"]
+               + ([d["root_cause"]] if d["root_cause"] else [])), d["findings"]

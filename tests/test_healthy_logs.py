@@ -17,6 +17,7 @@ from distdoctor.diagnose.command import diagnose_paths
 from distdoctor.diagnose.observations import HangVerdict, JobObservation, TaskObservation
 
 DATA = Path(__file__).resolve().parent / "data"
+ROOT_CORPUS = Path(__file__).resolve().parent / "corpus"
 BARE = sorted((DATA / "bare-ctl").glob("run-*"))
 RACE = ("E0000 00:00:{t:.6f}   23301 coordination_service_agent.cc:534] Failed to send heartbeat to coordination "
         "service: UNAVAILABLE: failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:40123: Failed "
@@ -72,6 +73,67 @@ def test_a_peer_that_raised_is_no_race(tmp_path):
           "ValueError: bad record\n")
     status, cat, culprit, _ = _reading(_raced(tmp_path, own_error=tb))
     assert (status, culprit) == ("failed", "worker:1")
+
+
+# What worker:0 (the coordination service's holder) printed at exit in a real healthy run of TF 2.21, 7 s after
+# worker:1 had finished and left (tests/corpus/healthy-chief-pause-teardown/worker-0.log, less its time stamps)
+LEFT_FIRST = "".join(ln.split(" ", 1)[1] for ln in (ROOT_CORPUS / "healthy-chief-pause-teardown" / "worker-0.log")
+                     .read_text().splitlines(keepends=True)[-3:])
+ABORTED = ("E0000 00:00:1795838600.000000   26098 ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: Collective "
+           "ops is aborted by: Error reported from /job:worker/task:1: The following tasks are unhealthy (stopped "
+           "sending heartbeats):\n")
+
+
+def _left_first(tmp_path: Path, *, extra: str = "", worker1_cut: bool = False) -> Path:
+    out = tmp_path / "left"
+    shutil.copytree(BARE[-1], out)
+    w0 = out / "worker-0.log"
+    w0.write_text(w0.read_text() + LEFT_FIRST + extra)
+    if worker1_cut:   # worker:1's log stops inside its first epoch: it never reported a result
+        w1 = out / "worker-1.log"
+        w1.write_text("".join(ln for ln in w1.read_text().splitlines(keepends=True) if not ln.startswith("Epoch:")))
+    return out
+
+
+def test_the_service_holder_reporting_a_finished_peer_as_crashed_is_the_shutdown_race(tmp_path):
+    """The mirror of the race above: worker:0 outlives worker:1 and reports it as crashed (tensorflow#58434); both
+    printed their last epoch's results and worker:0's report aborted nothing: succeeded, said as the teardown."""
+    assert "The tasks have crashed" in LEFT_FIRST
+    status, cat, culprit, d = _reading(_left_first(tmp_path))
+    assert (status, cat, culprit) == ("succeeded", None, None)
+    assert any("shutdown race (worker:1 left first)" in n for n in d.notes), d.notes
+    said = [f for f in d.findings if f.code == "DD601"]
+    assert said and said[0].severity.value == "info" and "teardown, not a failure" in said[0].summary
+    assert not [n for n in d.notes if n.startswith("what would settle it")], d.notes
+
+
+@pytest.mark.parametrize("extra, worker1_cut", [
+    (ABORTED, False),                                                          # a collective was in flight: training
+    ("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+     "tensorflow.python.framework.errors_impl.UnavailableError: The tasks have crashed.\n", False),   # it raised
+    ("", True),                                                                # the peer never finished an epoch
+], ids=["aborted-a-collective", "raised", "peer-never-finished"])
+def test_a_report_that_aborted_training_or_names_an_unfinished_peer_is_no_race(tmp_path, extra, worker1_cut):
+    status, cat, culprit, d = _reading(_left_first(tmp_path, extra=extra, worker1_cut=worker1_cut))
+    assert status == "failed" and not any("shutdown race" in n for n in d.notes), (status, cat, culprit, d.notes)
+
+
+def test_a_line_read_as_an_error_before_a_custom_loops_last_results_did_not_stop_it(tmp_path):
+    """A custom loop shows no steps; a line that only the safety net reads as an error (a chief's own message with
+    "fault" in it, as the tutorial tests' chief prints) came before worker:0's last epoch results: its log ran to
+    its end, and the job succeeded (the line stays, as a warning). The same line as the log's last: no success."""
+    out = tmp_path / "mid"
+    shutil.copytree(BARE[-1], out)
+    w0 = out / "worker-0.log"
+    lines = w0.read_text().splitlines(keepends=True)
+    last_epoch = max(i for i, ln in enumerate(lines) if ln.startswith("Epoch:"))
+    w0.write_text("".join(lines[:last_epoch] + ["worker:0: fault extra_eager\n"] + lines[last_epoch:]))
+    status, cat, culprit, d = _reading(out)
+    assert (status, cat, culprit) == ("succeeded", None, None), [f.summary for f in d.findings]
+    assert any(f.code == "DD160" and f.severity.value == "warning" for f in d.findings)
+    w0.write_text("".join(lines + ["worker:0: fault extra_eager\n"]))
+    status, cat, culprit, _ = _reading(out)
+    assert status != "succeeded"
 
 
 def _job(**tasks: TaskObservation) -> JobObservation:

@@ -71,7 +71,8 @@ def diagnose_paths(paths: list[str], task_map: dict[str, str] | None = None, *, 
                 structural = diagnose(job, detected_at=now, command="diagnose")
             else:
                 job = JobObservation(tasks={}, source="logs", notes=tuple(list(disc.notes) + notes))
-        diag = decide(verdict, structural, source="diagnose", detected_at=now, notes=tuple(job.notes), hits=hits)
+        diag = decide(verdict, structural, source="diagnose", detected_at=now, notes=tuple(job.notes), hits=hits,
+                      ran_to_end=job.ran_to_end)
         from .logs.learned import with_learned_reading
         if features_out is not None:   # scripts/build_model.py: what the learned reading is trained on (the
             features_out.append((diag, hits, text))   # hand-written reading's, never the shipped model's)

@@ -26,6 +26,7 @@ from .logs.formats import split_timestamp
 from .logs.taskscan import TaskScan, TaskScanner
 from .logsource import Discovery, discover, scan_sources
 from .observations import JobObservation, TaskObservation
+from .taskfacts import PROPAGATED_ABORT
 
 __all__ = ["observe_logs", "observation_from_scans", "CLOCK_NOTE_S"]
 
@@ -170,37 +171,58 @@ _OWN_FAILURE = CAUSE_KINDS | {EventKind.NAN_LOSS, EventKind.COLLECTIVE_MISMATCH}
 
 def _shutdown_race(job: JobObservation, finished: frozenset[str], notes: list[str]
                    ) -> tuple[JobObservation, frozenset[str]]:
-    """MultiWorkerMirroredStrategy trains in lock-step: when the chief (``chief:0``, else ``worker:0``, whose process
-    holds the coordination service) ran its training to the end and its log shows no error, every worker ran every
-    step too. A worker whose log then holds only errors about losing a peer (a heartbeat, a connection, an
-    unavailable service: the chief's process has gone) and nothing of its own lost a chief that had left -- the
-    shutdown race -- and finished as well. Its peer errors are set aside (said in ``notes``), so no rule reads them
-    as a crash."""
+    """MultiWorkerMirroredStrategy trains in lock-step, so when one task ran its training to the end every task ran
+    every step. At the end the tasks leave in some order, and the ones still shutting down report the ones that left
+    as lost. Two shapes of this shutdown race, both with nothing of the reporting task's own:
+
+    - a worker loses the chief (``chief:0``, else ``worker:0``, whose process holds the coordination service) after
+      the chief ran its training to the end and its log shows no error: it lost a chief that had left;
+    - a task reports a peer as crashed or lost after its own last step (TF 2.21's coordination service: "The
+      following tasks are unhealthy (stopped sending heartbeats) ... The tasks have crashed",
+      tensorflow/tensorflow#58434), every peer it names ran its training to the end and printed no error, and the
+      report aborted nothing on it (a task still training has a collective in flight, which the report aborts and
+      raises: a traceback, "Collective ops is aborted").
+
+    The reporting task finished as well; its peer errors are set aside (said in ``notes``), so no rule reads them as
+    a crash."""
     if job.strategy != "multi_worker_mirrored":
         return job, finished
     chief = "chief:0" if "chief:0" in job.tasks else "worker:0"
-    c = job.tasks.get(chief)
-    if c is None or chief not in finished or any(e.kind in _OWN_FAILURE or e.kind in _RACE_KINDS for e in c.events):
-        return job, finished
+
+    def clean(name: str) -> bool:
+        t = job.tasks.get(name)
+        return t is not None and name in finished and not any(e.kind in _OWN_FAILURE or e.kind in _RACE_KINDS
+                                                              for e in t.events)
+
     tasks = dict(job.tasks)
     raced = []
     for name, t in job.tasks.items():
-        if name in finished or name == chief or t.exit_code not in (None, 0):
+        if name in finished or t.exit_code not in (None, 0):
             continue
         lost = [e for e in t.events if e.kind in _RACE_KINDS]
         if not lost or any(e.kind in _OWN_FAILURE or (e.kind == EventKind.PEER_SYMPTOM and e.frames) for e in t.events):
             continue
-        if any(e.peer not in (None, chief) for e in lost):
+        peers = {e.peer for e in lost}
+        lost_the_chief = name != chief and clean(chief) and peers <= {None, chief}
+        last_step = max((e.line_no for e in t.events if e.kind in _PROGRESS_KINDS), default=-1)
+        named = peers - {None}     # the report's other lines ("The tasks have crashed.") name no task
+        saw_them_leave = (bool(named) and name not in named and all(clean(p) for p in named)
+                          and all(e.line_no > last_step and PROPAGATED_ABORT not in e.text for e in lost))
+        if not (lost_the_chief or saw_them_leave):
             continue
         tasks[name] = replace(t, events=tuple(e for e in t.events if e.kind not in _RACE_KINDS))
-        raced.append((name, lost[0]))
+        raced.append((name, lost[0] if lost_the_chief else next(e for e in lost if e.peer), lost_the_chief))
     if not raced:
         return job, finished
-    for name, e in raced:
-        notes.append(f"{name} reported losing its peers after {chief} ran its training to the end (the shutdown race: "
-                     f"{chief}'s process, which holds the coordination service, exits first): not a failure "
-                     f"({name}:{e.line_no}: {e.text.strip()[:160]})")
-    return replace(job, tasks=tasks), finished | frozenset(name for name, _ in raced)
+    for name, e, lost_the_chief in raced:
+        if lost_the_chief:
+            notes.append(f"{name} reported losing its peers after {chief} ran its training to the end (the shutdown "
+                         f"race: {chief}'s process, which holds the coordination service, exits first): not a failure "
+                         f"({name}:{e.line_no}: {e.text.strip()[:160]})")
+        else:
+            notes.append(f"{name}'s report of {e.peer} as lost came after both had run their training to the end: "
+                         f"the shutdown race ({e.peer} left first), not a failure ({name}:{e.line_no})")
+    return replace(job, tasks=tasks), finished | frozenset(name for name, _, _ in raced)
 
 
 def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = (),
@@ -269,6 +291,6 @@ def observation_from_scans(scans: Sequence[TaskScan], *, notes: Sequence[str] = 
     from .rules import chief_succeeded, completed
     stopped = not chief_succeeded(job) and any(_stopped_on_error(t) for name, t in tasks.items()
                                                if name not in finished and not completed(t))
-    return replace(job, hang=hang, job_finished=hang is None and not stopped,
+    return replace(job, hang=hang, job_finished=hang is None and not stopped, ran_to_end=finished,
                    ended_at=job.ended_at if job.ended_at is not None else max(ended) if ended else None,
                    notes=tuple(notes))

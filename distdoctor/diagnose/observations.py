@@ -135,6 +135,7 @@ class JobObservation:
     interrupted: str | None = None             # "SIGINT"/"SIGTERM" when the user or scheduler stopped the run
     ended_at: float | None = None
     job_finished: bool = True                  # False when logs simply stop
+    ran_to_end: frozenset[str] = frozenset()   # logs: the tasks whose logs end their run (last epoch, closing line)
     pauses: tuple[Pause, ...] = ()             # run: pauses the job waited out (not hangs)
     started_at: float | None = None            # run: when the attempt began (a pause's share of the run time)
     notes: tuple[str, ...] = field(default_factory=tuple)

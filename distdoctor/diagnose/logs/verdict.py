@@ -202,13 +202,39 @@ def _attribute_oom(f: Finding, structural: Diagnosis, *, detected_at: float, not
                      notes=tuple(structural.notes) + tuple(n for n in notes if n not in structural.notes))
 
 
-def _own_failure_of_a_task_that_did_not_train(v: Verdict, structural: Diagnosis) -> bool:
+def _own_failure_of_a_task_that_did_not_train(v: Verdict, structural: Diagnosis,
+                                              ran_to_end: frozenset[str] = frozenset()) -> bool:
     """The structural rules call a job finished when every task that showed training finished; a task that never
-    showed a step (it died at start-up) and whose own log ends in its failure was not part of that reading."""
-    if v.status != Status.FAILED or v.root is None or not v.culprit or v.root.writer != v.culprit:
+    showed a step (it died at start-up) and whose own log ends in its failure was not part of that reading. (A
+    custom loop shows no steps either, but its log that ends in its last epoch's results ran to its end: a line
+    before them did not stop it.)"""
+    if v.status != Status.FAILED or v.root is None or not v.culprit or v.root.writer != v.culprit \
+            or v.culprit in ran_to_end:
         return False
     report = structural.tasks.get(v.culprit)
     return report is not None and report.steps is None and v.root.sig.role in (Role.CAUSE, Role.CONTEXT)
+
+
+def _teardown_seen(v: Verdict, structural: Diagnosis | None) -> str | None:
+    """Every task's log ends in success (the structural reading: the reporting task's own steps, or its lost-peer
+    lines set aside as the shutdown race), and the lines' only reading is a symptom that a task printed after its own
+    last step, naming a peer that finished its training too: the peer finished first and left, and the task still
+    shutting down saw it go. TensorFlow's coordination service calls that departure a crash ("The following tasks
+    are unhealthy (stopped sending heartbeats) ... The tasks have crashed", tensorflow/tensorflow#58434; TF 2.21 does
+    it after a chief's long epoch-end work). What it says, or None where the reading is anything else."""
+    if structural is None or structural.status != Status.SUCCEEDED or structural.root_cause is not None:
+        return None
+    h = v.root
+    if h is None or h.sig.role != Role.SYMPTOM or not v.culprit or not h.writer or h.writer == v.culprit:
+        return None
+    named, writer = structural.tasks.get(v.culprit), structural.tasks.get(h.writer)
+    if named is None or writer is None or (None not in (h.ts, writer.last_progress_at)
+                                           and h.ts < writer.last_progress_at):
+        return None
+    return (f"{h.writer} reported {v.culprit} as failed after both had finished training ({h.sig.title.lower()}): "
+            f"{v.culprit} finished first and left, and {h.writer}, still shutting down, saw it go. This is the "
+            "job's teardown, not a failure (TensorFlow's coordination service reports a task that exits before its "
+            "peers as crashed: tensorflow/tensorflow#58434)")
 
 
 def _recorded_success(structural: Diagnosis) -> bool:
@@ -222,12 +248,16 @@ def _recorded_success(structural: Diagnosis) -> bool:
 
 
 def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, notes: tuple[str, ...] = (),
-            hits=()) -> Diagnosis:
+            hits=(), ran_to_end: frozenset[str] = frozenset()) -> Diagnosis:
     """One diagnosis from the signature verdict and the structural rules' diagnosis (None when they could not run)."""
     sig_finding = finding_of(v)
     if structural is not None and _oom_victim(v, structural.root_cause):
         return _attribute_oom(sig_finding, structural, detected_at=detected_at, notes=notes)
-    if v.settle:
+    teardown = _teardown_seen(v, structural)
+    if teardown is not None:
+        # a finished task's departure, not a failure: no record would settle anything
+        sig_finding = replace(sig_finding, severity=Severity.INFO, summary=teardown, remedy="")
+    elif v.settle:
         notes = tuple(notes) + (f"what would settle it: {v.settle}",)
     if structural is not None:
         root = structural.root_cause
@@ -248,7 +278,7 @@ def combine(v: Verdict, structural: Diagnosis | None, *, detected_at: float, not
             # the run recorded every task's exit 0 (a line cannot undo an exit status)
             keep_structural = _recorded_success(structural) or (
                 (v.status not in (Status.FAILED, Status.HUNG) or not _specific(v))
-                and not _own_failure_of_a_task_that_did_not_train(v, structural))
+                and not _own_failure_of_a_task_that_did_not_train(v, structural, ran_to_end))
         if keep_structural and _abort_after_allocation_failure(root, v):
             keep_structural = False
         if keep_structural:
@@ -361,7 +391,7 @@ def _whole_message(f: Finding, v: Verdict, root: Finding) -> Finding:
 
 
 def decide(v: Verdict, structural: Diagnosis | None, *, source: str, detected_at: float,
-           notes: tuple[str, ...] = (), hits=()) -> Diagnosis:
+           notes: tuple[str, ...] = (), hits=(), ran_to_end: frozenset[str] = frozenset()) -> Diagnosis:
     """The one step that chooses a job's root cause between its two readings: ``v``, the signature reading of what
     its tasks printed (:func:`.reason.reason`), and ``structural``, the rule engine's reading of exits, steps and
     silences (:func:`distdoctor.diagnose.engine.diagnose`, None when it could not run).
@@ -370,11 +400,12 @@ def decide(v: Verdict, structural: Diagnosis | None, *, source: str, detected_at
     logs, read for steps and exits (:func:`combine`: the richer reading wins where both name the task, a specific
     cause line overrules a generic one); ``"run"`` -- the processes themselves, which no line can contradict
     (:func:`_refine_run`: only a generic reading is replaced, by the verdict or by a line of ``hits`` -- the
-    reading's hits -- recognised as a cause on the same task)."""
+    reading's hits -- recognised as a cause on the same task). ``ran_to_end``: the tasks whose logs end their run
+    (``JobObservation.ran_to_end``)."""
     if source == "run":
         if structural is None:
             raise ValueError("run's reading is the processes' own: it is never missing")
         return _refine_run(structural, v, hits)
     if source != "diagnose":
         raise ValueError(f"unknown source {source!r}")
-    return combine(v, structural, detected_at=detected_at, notes=notes, hits=hits)
+    return combine(v, structural, detected_at=detected_at, notes=notes, hits=hits, ran_to_end=ran_to_end)
