@@ -3,6 +3,8 @@ events out, no processes). The real-TF counterpart is test_run_faults.py's
 test_a_message_only_the_knowledge_base_knows_names_the_cause_in_a_live_run."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from distdoctor.diagnose.runlogs import refine_with_signatures
@@ -125,3 +127,42 @@ def test_a_cause_recognised_on_another_task_or_process_evidence_is_not_overruled
     mine = [_hit("DD723", "worker:1", HOROVOD, T0 + 3)]
     killed = _generic("DD101", Category.PEER_CRASHED, "worker:1")     # killed by SIGKILL: process evidence
     assert decide(nothing, killed, source="run", detected_at=T0, hits=mine).root_cause.code == "DD101"
+
+
+def test_a_succeeded_run_explains_a_finished_peer_reported_as_crashed_at_the_teardown():
+    """A real healthy run (tests/corpus/healthy-chief-pause-teardown): both tasks exited 0, and worker:0 printed the
+    coordination service's "The tasks have crashed" about worker:1 after its own last step. The run's verdict stays
+    succeeded; an info finding says what that line was. A line that names no finished peer adds nothing."""
+    from pathlib import Path
+
+    from distdoctor.diagnose.logs.formats import split_timestamp
+    from distdoctor.model import TaskReport
+    bus, sink, _ = _bus()
+    bus.publish(AttemptStarted(T0, 1, None))
+    last = {}
+    for task in ("worker:0", "worker:1"):
+        log = Path(__file__).parent / "corpus" / "healthy-chief-pause-teardown" / stream_of(task)
+        ts = T0
+        for raw in log.read_text().splitlines():
+            at, line = split_timestamp(raw)
+            ts = at if at is not None else ts
+            bus.publish(OutputLine(ts, task, line))
+            if "20/20" in line:
+                last[task] = ts
+    tasks = {t: TaskReport(exit_code=0, state="exited", last_progress_at=last[t], steps=60) for t in last}
+    ok = Diagnosis(status=Status.SUCCEEDED, root_cause=None, findings=(), detected_at=T0, tasks=tasks)
+    out = refine_with_signatures(ok, reader=sink.take_reader())
+    assert out.status == Status.SUCCEEDED and out.root_cause is None
+    (said,) = out.findings
+    assert (said.code, said.severity, said.culprit) == ("DD601", Severity.INFO, "worker:1")
+    assert "worker:1 finished first" in said.summary and "teardown, not a failure" in said.summary
+    # the same report before worker:0's last step (a peer lost while it trained) is not explained away
+    early = {**tasks, "worker:0": TaskReport(exit_code=0, state="exited", last_progress_at=said.at + 60, steps=60)}
+    bus.publish(AttemptStarted(T0 + 100, 2, 1))
+    report = (Path(__file__).parent / "corpus" / "healthy-chief-pause-teardown" / "worker-0.log").read_text()
+    for raw in report.splitlines()[-3:]:
+        bus.publish(OutputLine(said.at, "worker:0", split_timestamp(raw)[1]))
+    reader = sink.take_reader()
+    assert reader.verdict().culprit == "worker:1"        # the same reading, named the same peer ...
+    again = refine_with_signatures(replace(ok, tasks=early), reader=reader)
+    assert again.findings == ()                          # ... but before the reporter's last step: not explained

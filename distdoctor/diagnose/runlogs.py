@@ -21,7 +21,7 @@ import tarfile
 import zipfile
 
 from ..errors import DistDoctorError
-from ..model import Diagnosis
+from ..model import Diagnosis, Status
 from .logs.live import LiveReader
 from .logs.verdict import GENERIC_RUN_CODES, decide
 
@@ -45,9 +45,12 @@ def read_logs(log_dir: str) -> LiveReader:
 def refine_with_signatures(diag: Diagnosis, log_dir: str | None = None, *, reader: LiveReader | None = None
                            ) -> Diagnosis:
     """``diag`` (the run's own), or the knowledge base's reading of the tasks' output where it names the cause
-    better: the output ``reader`` read as the tasks printed it, else the logs under ``log_dir``."""
+    better: the output ``reader`` read as the tasks printed it, else the logs under ``log_dir``. A job that succeeded
+    keeps its verdict; with ``reader``, what its lines alarmed about is explained where the reading knows it (a
+    finished peer reported as crashed at the teardown)."""
     root = diag.root_cause
-    if root is None or root.code not in GENERIC_RUN_CODES:
+    explain_only = root is None and diag.status == Status.SUCCEEDED and reader is not None
+    if not explain_only and (root is None or root.code not in GENERIC_RUN_CODES):
         return diag
     if reader is None and (log_dir is None or not os.path.isdir(log_dir)):
         return diag

@@ -362,7 +362,15 @@ def _refine_run(diag: Diagnosis, v: Verdict, hits=()) -> Diagnosis:
     that task (``hits``: every hit of the reading) -- the signature's reading is the root cause, the run's its
     alternative. Process evidence is never overruled: any other root cause of the run stands."""
     root = diag.root_cause
-    if root is None or root.code not in GENERIC_RUN_CODES:
+    if root is None:
+        teardown = _teardown_seen(v, diag)
+        if teardown is None:
+            return diag
+        # a finished peer reported as crashed by the task still shutting down: said, as info (the run's own verdict,
+        # succeeded, stands; what the person watching saw printed is explained)
+        said = replace(finding_of(v), severity=Severity.INFO, summary=teardown, remedy="")
+        return replace(diag, findings=tuple(diag.findings) + (said,))
+    if root.code not in GENERIC_RUN_CODES:
         return diag
     if not _takes_over(root, v):
         v = _recognised_on(root, hits)

@@ -94,7 +94,9 @@ add("DD1392", "xla-tpu-program-load", C.OOM_GPU, R.CAUSE, ("That was not possibl
             "reservable.")
 add("DD1393", "xla-allocate-request-failed", C.OOM_GPU, R.CAUSE, ("Failed to allocate request for",),
     "XLA's device allocator could not allocate accelerator memory", rank=84,
-    regex=r"Failed to allocate request for \S+ \(\d+B\) on device ordinal \d+",
+    # the size as the allocator formats it (HumanReadableNumBytes: "12.50MiB"); the rest of the message may be
+    # wrapped onto the next line where a log is pasted
+    regex=r"Failed to allocate request for \d[\d.]*[KMGTPE]?i?B\b",
     remedy="The device is out of memory: lower the batch size, stop other processes on the same GPU, and lower XLA's "
     "preallocation (XLA_PYTHON_CLIENT_MEM_FRACTION, TF's memory growth) where two processes share a device.",
     component="tensorflow", versions="all (XLA stream executor)",
