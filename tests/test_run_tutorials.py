@@ -100,7 +100,8 @@ def _check(r, name, expected):
         assert dl["status"] == "succeeded", in_short(dl)
         assert not [f for f in dl["findings"] if f["severity"] != "info" and f["category"] == "peer_crashed"], \
             dl["findings"]
-        if any("The tasks have crashed" in p.read_text(errors="replace") for p in (Path(r.bundle) / "logs").iterdir()):
+        if not name.startswith("ps-") and any("The tasks have crashed" in p.read_text(errors="replace")
+                                              for p in (Path(r.bundle) / "logs").iterdir()):
             # it happened in this run: the run's own report says what that line was
             assert [f for f in r.diag["findings"] if f["severity"] == "info" and "teardown" in f["summary"]], \
                 r.diag["findings"]
