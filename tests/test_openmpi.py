@@ -80,10 +80,31 @@ def mpirun(name: str, command: list[str], dd_args: list[str] = (), *, lock: bool
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)   # mpirun and every rank: leave nothing behind
+        _kill_tree(proc.pid)   # mpirun and every rank: leave nothing behind
         out, err = proc.communicate()
         raise AssertionError(f"mpirun did not end within {timeout} s:\n{out[-3000:]}\n{err[-2000:]}")
     return MpiJob(proc.returncode, out, err, ckpt)
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL the process group of ``pid`` and of each of its descendants: Open MPI starts every rank in a process
+    group of its own (and distdoctor each task in its own), so mpirun's group alone would leave the ranks behind."""
+    import psutil
+    try:
+        procs = [psutil.Process(pid)] + psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        procs = []
+    groups = set()
+    for p in procs:
+        try:
+            groups.add(os.getpgid(p.pid))
+        except ProcessLookupError:
+            pass
+    for g in groups:
+        try:
+            os.killpg(g, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def flaky(ckpt_dir: str, *args: str) -> list[str]:
@@ -128,6 +149,19 @@ def test_real_tf_healthy_job_succeeds():
     diag = job.diagnosis(0)
     assert diag["status"] == "succeeded", json.dumps(diag["findings"], indent=1)
     assert set(diag["tasks"]) == {"worker:0", "worker:1"} and job.diagnosis(1)["status"] == "succeeded"
+    assert [x for x in job.rank_lines(0) if x.strip()][-1] == "distdoctor: status=succeeded tasks=2"
+
+
+def test_a_rank_stuck_in_its_exit_teardown_does_not_hold_the_job():
+    """Rank 0's code ends without an error but its process waits for ever at exit (as TensorFlow's tf.data
+    destructors once did here, in a healthy real-TF mpirun job that then held mpirun for ever); rank 1 exits 0.
+    Rank 0's supervisor stops it --exit-grace later, mpirun ends, and the job succeeded."""
+    job = mpirun("stuck-at-exit", [PY, str(WORKERS / "stuck_at_exit.py"), "--stuck", "worker:0"], ["--exit-grace", "3"],
+                 timeout=120)
+    assert job.rc == 0, job.output
+    diag = job.diagnosis(0)
+    assert diag["status"] == "succeeded" and diag["tasks"]["worker:0"]["stopped_at_end"], json.dumps(diag)[:3000]
+    assert any("sat in its exit teardown" in n for n in diag["notes"]), diag["notes"]
     assert [x for x in job.rank_lines(0) if x.strip()][-1] == "distdoctor: status=succeeded tasks=2"
 
 

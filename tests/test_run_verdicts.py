@@ -64,3 +64,36 @@ def test_a_task_distdoctor_stopped_did_not_fail_at_once():
                [PY, str(WORKERS / "fatal_line.py"), "--line", HOROVOD, "--after", "0.2", "--wait", "60"])
     assert "exited at once" not in r.stderr and r.diag is not None, r.stderr[-2000:]
     assert (r.diag["root_cause"]["category"], r.diag["root_cause"]["culprit"]) == ("version_mismatch", "worker:1")
+
+
+def test_a_task_stuck_in_its_exit_teardown_is_stopped_once_the_jobs_work_is_done():
+    """worker:0's code ends without an error, then its process waits for ever in an exit handler (as TensorFlow's
+    destructors sometimes do); worker:1 exits 0. The job's work is done: --exit-grace later distdoctor stops
+    worker:0, says why, and the job succeeded (exit 0, worker:0 stopped at the end, not failed)."""
+    r = dd_run("stuck-at-exit", ["--workers", "2", "--exit-grace", "3"],
+               [PY, str(WORKERS / "stuck_at_exit.py"), "--stuck", "worker:0"], timeout=120)
+    assert r.diag is not None, r.stderr[-2000:]
+    assert (r.rc, r.diag["status"], r.diag["root_cause"]) == (0, "succeeded", None), r.stderr[-2000:]
+    w0 = r.diag["tasks"]["worker:0"]
+    assert w0["stopped_at_end"] and w0["exit_code"] != 0, w0
+    assert r.diag["tasks"]["worker:1"]["exit_code"] == 0
+    assert "worker:0 has not exited" in r.stderr and "--exit-grace 3" in r.stderr, r.stderr[-2000:]
+    assert any("sat in its exit teardown" in n for n in r.diag["notes"]), r.diag["notes"]
+    assert r.wall_s < 60, r.wall_s
+    d = _diagnose(r.bundle)
+    assert (d["status"], d["root_cause"]) == ("succeeded", None), json.dumps(d)[:2000]
+
+
+def test_an_exit_handler_that_still_works_is_not_stopped():
+    """The same task, but its exit handler computes for 6 s first (an upload at exit): the grace counts from when
+    it stopped working, so distdoctor stops it only after that, 3 s of idleness later."""
+    r = dd_run("busy-at-exit", ["--workers", "2", "--exit-grace", "3"],
+               [PY, str(WORKERS / "stuck_at_exit.py"), "--stuck", "worker:0", "--busy-exit", "6"], timeout=120)
+    assert r.diag is not None, r.stderr[-2000:]
+    assert (r.rc, r.diag["status"]) == (0, "succeeded"), r.stderr[-2000:]
+    log = (r.bundle / "logs" / "worker-0.log").read_text()
+    assert "exit handler waits" in log, log[-1000:]          # it was not stopped while it worked
+    events = [json.loads(x) for x in (r.bundle / "events.jsonl").read_text().splitlines()]
+    stop = [e["ts"] for e in events if e["kind"] == "signal_sent" and e["task"] == "worker:0"]
+    start = min(e["ts"] for e in events if e["kind"] == "start" and e["task"] == "worker:0")
+    assert stop and stop[0] - start >= 1 + 6 + 3 - 0.5, (stop, start)

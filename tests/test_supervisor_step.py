@@ -6,6 +6,9 @@ with a fake clock and scripted observations, and read what its sinks wrote (even
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+
+import pytest
 
 from distdoctor.cluster.local import build_local_cluster
 from distdoctor.diagnose.observations import HangVerdict
@@ -276,3 +279,29 @@ def test_the_bundle_sink_archives_each_attempt_and_writes_diagnosis_json_once_pe
     assert d["attempts"][0]["decision"] == "stop" and d["notes"] == ["from the engine"]
     assert Diagnosis.from_json(d).attempts[0].reason == "SIGTERM during the backoff"
     assert len(writes) == 3     # once per attempt, and once for the amended ledger
+
+
+def test_tasks_whose_code_ended_but_whose_processes_do_not_exit_are_stopped_after_the_exit_grace():
+    """Every live task ended its code without an error (the agent's last sample) and nothing failed: the job's work is
+    done. Once the last of them has been idle in its exit teardown for --exit-grace, what is left is stopped."""
+    rules = Rules(exit_grace=60.0)
+    s, fx = step(RunState(rules), 100.0, Observed(alive=("worker:0",), lingering=(("worker:0", 90.0),)))
+    assert "StopTasks" not in kinds(fx) and not s.over
+    s, fx = step(s, 150.5, Observed(alive=("worker:0",), lingering=(("worker:0", 90.0),)))
+    assert kinds(fx)[-3:] == ["Said", "StopTasks", "AttemptOver"] and fx[-2] == StopTasks("teardown")
+    assert "worker:0 has not exited 60 s after its code ended" in fx[-3].text and s.teardown == (("worker:0", 90.0),)
+
+
+@pytest.mark.parametrize("case", ["one still runs its code", "a failure", "a hang", "never", "peers may join"])
+def test_the_exit_teardown_is_waited_out_unless_every_live_task_ended_its_code_cleanly(case):
+    rules = Rules(exit_grace=0.0 if case == "never" else 60.0)
+    o = Observed(alive=W, lingering=(("worker:0", 10.0),) + (() if case == "one still runs its code" else
+                                                              (("worker:1", 10.0),)),
+                 awaiting_peers=case == "peers may join")
+    s = RunState(rules)
+    if case == "a failure":
+        s = replace(s, first_failure=(5.0, "worker:1"))
+    if case == "a hang":
+        s = replace(s, hang=hung(14.0, 5.0).verdict)
+    s, fx = step(s, 1000.0, o)
+    assert not any(isinstance(e, StopTasks) and e.reason == "teardown" for e in fx), kinds(fx)

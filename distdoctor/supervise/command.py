@@ -56,6 +56,10 @@ def register_cli(sub) -> None:
     p.add_argument("--grace", type=seconds, default=10.0, metavar="S", help="SIGTERM to SIGKILL grace period (default 10 s)")
     p.add_argument("--failure-grace", type=seconds, default=10.0, metavar="S",
                    help="after a fatal failure, how long the other tasks may run to report it (default 10 s)")
+    p.add_argument("--exit-grace", type=seconds, default=120.0, metavar="S",
+                   help="once every task's code has ended without an error, how long a process may sit in its exit "
+                        "teardown (TensorFlow's destructors can wait for ever) before distdoctor stops it; the job "
+                        "succeeded either way (default 120 s; 0: wait for ever)")
     rs = p.add_argument_group("restarts (what a restart fixes: preemption, eviction, a lost peer)")
     rs.add_argument("--restarts", type=int, default=0, metavar="N",
                     help="restart the job up to N times after a transient failure, resuming from its checkpoint; "
@@ -156,7 +160,8 @@ def run_command(args: argparse.Namespace) -> int:
         except ImportError:
             live = None
     cfg = RunConfig(argv=argv, cluster=cluster, out_dir=out, hang_timeout=args.hang_timeout, on_hang=args.on_hang,
-                    grace=args.grace, failure_grace=args.failure_grace, stream=human, live=live,
+                    grace=args.grace, failure_grace=args.failure_grace, exit_grace=args.exit_grace, stream=human,
+                    live=live,
                     notify=notify, restarts=args.restarts, restart_delay=args.restart_delay,
                     restart_delay_max=args.restart_delay_max)
     print(f"[distdoctor] {len(cluster.tasks)} tasks ({', '.join(cluster.tasks)}); bundle: {safe_text(out)}", file=human, flush=True)

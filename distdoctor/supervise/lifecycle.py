@@ -87,6 +87,8 @@ class LoopState:
     still: bool = False                      # no step since the suspicion began (a suspicion ends on progress only)
     has_verdict: bool = False                # the assessment carries a hang verdict
     banner: str | None = None
+    teardown_since: float | None = None      # every live task's code ended without an error (the last of them then)
+    exit_grace: float = 120.0                # how long such tasks may sit in their exit teardown
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ class ClearStall:
 
 Action = StopAll | EndAttempt | DeclareHang | SuspectStall | ClearStall
 CHIEF_LINGER_S = 1.0   # after a PSS chief ends, workers and ps (which serve forever) are stopped this much later
+TEARDOWN = "teardown"  # StopAll's reason: the job's code ended everywhere, a process's exit teardown did not
 
 
 def decide(s: LoopState, now: float) -> tuple[Action, ...]:
@@ -131,6 +134,8 @@ def decide(s: LoopState, now: float) -> tuple[Action, ...]:
     if s.chief_done_at is not None and now - s.chief_done_at >= CHIEF_LINGER_S \
             and all(t.split(":")[0] in ("worker", "ps") for t in s.alive):
         return (StopAll("chief finished"), EndAttempt())
+    if s.teardown_since is not None and now - s.teardown_since >= s.exit_grace:
+        return (StopAll(TEARDOWN), EndAttempt())
     out: list[Action] = []
     if s.assessment == "suspect" and not s.banner:
         out.append(SuspectStall())

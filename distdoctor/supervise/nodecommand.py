@@ -153,7 +153,7 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                 client = LinkClient(token, me, host, port, lambda _t, _m: None)
         cfg = RunConfig(argv=argv, cluster=NodeCluster(me, tuple(tasks), strategy, tf_config), out_dir=out,
                         hang_timeout=args.hang_timeout, on_hang=args.on_hang, grace=args.grace,
-                        failure_grace=args.failure_grace, stream=human,
+                        failure_grace=args.failure_grace, exit_grace=args.exit_grace, stream=human,
                         notify=notify if me == collector else None, restarts=args.restarts,
                         restart_delay=args.restart_delay, restart_delay_max=args.restart_delay_max)
         sup = node_supervisor(cfg, collector=collector, hub=hub, client=client, peer_timeout=args.peer_timeout,
@@ -169,6 +169,9 @@ def run_node(args: argparse.Namespace, argv: list[str], out: str, human) -> int:
                                 f"; side link to {collector}" if client else ""))
         diag, _job = sup.run()
         own = sup.tracks[me].proc.returncode
+        mine = diag.tasks.get(me)
+        if own and diag.status.value == "succeeded" and mine is not None and mine.stopped_at_end:
+            own = 0   # stopped by distdoctor at the end of a job that succeeded (its work was done): its normal end
         data = diag   # the whole run: the attempt ledger and goodput included
         linger = False
         if hub is not None:

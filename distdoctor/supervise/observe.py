@@ -201,6 +201,14 @@ class Observer:
         return tuple(out)
 
     @staticmethod
+    def lingering(tracks: dict[str, TaskTrack]) -> tuple[tuple[str, float], ...]:
+        """The live tasks whose main code ended without an uncaught exception (the agent's last sample, sent as it
+        ended), with since when they did nothing: their processes are in the exit teardown, and one that still
+        computes, reads or writes (an exit handler's upload) has not been idle since."""
+        return tuple((k, max(t.code_ended_at, t.activity.at or 0.0)) for k, t in tracks.items()
+                     if t.proc.alive and t.code_ended_at is not None and t.agent is not None and t.agent.uncaught is None)
+
+    @staticmethod
     def exiting(tracks: dict[str, TaskTrack]) -> tuple[ExitingSeen, ...]:
         """The live tasks whose agent said their main thread's code ended with an uncaught exception."""
         out = []

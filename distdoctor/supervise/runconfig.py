@@ -18,6 +18,7 @@ class RunConfig:
     on_hang: str = "stop"               # "stop" or "wait"
     grace: float = 10.0                 # SIGTERM -> SIGKILL
     failure_grace: float = 10.0         # after a fatal failure, time for peers to report
+    exit_grace: float = 120.0           # every task's code ended cleanly: how long a process may sit in teardown
     sample_s: float = 0.5
     stream: object = None               # where task output is echoed (None: no echo)
     live: object = None                 # a LiveView-like object with update(rows, banner, lines)

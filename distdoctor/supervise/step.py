@@ -36,6 +36,7 @@ class Rules:
     strategy: str = "multi_worker_mirrored"
     failure_grace: float = 10.0
     grace: float = 10.0
+    exit_grace: float = 120.0     # every live task's code ended cleanly this long ago: stop what is left (0: never)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class RunState:
     pauses: PauseLog = field(default_factory=PauseLog)
     over: bool = False                               # the attempt ended
     told_exiting: frozenset = frozenset()            # tasks already failed for not exiting after an uncaught exception
+    teardown: tuple = ()                             # ((task, when its code ended), ...): stopped in their teardown
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class Observed:
     alive: tuple[str, ...] = ()
     exits: tuple[ExitSeen, ...] = ()
     exiting: tuple[ExitingSeen, ...] = ()
+    lingering: tuple[tuple[str, float], ...] = ()   # live tasks whose code ended without an error, and when
     lost: tuple[LostSeen, ...] = ()
     assessment: Any = None               # detect.assess's reading; None when nothing runs
     interrupted: str | None = None       # a signal the supervisor received
@@ -160,6 +163,14 @@ def _stuck_exiting(s: RunState, now: float, o: Observed, out: list) -> RunState:
     return s
 
 
+def teardown_notes(s: RunState) -> list[str]:
+    """What the diagnosis says of each task stopped in its exit teardown (``s.teardown``)."""
+    return [f"{task}'s code ended without an error, but its process sat in its exit teardown, doing nothing, for "
+            f"{s.rules.exit_grace:.0f} s (TensorFlow's destructors can wait for ever: a tf.data iterator's threads, a "
+            "coordination service whose peers left): distdoctor stopped it once the job's work was done (--exit-grace)"
+            for task, _ in s.teardown]
+
+
 def step(s: RunState, now: float, o: Observed) -> tuple[RunState, tuple[RunEvent, ...]]:
     """One turn: the tasks that ended, the detector's reading, then :func:`.lifecycle.decide`'s actions."""
     out: list[RunEvent] = []
@@ -172,12 +183,20 @@ def step(s: RunState, now: float, o: Observed) -> tuple[RunState, tuple[RunEvent
         s = replace(s, pauses=s.pauses.follow(a))
         out.append(Assessed(now, a))
     is_fatal = s.first_failure is not None and fatal(s.rules, s.first_failure[1])
+    ended = dict(o.lingering)
+    # every task still running has ended its code without an error and nothing failed: the job's work is done, and
+    # what is left is the processes' exit teardown (TensorFlow's destructors can wait for ever: a tf.data iterator's
+    # threads at interpreter exit, a coordination service whose peers left)
+    teardown_since = (max(ended[t] for t in o.alive) if o.alive and set(o.alive) <= set(ended) and s.first_failure is None
+                      and s.hang is None and not o.awaiting_peers and not o.relaunch_pending and s.rules.exit_grace > 0
+                      else None)
     view = LoopState(
         interrupted=s.interrupted, alive=o.alive, awaiting_peers=o.awaiting_peers,
         relaunch_pending=o.relaunch_pending, fatal_failure_at=s.detected_at if is_fatal else None,
         failure_grace=s.rules.failure_grace, chief_done_at=s.chief_done_at,
         hang_allowed=s.first_failure is None and o.judges_hangs, assessment=a.status if a is not None else "ok",
-        has_verdict=bool(a is not None and a.verdict is not None), still=s.pauses.still(a, now), banner=s.banner)
+        has_verdict=bool(a is not None and a.verdict is not None), still=s.pauses.still(a, now), banner=s.banner,
+        teardown_since=teardown_since, exit_grace=s.rules.exit_grace)
     for act in lifecycle.decide(view, now):
         if isinstance(act, lifecycle.SuspectStall):
             s = replace(s, banner=f"stall suspected: {a.reason}", pauses=s.pauses.suspect(a, now))
@@ -199,6 +218,13 @@ def step(s: RunState, now: float, o: Observed) -> tuple[RunState, tuple[RunEvent
                 out.append(Said(f"received {s.interrupted}: stopping every task (SIGTERM, SIGKILL after "
                                 f"{s.rules.grace:.0f} s)"))
                 s = replace(s, detected_at=now)
+            elif act.reason == lifecycle.TEARDOWN:
+                s = replace(s, teardown=tuple((t, ended[t]) for t in o.alive))
+                out.append(Said(", ".join(o.alive) + (" has" if len(o.alive) == 1 else " have")
+                                + f" not exited {now - teardown_since:.0f} s after "
+                                + ("its" if len(o.alive) == 1 else "their") + " code ended without an error (the exit "
+                                "teardown does not end); the job's work is done: stopping "
+                                + ("it" if len(o.alive) == 1 else "them") + f" (--exit-grace {s.rules.exit_grace:.0f})"))
             elif act.say:
                 out.append(Said(act.say))
             s, errs = enter(s, Phase.STOPPING, now)

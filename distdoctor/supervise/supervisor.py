@@ -54,7 +54,7 @@ from .runevents import (ACTIONS, AgentSampled, AttemptDiagnosed, AttemptOver, At
                         TaskExited)
 from .knowledge import KnowledgeSink
 from .sinks import AlertSink, ConsoleSink, LiveSink
-from .step import Observed, Rules, RunState, enter, step
+from .step import Observed, Rules, RunState, enter, step, teardown_notes
 from .tracking import TaskTrack
 from .verdict import check_startup_failure, diagnose_attempt
 
@@ -114,7 +114,7 @@ class Supervisor:
         self.role.attach(self)
 
     def _rules(self) -> Rules:
-        return Rules(self.cfg.cluster.strategy, self.cfg.failure_grace, self.cfg.grace)
+        return Rules(self.cfg.cluster.strategy, self.cfg.failure_grace, self.cfg.grace, self.cfg.exit_grace)
 
     def publish(self, ev: RunEvent) -> None:
         self.bus.publish(ev)
@@ -239,12 +239,12 @@ class Supervisor:
     # -- the loop -------------------------------------------------------------------------------
     def observe(self, now: float) -> Observed:
         """One turn's observations (sampling the tasks as a side effect); nothing when a signal came."""
-        lost, exits, exiting, a, where = (), (), (), None, None
+        lost, exits, exiting, lingering, a, where = (), (), (), (), None, None
         if not self.interrupted:
             lost = tuple(self.role.tick(now))
             self.observer.poll(self.tracks, self.own_tasks(), now)
             exits = self.observer.exits(self.tracks, now)
-            exiting = self.observer.exiting(self.tracks)
+            exiting, lingering = self.observer.exiting(self.tracks), self.observer.lingering(self.tracks)
             if any(t.proc.alive for t in self.tracks.values()):
                 prev = self._last_assessment
                 self.observer.look_native(self.tracks, self.own_tasks(),
@@ -255,9 +255,9 @@ class Supervisor:
                     culprit = self.tracks.get(a.verdict.culprits[0])
                     where = culprit.location() if culprit else None
         return Observed(alive=tuple(t.task for t in self.tracks.values() if t.proc.alive), exits=exits, exiting=exiting,
-                        lost=lost, assessment=a, interrupted=self.interrupted, awaiting_peers=self.role.awaiting(now),
-                        relaunch_pending=bool(self.restarts.relaunch_at), culprit_location=where,
-                        judges_hangs=self.role.judges_hangs())
+                        lingering=lingering, lost=lost, assessment=a, interrupted=self.interrupted,
+                        awaiting_peers=self.role.awaiting(now), relaunch_pending=bool(self.restarts.relaunch_at),
+                        culprit_location=where, judges_hangs=self.role.judges_hangs())
 
     def turn(self, now: float) -> bool:
         """Observe, step, carry the effects out; True when the attempt is over."""
@@ -353,6 +353,7 @@ class Supervisor:
                   for k, t in self.tracks.items() if getattr(t.proc, "cut_bytes", 0)]
         if s.hang is not None and self.cfg.on_hang == "wait":
             notes.append("the hung job was kept alive for debugging (--on-hang wait)")
+        notes += teardown_notes(s)
         now = self.clock.now()
         return JobObservation(tasks={k: t.observation() for k, t in self.tracks.items()},
                               strategy=self.cfg.cluster.strategy, source="run", hang=s.hang,

@@ -25,7 +25,8 @@ block (or one family of them) of a component's own message catalogue, classified
   NCCL kernels): a platform limitation, not a version skew (it outranks DD695).
 
 * Open MPI's mpirun (orte/tools/orterun/help-orterun.txt): its own time limit, its memory and heartbeat sensors, a
-  daemon lost while running, PMIx's server socket path;
+  daemon lost while running, PMIx's server socket path; and ompi/mca/pml/base/pml_base_select.c: processes that
+  chose different point-to-point layers (nodes with different network stacks or MCA settings);
 * Horovod's runner (horovod/runner): the launch checks that horovod.py did not hold yet (common interfaces, the
   driver's message digest, the elastic discovery script).
 """
@@ -355,3 +356,12 @@ add("DD1338", "pbs-memory-limit-exceeded", C.OOM_HOST, R.CAUSE,
     component="pbs", versions="all (OpenPBS/PBS Pro, Torque; Moab's resource-limit enforcement)",
     source=_PBS + "; Moab Workload Manager resource-limit policy (\"job %s exceeded MEM usage hard limit (%d > %d)\")",
     fixture="job 3132467 exceeded MEM usage hard limit (2528 > 1126)")
+add("DD1339", "ompi-pml-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE, ("selected pml", "but peer"),
+    "Open MPI's processes chose different point-to-point layers (PML): the nodes differ in their network stacks "
+    "or MCA settings", rank=80, regex=r"selected pml \S+, but peer .* selected pml \S+",
+    remedy="Every process must select the same PML: install the same Open MPI build and network libraries (UCX, "
+    "PSM2, libfabric) on every node, and pass the same MCA settings everywhere (e.g. `--mca pml ucx` or `--mca pml "
+    "ob1` on the mpirun line, not in one node's environment).",
+    component=OMPI, versions="all", source="open-mpi/ompi ompi/mca/pml/base/pml_base_select.c "
+    "(mca_pml_base_pml_check_selected: \"%s selected pml %s, but peer %s on %s selected pml %s\")",
+    fixture="[node-a:08972] [[26813,1],24] selected pml cm, but peer [[26813,2],0] on node-b selected pml ob1")

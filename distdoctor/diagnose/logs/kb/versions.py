@@ -382,15 +382,6 @@ add("DD1388", "kubectl-version-skew", VM, R.CONTEXT, ("exceeds the supported min
     component="kubernetes", versions=">=1.28", source="kubernetes/kubectl pkg/cmd/version/version.go",
     fixture="WARNING: version difference between client (1.30) and server (1.26) exceeds the supported minor version "
             "skew of +/-1")
-add("DD1389", "ompi-pml-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE, ("selected pml", "but peer"),
-    "Open MPI's processes chose different point-to-point layers (PML): the nodes differ in their network stacks "
-    "or MCA settings", rank=80, regex=r"selected pml \S+, but peer .* selected pml \S+",
-    remedy="Every process must select the same PML: install the same Open MPI build and network libraries (UCX, "
-    "PSM2, libfabric) on every node, and pass the same MCA settings everywhere (e.g. `--mca pml ucx` or `--mca pml "
-    "ob1` on the mpirun line, not in one node's environment).",
-    component="openmpi", versions="all", source="open-mpi/ompi ompi/mca/pml/base/pml_base_select.c "
-    "(mca_pml_base_pml_check_selected: \"%s selected pml %s, but peer %s on %s selected pml %s\")",
-    fixture="[node-a:08972] [[26813,1],24] selected pml cm, but peer [[26813,2],0] on node-b selected pml ob1")
 add("DD1460", "tf-function-not-registered-remote", C.VERSION_MISMATCH, R.CAUSE,
     ("' is neither a type of a primitive operation nor a name of a function registered in binary running on",),
     "A function the client sent is not registered in the TensorFlow binary that runs it (a remote worker or TPU "
