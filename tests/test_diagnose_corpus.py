@@ -133,3 +133,13 @@ def test_the_same_line_before_the_reporters_last_step_is_still_a_warning(tmp_pat
     d = diagnose_paths([str(tmp_path)], jobs=1, detected_at=0.0)[0].to_json()
     assert any(f["code"] == "DD601" and f["severity"] in ("warning", "error") for f in d["findings"]
                + ([d["root_cause"]] if d["root_cause"] else [])), d["findings"]
+
+
+def test_a_worker_lost_by_a_parameter_server_job_that_finished_is_no_teardown():
+    """ParameterServerStrategy goes on without a lost worker: the coordinator's report of it (recorded real run,
+    worker:1 SIGKILLed mid-training) stays a warning about a job that succeeded, never the teardown."""
+    d = diagnose_paths([str(CORPUS / "ps-kill-worker-foreign")], jobs=1, detected_at=0.0)[0].to_json()
+    assert d["status"] == "succeeded"
+    about = [f for f in d["findings"] if f["culprit"] == "worker:1"]
+    assert about and all(f["severity"] == "warning" for f in about), about
+    assert not any("teardown" in f["summary"] for f in d["findings"]), d["findings"]

@@ -231,8 +231,10 @@ def _teardown_seen(v: Verdict, structural: Diagnosis | None) -> str | None:
     if named is None or writer is None or (None not in (h.ts, writer.last_progress_at)
                                            and h.ts < writer.last_progress_at):
         return None
-    if v.culprit.startswith("ps:") or named.stopped_at_end or named.exit_code not in (None, 0):
-        return None   # a parameter server trains nothing and is stopped at the end; a task that failed is no teardown
+    if any(t.startswith("ps:") for t in structural.tasks) or named.stopped_at_end or named.exit_code not in (None, 0):
+        # ParameterServerStrategy: its coordinator goes on without a lost worker, and its servers are stopped at the
+        # end; a task that failed is no teardown
+        return None
     return (f"{h.writer} reported {v.culprit} as failed after both had finished training ({h.sig.title.lower()}): "
             f"{v.culprit} finished first and left, and {h.writer}, still shutting down, saw it go. This is the "
             "job's teardown, not a failure (TensorFlow's coordination service reports a task that exits before its "
