@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from conftest import PY, WORKERS, dd_run
 
 HOROVOD = ("HorovodVersionMismatchError: Framework tensorflow installed with version 2.3.0 but found version "
@@ -84,15 +86,17 @@ def test_a_task_stuck_in_its_exit_teardown_is_stopped_once_the_jobs_work_is_done
     assert (d["status"], d["root_cause"]) == ("succeeded", None), json.dumps(d)[:2000]
 
 
-def test_an_exit_handler_that_still_works_is_not_stopped():
-    """The same task, but its exit handler computes for 6 s first (an upload at exit): the grace counts from when
-    it stopped working, so distdoctor stops it only after that, 3 s of idleness later."""
-    r = dd_run("busy-at-exit", ["--workers", "2", "--exit-grace", "3"],
-               [PY, str(WORKERS / "stuck_at_exit.py"), "--stuck", "worker:0", "--busy-exit", "6"], timeout=120)
+@pytest.mark.parametrize("how", ["--busy-exit", "--thread"])
+def test_work_at_exit_is_not_stopped(how):
+    """The same task, but at exit it first works for 6 s: its exit handler computes (``--busy-exit``), or a thread
+    of its own that the interpreter joins sleeps, as an upload waiting on the network does (``--thread``). The
+    grace counts from when that work ended, so distdoctor stops the task only 3 s of idleness after it."""
+    r = dd_run(f"work-at-exit{how}", ["--workers", "2", "--exit-grace", "3"],
+               [PY, str(WORKERS / "stuck_at_exit.py"), "--stuck", "worker:0", how, "6"], timeout=120)
     assert r.diag is not None, r.stderr[-2000:]
     assert (r.rc, r.diag["status"]) == (0, "succeeded"), r.stderr[-2000:]
     log = (r.bundle / "logs" / "worker-0.log").read_text()
-    assert "exit handler waits" in log, log[-1000:]          # it was not stopped while it worked
+    assert ("upload thread done" if how == "--thread" else "exit handler waits") in log, log[-1000:]
     events = [json.loads(x) for x in (r.bundle / "events.jsonl").read_text().splitlines()]
     stop = [e["ts"] for e in events if e["kind"] == "signal_sent" and e["task"] == "worker:0"]
     start = min(e["ts"] for e in events if e["kind"] == "start" and e["task"] == "worker:0")

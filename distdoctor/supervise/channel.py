@@ -32,6 +32,7 @@ class AgentSample:
     final: bool = False              # sent as the task's Python exited: the counts are those at its end
     tf_config: str | None = None     # the TF_CONFIG the process holds now (a wrapper may have changed it)
     uncaught: tuple[str, float] | None = None   # (exception type, when): its main thread's code ended raising it
+    joining: int | None = None       # the job's non-daemon threads still alive (the interpreter waits for them at exit)
 
     @staticmethod
     def from_json(d: dict) -> "AgentSample":
@@ -47,6 +48,7 @@ class AgentSample:
             step_calls=_top_calls(d)[1], step_fn=_top_calls(d)[0], final=d.get("final") is True,
             tf_config=d["tf_config"] if isinstance(d.get("tf_config"), str) else None,
             uncaught=_uncaught(d.get("uncaught")),
+            joining=d["joining"] if isinstance(d.get("joining"), int) and not isinstance(d.get("joining"), bool) else None,
         )
 
     def stack_text(self) -> str:

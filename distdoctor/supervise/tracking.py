@@ -145,6 +145,7 @@ class TaskTrack:
         self.step_calls: int | None = None     # the agent's count of the step function's calls
         self.final_sample = False              # the agent sent its sample at exit: step_calls is exact
         self.code_ended_at: float | None = None  # when that sample was sent: the task's main code had ended
+        self.threads_busy_at: float | None = None  # the last sample in which the job's own threads still ran
         self.checkpoints: tuple[tuple[str, str | None], ...] = ()  # where the job checkpoints (the agent saw it)
         self.frozen_view: dict | None = None  # what the task was doing when the verdict was reached
         self.host: str | None = None           # run --node: the machine it runs on
@@ -302,6 +303,8 @@ class TaskTrack:
                 self.step_calls = s.step_calls
             if s.final and not self.final_sample:
                 self.code_ended_at = s.ts
+            if s.joining:
+                self.threads_busy_at = s.ts
             self.final_sample = self.final_sample or s.final
             if s.tf_loaded and s.calls > 0:
                 self.samples_training += 1

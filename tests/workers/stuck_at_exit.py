@@ -2,11 +2,12 @@
 handler that waits for ever (what TensorFlow's destructors sometimes do at interpreter exit: a tf.data iterator's
 threads, a coordination service whose peers left).
 
-    python stuck_at_exit.py [--stuck TASK ...] [--work S] [--busy-exit S]
+    python stuck_at_exit.py [--stuck TASK ...] [--work S] [--busy-exit S] [--thread S]
 
 Each task prints, works ``--work`` seconds and returns; a task named by ``--stuck`` then waits for ever in an exit
 handler, idle. ``--busy-exit S``: the stuck tasks first compute S seconds in the handler (an exit handler that
-still works, e.g. an upload) before they wait.
+still works, e.g. an upload) before they wait. ``--thread S``: the stuck tasks leave a thread of their own (not a
+daemon) that sleeps S seconds, as an upload waiting on the network does, and the interpreter waits for it at exit.
 """
 import argparse
 import atexit
@@ -19,6 +20,7 @@ p = argparse.ArgumentParser()
 p.add_argument("--stuck", action="append", default=[])
 p.add_argument("--work", type=float, default=1.0)
 p.add_argument("--busy-exit", type=float, default=0.0)
+p.add_argument("--thread", type=float, default=0.0)
 args = p.parse_args()
 cfg = json.loads(os.environ["TF_CONFIG"])
 me = f"{cfg['task']['type']}:{cfg['task']['index']}"
@@ -33,8 +35,15 @@ def teardown():
     threading.Event().wait()    # idle for ever
 
 
+def upload():
+    time.sleep(args.thread)
+    print(f"{me} upload thread done", flush=True)
+
+
 if me in args.stuck:
     atexit.register(teardown)
 print(f"{me} started", flush=True)
 time.sleep(args.work)
 print(f"{me} final loss 0.25", flush=True)
+if me in args.stuck and args.thread:
+    threading.Thread(target=upload, name="upload").start()

@@ -277,6 +277,11 @@ def _start_agent():
             if is_user_file(f[0]):
                 loc = f
                 break
+        try:   # the job's own threads that the interpreter will wait for at exit (non-daemon, alive)
+            joining = sum(1 for th in threading.enumerate() if not th.daemon and th is not threading.main_thread()
+                          and th.is_alive())
+        except Exception:
+            joining = None
         with lock:
             msg = {
                 "v": 1, "task": task, "pid": pid, "ts": time.time(),
@@ -287,7 +292,7 @@ def _start_agent():
                 "tf_loaded": "tensorflow" in sys.modules, "checkpoints": list(state["checkpoints"]),
                 "fn_calls": sorted(fn_calls.items(), key=lambda kv: -kv[1])[:3], "final": state["final"],
                 "tf_config": (os.environ.get("TF_CONFIG") or "")[:16384] or None,
-                "uncaught": state["uncaught"],
+                "uncaught": state["uncaught"], "joining": joining,
             }
         data = json.dumps(msg).encode()
         if len(data) > 60000:
