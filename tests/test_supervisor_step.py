@@ -292,12 +292,13 @@ def test_tasks_whose_code_ended_but_whose_processes_do_not_exit_are_stopped_afte
     assert "worker:0 has not exited 60 s after its code ended" in fx[-3].text and s.teardown == (("worker:0", 90.0),)
 
 
-@pytest.mark.parametrize("case", ["one still runs its code", "a failure", "a hang", "never", "peers may join"])
+@pytest.mark.parametrize("case", ["one still runs its code", "a failure", "a hang", "never", "peers may join",
+                                  "a node that is not the collector"])
 def test_the_exit_teardown_is_waited_out_unless_every_live_task_ended_its_code_cleanly(case):
     rules = Rules(exit_grace=0.0 if case == "never" else 60.0)
     o = Observed(alive=W, lingering=(("worker:0", 10.0),) + (() if case == "one still runs its code" else
                                                               (("worker:1", 10.0),)),
-                 awaiting_peers=case == "peers may join")
+                 awaiting_peers=case == "peers may join", judges_hangs=case != "a node that is not the collector")
     s = RunState(rules)
     if case == "a failure":
         s = replace(s, first_failure=(5.0, "worker:1"))

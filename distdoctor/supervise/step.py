@@ -186,10 +186,11 @@ def step(s: RunState, now: float, o: Observed) -> tuple[RunState, tuple[RunEvent
     ended = dict(o.lingering)
     # every task still running has ended its code without an error and nothing failed: the job's work is done, and
     # what is left is the processes' exit teardown (TensorFlow's destructors can wait for ever: a tf.data iterator's
-    # threads at interpreter exit, a coordination service whose peers left)
+    # threads at interpreter exit, a coordination service whose peers left). Only a supervisor that sees every task
+    # says so (run, run --node's collector): a node alone cannot know that its peers' code ended too.
     teardown_since = (max(ended[t] for t in o.alive) if o.alive and set(o.alive) <= set(ended) and s.first_failure is None
-                      and s.hang is None and not o.awaiting_peers and not o.relaunch_pending and s.rules.exit_grace > 0
-                      else None)
+                      and s.hang is None and not o.awaiting_peers and not o.relaunch_pending and o.judges_hangs
+                      and s.rules.exit_grace > 0 else None)
     view = LoopState(
         interrupted=s.interrupted, alive=o.alive, awaiting_peers=o.awaiting_peers,
         relaunch_pending=o.relaunch_pending, fatal_failure_at=s.detected_at if is_fatal else None,
