@@ -11,6 +11,7 @@ itself (``DISTDOCTOR_TASK``) and ``diagnose`` reads its terminal output's prefix
 from __future__ import annotations
 
 import json
+import random
 import socket
 from dataclasses import dataclass
 from typing import Mapping
@@ -39,21 +40,23 @@ def ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int:
 def _bindable(port: int, host: str) -> socket.socket | None:
     """A socket bound to ``port`` on ``host`` and held (so the port is not picked twice), or None where the port
     is taken there or on the wildcard address (a task may listen on either)."""
-    for h in dict.fromkeys(("0.0.0.0", host)):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            s.bind((h, port))
-        except OSError:
-            s.close()
-            return None
-        if h == host:
-            return s
+    if host != "0.0.0.0":
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("0.0.0.0", port))
+            except OSError:
+                return None
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((host, port))
+    except OSError:
         s.close()
-    return None
+        return None
+    return s
 
 
 def pick_free_ports(n: int, host: str = "127.0.0.1", consecutive: bool = False,
-                    rng: "random.Random | None" = None) -> list[int]:
+                    rng: random.Random | None = None) -> list[int]:
     """``n`` distinct free ports (``consecutive``: ``base, base+1, …``), drawn at random below the kernel's
     ephemeral range, where users' fixed ports are (2222, 12345).
 
@@ -64,7 +67,6 @@ def pick_free_ports(n: int, host: str = "127.0.0.1", consecutive: bool = False,
     chosen ones are held until all are chosen, so none is handed out twice. Where no such port is found (a
     crowded range) the kernel chooses.
     """
-    import random
     rng = rng or random.Random()
     low = ephemeral_low()
     socks: list[socket.socket] = []

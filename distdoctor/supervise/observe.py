@@ -203,13 +203,11 @@ class Observer:
     @staticmethod
     def lingering(tracks: dict[str, TaskTrack]) -> tuple[tuple[str, float], ...]:
         """The live tasks whose main code ended without an uncaught exception (the agent's last sample, sent as it
-        ended) and whose own threads have all ended (the interpreter joins non-daemon threads at exit: an upload or
-        an asynchronous checkpoint is the job's work), with since when they did nothing: their processes are in the
-        exit teardown, and one that still computes, reads or writes (an exit handler's upload) has not been idle
-        since."""
+        ended), with since when they did nothing: their processes are in the exit teardown. A task that still
+        computes, reads or writes (an exit handler's upload), or whose own threads still run (the interpreter joins
+        non-daemon threads at exit: an upload, an asynchronous checkpoint), has not been idle since."""
         return tuple((k, max(t.code_ended_at, t.activity.at or 0.0, t.threads_busy_at or 0.0)) for k, t in tracks.items()
-                     if t.proc.alive and t.code_ended_at is not None and t.agent is not None and t.agent.uncaught is None
-                     and not t.agent.joining)
+                     if t.proc.alive and t.code_ended_at is not None and t.agent is not None and t.agent.uncaught is None)
 
     @staticmethod
     def exiting(tracks: dict[str, TaskTrack]) -> tuple[ExitingSeen, ...]:

@@ -220,8 +220,9 @@ def _teardown_seen(v: Verdict, structural: Diagnosis | None) -> str | None:
     lines set aside as the shutdown race), and the lines' only reading is a symptom that a task printed after its own
     last step, naming a peer that finished its training too: the peer finished first and left, and the task still
     shutting down saw it go. TensorFlow's coordination service calls that departure a crash ("The following tasks
-    are unhealthy (stopped sending heartbeats) ... The tasks have crashed", tensorflow/tensorflow#58434; TF 2.21 does
-    it after a chief's long epoch-end work). What it says, or None where the reading is anything else."""
+    are unhealthy (stopped sending heartbeats) ... The tasks have crashed", tensorflow/tensorflow#58434; seen here
+    with TF 2.21 after a chief's long epoch-end work and at a healthy mpirun job's end). What it says, or None where
+    the reading is anything else."""
     if structural is None or structural.status != Status.SUCCEEDED or structural.root_cause is not None:
         return None
     h = v.root
