@@ -4,7 +4,9 @@ its end, not killed."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import threading
 
 import pytest
 
@@ -84,6 +86,37 @@ def test_a_task_stuck_in_its_exit_teardown_is_stopped_once_the_jobs_work_is_done
     assert r.wall_s < 60, r.wall_s
     d = _diagnose(r.bundle)
     assert (d["status"], d["root_cause"]) == ("succeeded", None), json.dumps(d)[:2000]
+
+
+def test_an_upload_at_exit_is_not_stopped():
+    """An exit handler that uploads slowly over the network (64 KiB every 0.25 s, to a loopback sink this test
+    holds): almost no CPU, and /proc/PID/io does not count a socket's bytes. Its sockets' counters (``ss``) are
+    activity, so distdoctor lets the upload end and stops the task only 3 s of idleness after it."""
+    got = []
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        port = srv.getsockname()[1]
+
+        def sink():
+            conn, _ = srv.accept()
+            with conn:
+                while chunk := conn.recv(1 << 16):
+                    got.append(len(chunk))
+        threading.Thread(target=sink, daemon=True).start()
+        r = dd_run("upload-at-exit", ["--workers", "2", "--exit-grace", "3"],
+                   [PY, str(WORKERS / "stuck_at_exit.py"), "--stuck", "worker:0", "--upload", "8",
+                    "--sink", str(port)], timeout=120)
+    assert r.diag is not None, r.stderr[-2000:]
+    assert (r.rc, r.diag["status"]) == (0, "succeeded"), r.stderr[-2000:]
+    assert r.diag["tasks"]["worker:0"]["stopped_at_end"]
+    log = (r.bundle / "logs" / "worker-0.log").read_text()
+    assert "exit handler uploaded" in log, log[-1000:]
+    assert sum(got) >= 8 * 4 * (64 << 10) * 0.8, sum(got)
+    events = [json.loads(x) for x in (r.bundle / "events.jsonl").read_text().splitlines()]
+    stop = [e["ts"] for e in events if e["kind"] == "signal_sent" and e["task"] == "worker:0"]
+    start = min(e["ts"] for e in events if e["kind"] == "start" and e["task"] == "worker:0")
+    assert stop and stop[0] - start >= 1 + 8 + 3 - 0.5, (stop, start)
 
 
 @pytest.mark.parametrize("how", ["--busy-exit", "--thread"])
