@@ -230,6 +230,7 @@ def test_cli_findings_json_schema():
 @pytest.mark.parametrize("args,needles", [
     (["--static", "--tf-config", '{"cluster": {"worker": ["a:1",]}}'], ["line 1, column 31", "DD301"]),
     (["--static", "--tf-config", "@/nonexistent/tf.json"], ["does not exist"]),
+    (["--static", "--tf-config", "/nonexistent/tf.json"], ["neither JSON nor an existing file", "@FILE"]),
     (["--static", "--tf-config", tfc(W2, task=("chief", 0))], ["'chief'", "DD305"]),
     (["--static", "--tf-config", tfc(W2, task=("worker", 5))], ["index 5", "DD306"]),
     (["--static", "--cluster", "c.json", "--task", "worker-1"], ["JOB:INDEX"]),
@@ -240,6 +241,15 @@ def test_cli_findings_json_schema():
 ])
 def test_cli_bad_input_is_one_line_exit_2(args, needles):
     assert_one_line_error(dd(*args), *needles)
+
+
+def test_cli_tf_config_file_without_the_at_sign_is_read_as_a_file(tmp_path):
+    """``--tf-config tf.json`` (the @ forgotten): the file is what the user meant, not JSON text to parse."""
+    f = tmp_path / "tf.json"
+    f.write_text(tfc({"worker": ["a.example:2222", "a.example:2222"]}))
+    p = dd("--static", "--json", "--tf-config", str(f))
+    assert p.returncode == 1, p.stderr
+    assert json.loads(p.stdout)["findings"][0]["code"] == "DD307"
 
 
 def test_cli_mesh_without_token_is_usage_error():

@@ -252,10 +252,17 @@ def _read_file(path: str, what: str) -> str:
 
 
 def read_tf_config_text(value: str, origin: str = "--tf-config") -> ConfigDocument:
-    """``--tf-config`` takes JSON, or ``@FILE`` to read it from a file."""
+    """``--tf-config`` takes JSON, or ``@FILE`` to read it from a file. A bare path (not JSON: it does not start
+    with ``{``) is read as ``@FILE`` when such a file exists, and is a usage error when none does -- not a JSON
+    syntax error at column 1 of what was meant as a file name."""
     if value.startswith("@"):
         path = value[1:]
         return _parse_json(_read_file(path, "TF_CONFIG file"), path, "tf_config", None)
+    if origin == "--tf-config" and value.strip() and not value.lstrip().startswith(("{", "[", '"')):
+        if os.path.isfile(value):
+            return _parse_json(_read_file(value, "TF_CONFIG file"), value, "tf_config", None)
+        raise InputError(f"--tf-config {value!r} is neither JSON nor an existing file (pass the JSON itself, or "
+                         f"@FILE to read it from a file)")
     return _parse_json(value, origin, "tf_config", None)
 
 
