@@ -93,6 +93,41 @@ def test_an_abort_after_a_failed_thread_creation_is_the_exhausted_resource(tmp_p
     assert "segfault_core_dump" in cats(rc)[1:], cats(rc)
 
 
+# libstdc++'s report of an uncaught C++ exception, then the exception's own message (Gloo's pair.cc and
+# unbound_buffer.cc, Horovod's mpi_operations.cc), as a rank prints them under horovodrun
+_THROW = ("[1]<stderr>:terminate called after throwing an instance of '{t}'\n"
+          "[1]<stderr>:  what():  {what}\n"
+          "[1]<stderr>:Aborted (core dumped)\n")
+
+
+def test_an_uncaught_exception_that_names_a_lost_peer_is_the_peer_not_a_native_crash(tmp_path):
+    text = _THROW.format(t="gloo::EnforceNotMet", what="[../third_party/gloo/gloo/transport/tcp/pair.cc:201] Socket "
+                         "unexpectedly closed [10.0.0.7]:41133")
+    rc = reading({"output.log": text}, tmp_path)
+    assert (rc.category.value, rc.confidence) == ("peer_crashed", "medium"), rc
+    assert rc.culprit != "worker:1", rc              # the rank that aborted is not the one that was lost
+    assert "what():" in rc.evidence[0].text and "segfault_core_dump" in cats(rc)[1:], (rc.evidence, cats(rc))
+
+
+def test_an_uncaught_timeout_waiting_for_a_peer_is_a_stalled_peer(tmp_path):
+    text = _THROW.format(t="gloo::IoException", what="[/tmp/pip/gloo/transport/tcp/unbound_buffer.cc:136] Timed out "
+                         "waiting 600000ms for send operation to complete")
+    assert reading({"output.log": text}, tmp_path).category.value == "hang_stalled_worker"
+
+
+def test_an_uncaught_exception_whose_message_reads_as_nothing_known_stays_an_abort(tmp_path):
+    text = _THROW.format(t="std::out_of_range", what="basic_string::replace: __pos (which is 18) > this->size() "
+                         "(which is 4)")
+    assert reading({"output.log": text}, tmp_path).category.value == "segfault_core_dump"
+
+
+def test_a_what_line_far_from_the_abort_is_not_its_message(tmp_path):
+    text = (_THROW.format(t="std::out_of_range", what="basic_string::replace") + "step 1\nstep 2\nstep 3\nstep 4\n"
+            "[1]<stderr>:  what():  [../third_party/gloo/gloo/transport/tcp/pair.cc:201] Socket unexpectedly closed "
+            "[10.0.0.7]:41133\n")
+    assert reading({"output.log": text}, tmp_path).category.value == "segfault_core_dump"
+
+
 def test_a_bare_sigabrt_exit_is_not_a_confident_segfault(tmp_path):
     rc = diagnose({"output.log": _ABORT}, tmp_path)
     assert rc.confidence != "high", rc

@@ -27,13 +27,7 @@ from distdoctor.diagnose.command import diagnose_paths
 
 TSV = Path(__file__).resolve().parent / "probes" / "messages.tsv"
 
-_WHAT = ("the 'terminate called after throwing' line is read as a native abort (segfault_core_dump) although the "
-         "what() on the next line names {}: demoting an abort whose what() is a symptom belongs to reason.py")
-KNOWN: dict[str, str] = {
-    "peer_crashed-25": _WHAT.format("an MPI collective that failed after a peer's error (Horovod mpi_operations.cc)"),
-    "hang_stalled_worker-05": _WHAT.format("a Gloo send that timed out waiting for a peer"),
-    "peer_crashed-33": _WHAT.format("a Gloo socket the peer closed"),
-}
+KNOWN: dict[str, str] = {}   # probe id -> why the verdict is known to differ (none now)
 
 
 def _unescape(s: str) -> str:

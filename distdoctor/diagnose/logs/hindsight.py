@@ -14,7 +14,10 @@ components that print them behave:
 * **An abort whose reason a line states**: a process exits on SIGABRT (``exited on signal 6 (Aborted)``,
   ``terminate called ...``, a failed ``CHECK``) because something before it failed; when a line says that was a
   resource running out (``pthread_create() failed``, ``Resource temporarily unavailable``, an allocation), the
-  resource is the cause and the abort only how the process ended.
+  resource is the cause and the abort only how the process ended. Likewise the C++ exception that libstdc++
+  reports before it aborts (``terminate called after throwing an instance of 'T'``, then ``what(): M``): M is
+  the exception's own message, so when M reads as a known line -- a peer's socket closed, a timeout waiting for a
+  peer, a refused connection, a resource -- that reading is the cause, and a peer it blames is not this task.
 * **A GPU lost while its task's process stays alive**: the NVIDIA driver's "GPU has fallen off the bus" (Xid 79)
   leaves the process that used it hanging inside the driver more often than dead; when no line says any task
   exited or crashed and the tasks are seen alive (a wait, their pods Running), the job is hung on that task, its
@@ -118,9 +121,44 @@ _SHORT_OF = (C.RESOURCE_EXHAUSTION, C.OOM_HOST, C.OOM_GPU)
 _REASON_RANK = 60
 
 
+_TERMINATE = re.compile(r"terminate called after throwing an instance of")
+_WHAT = re.compile(r"\bwhat\(\):")
+_THROWN = (Role.CAUSE, Role.SYMPTOM, Role.WAIT)
+_THROWN_ROOTS = _ABORT_SIGS + ("mpi-process-received-signal",)   # Open MPI's report of the signal, then libstdc++'s
+_NEAR = 3   # lines from the abort's root to libstdc++'s report, and from the report to its what()
+
+
+def _thrown_reason(v: Verdict, hits: list[Hit]) -> Hit | None:
+    """The strongest reading of the ``what():`` line of the C++ exception whose ``terminate called after throwing``
+    is (or follows within :data:`_NEAR` lines) the verdict's root line; None when there is none or it reads only as
+    the abort itself."""
+    root = v.root
+    terms = [h for h in hits if h.stream == root.stream and 0 <= h.line_no - root.line_no <= _NEAR
+             and _TERMINATE.search(h.text)]
+    if not terms:
+        return None
+    at = min(h.line_no for h in terms)
+    said = [h for h in hits if h.stream == root.stream and 0 <= h.line_no - at <= _NEAR and _WHAT.search(h.text)
+            and h.sig.role in _THROWN and h.sig.category not in (C.SEGFAULT_CORE_DUMP, C.OTHER)]
+    return max(said, key=lambda h: (h.sig.rank, -h.line_no)) if said else None
+
+
 def abort_with_a_stated_reason(v: Verdict, hits: list[Hit]) -> Verdict | None:
     if v.root is None or v.category not in (C.SEGFAULT_CORE_DUMP, C.PEER_CRASHED):
         return None
+    thrown = _thrown_reason(v, hits) if v.category == C.SEGFAULT_CORE_DUMP and v.root.sig.name in _THROWN_ROOTS \
+        else None
+    if thrown is not None:
+        mine = thrown.sig.role == Role.CAUSE     # a peer lost or waited for: the peer, not this task
+        culprit = (v.culprit or thrown.named or thrown.writer) if mine else thrown.named
+        alts = (_alt(C.SEGFAULT_CORE_DUMP, v.culprit, "the abort itself: an uncaught exception in native code "
+                     "ends a process on SIGABRT whatever its message"),) + tuple(
+            a for a in v.alternatives if a.category not in (thrown.sig.category, C.SEGFAULT_CORE_DUMP))
+        return replace(v, category=thrown.sig.category, confidence="medium", code=thrown.sig.code, culprit=culprit,
+                       root=thrown, context=(v.root,), alternatives=alts[:3],
+                       summary=f"{thrown.sig.title}; the C++ exception that says so was not caught, and the process "
+                               f"aborted (SIGABRT) on it: {thrown.text.strip()[:200]}",
+                       remedy=thrown.sig.remedy, settle=settle_for(thrown.sig.category))
     if v.root.sig.name not in _ABORT_SIGS or not _ABORT.search(v.root.text):
         return None
     reasons = [h for h in hits if h.sig.role == Role.CAUSE and h.sig.category in _SHORT_OF
