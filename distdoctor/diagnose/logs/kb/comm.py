@@ -176,7 +176,9 @@ add("DD736", "mpi-p2p-same-host", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CONTEXT, (
 
 # -- gRPC (as TensorFlow's bundled grpc core prints it) ---------------------------------------------------------
 _GRPC = "gRPC core (strings in TF 2.21's _pywrap_tensorflow_internal.so)"
-add("DD738", "grpc-message-too-large", C.RESOURCE_EXHAUSTION, R.CAUSE,
+# other, not resource_exhaustion: a size limit the framework set on its channel (4 MB by default, 2 GB at most),
+# not a node's resource running out; the four real threads in the corpus (ElasticDL, Paddle, tfdbg, Flower) agree
+add("DD738", "grpc-message-too-large", C.OTHER, R.CAUSE,
     ("Received message larger than max", "Sent message larger than max"),
     "A gRPC message exceeded the channel's size limit", rank=75,
     remedy="A single tensor (or tf.data element) sent between tasks is larger than gRPC allows: split large variables "
