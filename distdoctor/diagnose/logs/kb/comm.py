@@ -115,8 +115,12 @@ add("DD724", "horovod-size-one", C.VERSION_MISMATCH, R.CONTEXT, ("rank 0 / size 
     "MPI support for this MPI, or started without horovodrun/mpirun).",
     component="horovod", versions="all", source="Horovod init logging",
     fixture="Horovod initialized. Hostname node1, pid 12116, rank 0 / size 1, local rank 0 / local size 1.")
-add("DD725", "horovod-gloo-timeout", C.STRAGGLER_SLOW_WORKER, R.CAUSE, ("Wait timeout for key",),
+add("DD725", "horovod-gloo-timeout", C.STRAGGLER_SLOW_WORKER, R.CAUSE,
+    ("Wait timeout for key", "Wait timeout after", "HOROVOD_GLOO_TIMEOUT_SECONDS"),
     "Gloo rendezvous timed out waiting for other ranks", rank=60,
+    # older Horovod: "Wait timeout for key(s): 0"; newer: "Wait timeout after 30 seconds for key(s): 0. You may want
+    # to increase the timeout via HOROVOD_GLOO_TIMEOUT_SECONDS"
+    regex=r"Wait timeout (?:after \d+ seconds? )?for key|increase the timeout via HOROVOD_GLOO_TIMEOUT_SECONDS",
     remedy="Some ranks reached the rendezvous much later than others (slow start-up, image pulls at scale): raise "
     "HOROVOD_GLOO_TIMEOUT_SECONDS, or start the ranks together.",
     component="horovod", versions=">=0.20", source="Horovod common/gloo/http_store.cc",
