@@ -38,10 +38,29 @@ def test_a_sigkill_with_no_sender_is_most_often_the_oom_killer(tmp_path, text):
 @pytest.mark.parametrize("text", [
     "  exitcode  : -11 (pid: 56213)\n  error_file: <N/A>\n  traceback : Signal 11 (SIGSEGV) received by PID 56213\n",
     "[ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py'] exits with return code = -6\n",
-    "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGBUS: 7>.\n",
+    "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGILL: 4>.\n",
 ])
 def test_a_child_that_died_of_a_crash_signal_is_a_native_crash(tmp_path, text):
     rc = diagnose(text, tmp_path).root_cause
+    assert rc.category.value == "segfault_core_dump", rc
+
+
+@pytest.mark.parametrize("text", [
+    "./run.sh: line 9:  4242 Bus error               (core dumped) python train.py\n",
+    "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGBUS: 7>.\n",
+    "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -7) local_rank: 0 (pid: 54) of binary: "
+    "/usr/bin/python3\n",
+    "mpirun noticed that process rank 1 with PID 911 on node n3 exited on signal 7 (Bus error).\n",
+])
+def test_a_sigbus_with_no_reason_is_most_often_shared_memory_that_ran_out(tmp_path, text):
+    """The real corpus: all 7 cases with a SIGBUS line were a full /dev/shm (or a segment that could not be backed)."""
+    rc = diagnose(text, tmp_path).root_cause
+    assert (rc.category.value, rc.confidence) == ("resource_exhaustion", "low"), rc
+    assert "/dev/shm" in rc.remedy and rc.alternatives[0].category.value == "segfault_core_dump", rc
+
+
+def test_a_segfault_is_not_read_as_shared_memory(tmp_path):
+    rc = diagnose("./run.sh: line 9:  4242 Segmentation fault      (core dumped) python train.py\n", tmp_path).root_cause
     assert rc.category.value == "segfault_core_dump", rc
 
 

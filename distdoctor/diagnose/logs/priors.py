@@ -9,6 +9,11 @@ strongly by itself:
   cases with a SIGKILL line; 7 of the 8 where no line names a sender), and it writes only to the kernel's log. The
   verdict is ``oom_host`` at low confidence (the log does not say who killed it), with what settles it; "killed from
   outside" (``peer_crashed``) is the first alternative.
+* **A SIGBUS with no reason** (``Bus error``, "signal 7", a launcher's exit code -7, ``SIGBUS``) and no line that
+  says why: in containers a bus error is most often shared memory that ran out -- a page of a segment mapped from
+  a full /dev/shm cannot be backed (the kernel's BUS_ADRERR; PyTorch's DataLoader and NCCL map their buffers
+  there) -- rather than a defect in native code (in the real corpus, all 7 cases with a SIGBUS line). The verdict
+  is ``resource_exhaustion`` at low confidence, the native crash its first alternative.
 * **Slurm's "Exceeded step/job memory limit at some point"** is printed at the end of a step whose memory cgroup
   reached its limit at some time (page cache counts): the step may well have completed. Without a line that says a
   task was killed, it is no failure by itself: ``other``, low confidence, ``oom_host`` the first alternative.
@@ -41,6 +46,8 @@ _SENDERS = (Category.OOM_HOST, Category.PREEMPTION)
 # lines that say who stopped the task although their category is the loss itself: the kubelet reports exit 137 for a
 # container it could no longer find when its pod was deleted
 _SENDER_LINES = frozenset({"k8s-container-status-unknown"})
+SIGBUS = re.compile(r"\bbus error\b|\bSIGBUS\b|signal 7\b|(?:exitcode\s*[:=]\s*|return code = |exit status )-7\b",
+                    re.I)
 _STEP_MEMORY = re.compile(r"Exceeded (?:job|step) memory limit", re.I)
 _PULL_NETWORK = re.compile(r"(?i)timeout|timed out|i/o timeout|dial tcp|no such host|connection refused|"
                            r"request canceled while waiting for connection|network is unreachable|no route to host|"
@@ -66,6 +73,23 @@ def _sigkill_with_no_sender(v: Verdict, hits: list[Hit]) -> Verdict | None:
                           "the node, the pod's `OOMKilled`, `sacct -o State,MaxRSS`); then lower the task's host memory "
                           "(data loader workers, shuffle buffers, pinned or offloaded tensors) or give it more.",
                    settle=settle_for(Category.OOM_HOST))
+
+
+def _sigbus_with_no_reason(v: Verdict, hits: list[Hit]) -> Verdict | None:
+    if v.root is None or v.category != Category.SEGFAULT_CORE_DUMP or not SIGBUS.search(v.root.text):
+        return None
+    crash = Alternative(Category.SEGFAULT_CORE_DUMP, v.culprit, "a defect in native code (an unaligned access, a "
+                        "truncated mapped file) raises SIGBUS too", settle=settle_for(Category.SEGFAULT_CORE_DUMP))
+    alts = (crash,) + tuple(a for a in v.alternatives
+                            if a.category not in (Category.SEGFAULT_CORE_DUMP, Category.RESOURCE_EXHAUSTION))
+    return replace(v, category=Category.RESOURCE_EXHAUSTION, confidence="low", alternatives=alts[:3],
+                   summary=v.summary + "; a bus error is most often shared memory that ran out: a page mapped from a "
+                                       "full /dev/shm cannot be backed",
+                   remedy="Check /dev/shm on that node (`df -h /dev/shm` inside the container): data loader workers, "
+                          "NCCL and MPI map their buffers there. Give the container a larger one (`--shm-size`, "
+                          "`--ipc=host`, a memory-backed emptyDir on Kubernetes) or use fewer loader workers.",
+                   settle="`df -h /dev/shm` in the task's container during the run, and the kernel's log for the "
+                          "SIGBUS (`dmesg`)")
 
 
 def _step_memory_warning(v: Verdict, hits: list[Hit]) -> Verdict | None:
@@ -127,7 +151,8 @@ def _stack_of_a_live_process(v: Verdict, hits: list[Hit]) -> Verdict | None:
                    settle=settle_for(Category.HANG_STALLED_WORKER))
 
 
-_RULES = (_stack_of_a_live_process, _step_memory_warning, _sigkill_with_no_sender, _image_pull_on_the_network, _ssh_given_host_slots)
+_RULES = (_stack_of_a_live_process, _step_memory_warning, _sigkill_with_no_sender, _sigbus_with_no_reason,
+          _image_pull_on_the_network, _ssh_given_host_slots)
 
 
 def apply_priors(v: Verdict, hits: list[Hit]) -> Verdict:

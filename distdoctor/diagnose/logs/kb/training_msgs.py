@@ -276,3 +276,15 @@ add("DD1458", "cloud-account-quota", C.RESOURCE_EXHAUSTION, R.CAUSE,
     fixture="botocore.errorfactory.ResourceLimitExceeded: An error occurred (ResourceLimitExceeded) when calling the "
             "CreateTrainingJob operation: The account-level service limit 'ml.p3.16xlarge for training job usage' is "
             "0 Instances, with current utilization of 0 Instances and a request delta of 1 Instances.")
+# PyTorch's DataLoader worker signal handler (pytorch/pytorch torch/csrc/DataLoader.cpp, SIGBUS_handler): the words
+# of the component itself for a bus error in a loader worker, which it attributes to a too-small /dev/shm (session
+# 26, post hoc: after batch s26-d, the corpus's SIGBUS cases showed this line read by no signature in three of them)
+add("DD1462", "dataloader-bus-error-shm", C.RESOURCE_EXHAUSTION, R.CAUSE,
+    ("Unexpected bus error encountered in worker", "Unexpected BUS error encountered in"),
+    "A DataLoader worker died of a bus error: its shared memory (/dev/shm) ran out", rank=84, ignore_case=True,
+    remedy="DataLoader workers pass batches through /dev/shm: give the container a larger one (`--shm-size`, "
+    "`--ipc=host`, a memory-backed emptyDir on Kubernetes), or use fewer workers or smaller batches per worker.",
+    component="pytorch", versions="all", source="pytorch/pytorch torch/csrc/DataLoader.cpp (SIGBUS_handler: \"ERROR: "
+    "Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\")",
+    fixture="ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
+            "(shm).")
