@@ -32,6 +32,16 @@ def test_sigkill_is_root_and_peer_symptoms_are_consequences():
     assert any("(consequence)" in e and e.startswith("[worker:0") for e in d["root_cause"]["evidence"])
 
 
+def test_a_sigbus_names_shared_memory_first():
+    w1 = obs("worker:1", exit_code=-signal.SIGBUS, signal=signal.SIGBUS, ended_at=T + 10)
+    d = run(obs("worker:0", exit_code=1, ended_at=T + 10.2), w1)
+    rc = d["root_cause"]
+    assert (rc["code"], rc["culprit"]) == ("DD102", "worker:1"), rc
+    assert "/dev/shm" in rc["summary"] and rc["remedy"].startswith("Check /dev/shm"), rc
+    w1 = obs("worker:1", exit_code=-signal.SIGSEGV, signal=signal.SIGSEGV, ended_at=T + 10)
+    assert "/dev/shm" not in run(obs("worker:0", exit_code=1, ended_at=T + 10.2), w1)["root_cause"]["summary"]
+
+
 def test_oom_beats_bare_sigkill():
     w1 = obs("worker:1", exit_code=-9, signal=9, ended_at=T + 10,
              oom=OomEvidence(cgroup="/x", limit_bytes=1 << 30, max_usage_bytes=1 << 30, failcnt=30, oom_kill_count=1))
