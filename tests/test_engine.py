@@ -42,6 +42,19 @@ def test_a_sigbus_names_shared_memory_first():
     assert "/dev/shm" not in run(obs("worker:0", exit_code=1, ended_at=T + 10.2), w1)["root_cause"]["summary"]
 
 
+def test_a_sigbus_with_its_dev_shm_full_or_tiny_is_the_exhausted_shared_memory():
+    def verdict(shm):
+        w1 = obs("worker:1", exit_code=-signal.SIGBUS, signal=signal.SIGBUS, ended_at=T + 10, shm=shm)
+        return run(obs("worker:0", exit_code=1, ended_at=T + 10.2), w1)["root_cause"]
+    full = verdict((16 << 30, 16 << 30))                # a large /dev/shm, seen full
+    assert (full["code"], full["category"], full["culprit"]) == ("DD113", "resource_exhaustion", "worker:1"), full
+    assert "100 % full" in full["summary"]
+    tiny = verdict((10 << 20, 64 << 20))                # Docker's default 64 MiB, seen a sixth full
+    assert tiny["code"] == "DD113" and "too small" in tiny["summary"], tiny
+    assert verdict((1 << 30, 16 << 30))["code"] == "DD102"   # a large one, far from full: a native crash
+    assert verdict(None)["code"] == "DD102"                  # nothing seen (diagnose on logs alone)
+
+
 def test_oom_beats_bare_sigkill():
     w1 = obs("worker:1", exit_code=-9, signal=9, ended_at=T + 10,
              oom=OomEvidence(cgroup="/x", limit_bytes=1 << 30, max_usage_bytes=1 << 30, failcnt=30, oom_kill_count=1))

@@ -4,6 +4,8 @@ its end, not killed."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -134,3 +136,34 @@ def test_work_at_exit_is_not_stopped(how):
     stop = [e["ts"] for e in events if e["kind"] == "signal_sent" and e["task"] == "worker:0"]
     start = min(e["ts"] for e in events if e["kind"] == "start" and e["task"] == "worker:0")
     assert stop and stop[0] - start >= 1 + 6 + 3 - 0.5, (stop, start)
+
+
+def _can_mount_a_tmpfs() -> bool:
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return False
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        "mount -t tmpfs -o size=1m tmpfs /dev/shm"], capture_output=True, timeout=30)
+    return r.returncode == 0
+
+
+@pytest.mark.skipif(not _can_mount_a_tmpfs(), reason="needs root and unshare -m (a mount namespace of its own)")
+def test_a_bus_error_from_a_full_dev_shm_is_named_with_its_size():
+    """Each task runs in a mount namespace of its own whose /dev/shm is a 4 MiB tmpfs (a container's, small); worker:1
+    writes a mapping of 64 MiB there, 256 KiB every 0.2 s, until the kernel cannot back a page and sends SIGBUS.
+    distdoctor samples the /dev/shm each task sees (through /proc/PID/root) and names the exhausted shared memory,
+    with its size, not a native crash; ``diagnose`` on the bundle agrees."""
+    wrap = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+            'mount -t tmpfs -o size=4m tmpfs /dev/shm && exec "$0" "$@"']
+    r = dd_run("shm-full", ["--workers", "2"], wrap + [PY, str(WORKERS / "shm_fill.py"), "--fill", "worker:1"],
+               timeout=120)
+    assert r.diag is not None, r.stderr[-2000:]
+    rc = r.diag["root_cause"]
+    assert (r.diag["status"], rc["code"], rc["category"], rc["culprit"]) == \
+        ("failed", "DD113", "resource_exhaustion", "worker:1"), json.dumps(rc)[:2000]
+    assert any("/dev/shm" in e and "of 4 MiB" in e for e in rc["evidence"]), rc["evidence"]
+    w1 = r.diag["tasks"]["worker:1"]
+    assert (w1["signal"], w1["shm_size_bytes"]) == ("SIGBUS", 4 << 20), w1
+    assert w1["shm_used_bytes"] >= 3 << 20, w1
+    assert "filled 3 MiB" in (r.bundle / "logs" / "worker-1.log").read_text()
+    d = _diagnose(r.bundle)
+    assert (d["root_cause"]["code"], d["root_cause"]["culprit"]) == ("DD113", "worker:1"), json.dumps(d)[:2000]

@@ -43,6 +43,7 @@ class RecordedTask:
     step_calls: int | None = None         # its step function's calls, as the agent counted them
     step_calls_exact: bool = False        # counted to the task's end
     uncaught_at: float | None = None      # its code raised an uncaught exception then (its process may not have exited)
+    shm: tuple[int, int] | None = None    # the fullest its /dev/shm was seen: (bytes used, size)
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,13 @@ def read_recorded_run(folder: str) -> RecordedRun | None:
             started_at=started.get(name), ended_at=ended.get(name),
             killed_by_supervisor=name in stopped and code != 0, oom=ooms.get(name),
             step_calls=_int(t.get("step_calls")), step_calls_exact=t.get("step_calls_exact") is True,
-            uncaught_at=_num(t.get("uncaught_at")))
+            uncaught_at=_num(t.get("uncaught_at")), shm=_shm(t))
     return RecordedRun(tasks=tasks, hang=hang, interrupted=interrupted) if tasks else None
+
+
+def _shm(t: dict) -> tuple[int, int] | None:
+    used, size = _int(t.get("shm_used_bytes")), _int(t.get("shm_size_bytes"))
+    return (used, size) if used is not None and size else None
 
 
 def _oom(d: dict) -> OomEvidence:
@@ -187,7 +193,7 @@ def _hang(e: dict, ts: float) -> HangVerdict | None:
 def _with_record(t: TaskObservation, r: RecordedTask, exits: bool) -> TaskObservation:
     t = replace(t, pid=r.pid, exit_code=r.exit_code, signal=r.signal, killed_by_supervisor=r.killed_by_supervisor,
                 oom=r.oom or t.oom, state=TaskState.EXITED if r.exit_code is not None else t.state,
-                uncaught_at=r.uncaught_at)
+                uncaught_at=r.uncaught_at, shm=r.shm or t.shm)
     if r.step_calls is not None:   # the agent's count of the step function's calls: what no log line says
         t = replace(t, step_calls=r.step_calls, step_calls_exact=r.step_calls_exact)
     return replace(t, started_at=r.started_at, ended_at=r.ended_at) if exits else t

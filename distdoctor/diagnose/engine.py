@@ -136,7 +136,8 @@ def _task_reports(job: JobObservation, succeeded: bool) -> dict[str, TaskReport]
                                  last_progress_at=t.last_progress_at, stack=t.stack, steps=t.steps, pid=t.pid,
                                  log=t.log_path, peak_rss_bytes=peak,
                                  stopped_at_end=succeeded and t.killed_by_supervisor, step_calls=t.step_calls,
-                                 step_calls_exact=t.step_calls_exact, uncaught_at=t.uncaught_at)
+                                 step_calls_exact=t.step_calls_exact, uncaught_at=t.uncaught_at,
+                                 shm_used_bytes=t.shm[0] if t.shm else None, shm_size_bytes=t.shm[1] if t.shm else None)
     return out
 
 

@@ -74,6 +74,36 @@ def _native(rule: Rule, job: JobObservation):
                            summary=f"{t.task} crashed with {what} (a native crash, core dumped where enabled)")
 
 
+_SHM_FULL = 0.9            # of its size in use at the fullest look: it ran out
+_SHM_SMALL = 128 << 20     # a /dev/shm this size or smaller (Docker's default is 64 MiB) is too small for loaders
+
+
+@RULES.check(code="DD113", rank=89, role="own_failure", name="shm-exhausted", category=Category.RESOURCE_EXHAUSTION,
+             title="A task died of a bus error with its shared memory (/dev/shm) full or tiny",
+             detects="A task that died from SIGBUS while the /dev/shm it sees (its container's) was seen at least 90 % "
+                     "full, or is 128 MiB or smaller.",
+             why="Data loader workers, NCCL and MPI map their buffers in /dev/shm; a page of a mapping that a full "
+                 "tmpfs cannot back raises SIGBUS, and the task dies as if it had crashed in native code.",
+             evidence="The exit signal, and the most of its /dev/shm distdoctor saw in use with its size (sampled "
+                      "through /proc/PID/root while it ran).",
+             remedy=_SHM_REMEDY)
+def _shm_exhausted(rule: Rule, job: JobObservation):
+    for t in job.ordered():
+        if not (died_of_own_failure(t) and t.signal == _signal.SIGBUS and t.shm):
+            continue
+        used, size = t.shm
+        full = used >= _SHM_FULL * size
+        if not full and size > _SHM_SMALL:
+            continue
+        seen = (f"its /dev/shm was {100 * used / size:.0f} % full at the fullest look ({used / 2**20:.1f} of "
+                f"{size / 2**20:.0f} MiB)")
+        yield rule.finding(culprit=t.task, at=t.ended_at,
+                           evidence=[exit_evidence(t, f"process {t.pid} ended by SIGBUS"),
+                                     Evidence(task=t.task, ts=t.ended_at, text=seen, role="cause")],
+                           summary=f"{t.task} died of a bus error: " + (seen if full else f"{seen}; a /dev/shm of "
+                                   f"{size / 2**20:.0f} MiB is too small for data loaders, NCCL or MPI buffers"))
+
+
 @RULES.check(code="DD103", rank=90, role="own_failure", name="oom-killed", category=Category.OOM_HOST, title="A task was killed for lack of host memory",
              detects="A task killed by the kernel's OOM killer or its memory cgroup limit.",
              why="The kernel sends SIGKILL; nothing is printed by the task itself and peers blame the network.",

@@ -87,6 +87,7 @@ class TaskObservation:
     cpu_busy: bool | None = None               # used CPU during the suspected stall
     memory: tuple[MemorySample, ...] = ()
     oom: OomEvidence | None = None
+    shm: tuple[int, int] | None = None         # run: the fullest its /dev/shm was seen (bytes used, size)
     killed_by_supervisor: bool = False
     uncaught_at: float | None = None           # its code ended raising an uncaught exception then (the agent saw it),
     #                                            whatever ended the process after (a teardown that never ends)

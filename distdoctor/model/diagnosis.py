@@ -35,6 +35,8 @@ class TaskReport:
     step_calls: int | None = None  # calls entered of its step function (the agent's count; run only)
     step_calls_exact: bool = False  # that count was sent as the task's code ended: exact
     uncaught_at: float | None = None  # its code ended raising an uncaught exception then (the agent; run only)
+    shm_used_bytes: int | None = None  # the most of its shared memory (/dev/shm) seen in use (run only)
+    shm_size_bytes: int | None = None  # the size of that /dev/shm, as its mount namespace has it (run only)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,6 +53,8 @@ class TaskReport:
             "step_calls": self.step_calls,
             "step_calls_exact": self.step_calls_exact,
             "uncaught_at": self.uncaught_at,
+            "shm_used_bytes": self.shm_used_bytes,
+            "shm_size_bytes": self.shm_size_bytes,
         }
 
     @staticmethod
@@ -65,7 +69,8 @@ class TaskReport:
                           stack=_str(d.get("stack")) or "", steps=_int("steps"), pid=_int("pid"),
                           log=_str(d.get("log")) or None, peak_rss_bytes=_int("peak_rss_bytes"),
                           stopped_at_end=d.get("stopped_at_end") is True, step_calls=_int("step_calls"),
-                          step_calls_exact=d.get("step_calls_exact") is True, uncaught_at=_num(d.get("uncaught_at")))
+                          step_calls_exact=d.get("step_calls_exact") is True, uncaught_at=_num(d.get("uncaught_at")),
+                          shm_used_bytes=_int("shm_used_bytes"), shm_size_bytes=_int("shm_size_bytes"))
 
     @property
     def ending(self) -> str:

@@ -168,6 +168,10 @@ class Observer:
                 track.activity.on_net(now, {tuple(k): int(b) for k, b in s.net})
         if oom is not None:
             track.oom = oom
+        if s.shm:
+            used, size = (int(x) for x in s.shm)
+            if track.shm is None or used >= track.shm[0] or size != track.shm[1]:
+                track.shm = (used, size)
         with track.lock:
             if len(track.memory) >= track.MAX_MEMORY_SAMPLES:
                 track.memory = track.memory[::2]

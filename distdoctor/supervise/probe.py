@@ -16,7 +16,7 @@ import psutil
 
 from ..diagnose.observations import OomEvidence, TaskState
 
-__all__ = ["ProcSample", "sample_tree", "tcp_bytes", "parse_ss", "cgroup_of", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "py_spy_path", "host_memory_limit"]
+__all__ = ["ProcSample", "sample_tree", "shm_usage", "tcp_bytes", "parse_ss", "cgroup_of", "read_cgroup_memory", "kernel_oom_lines", "py_spy_dump", "py_spy_path", "host_memory_limit"]
 
 _STATE_NAMES = {
     psutil.STATUS_RUNNING: TaskState.RUNNING, psutil.STATUS_SLEEPING: TaskState.SLEEPING,
@@ -38,6 +38,7 @@ class ProcSample:
     io_bytes: int | None = None  # whole tree: bytes through read()/write() (rchar + wchar; files and pipes)
     pids: tuple[int, ...] = ()   # the tree's processes
     net: tuple | None = None     # ((fd, local, peer), bytes moved) per TCP socket of the tree, when looked at
+    shm: tuple | None = None     # (bytes used, size) of the /dev/shm the main process sees (its mount namespace's)
 
 
 def cgroup_of(pid: int) -> str | None:
@@ -61,6 +62,18 @@ def _cgroup_of(pid: int) -> str | None:
         if parts[0] == "0" and parts[1] == "":
             v2 = "v2:" + parts[2]
     return v2
+
+
+def shm_usage(pid: int) -> tuple[int, int] | None:
+    """(bytes used, size) of the shared memory ``/dev/shm`` that ``pid`` sees -- its own mount namespace's (a
+    container's is 64 MiB by default in Docker), through ``/proc/PID/root``; None where it has none or it cannot be
+    read. Data loader workers, NCCL and MPI map their buffers there; a page that a full one cannot back is a SIGBUS."""
+    try:
+        st = os.statvfs(f"/proc/{pid}/root/dev/shm")
+    except OSError:
+        return None
+    size = st.f_blocks * st.f_frsize
+    return (size - st.f_bfree * st.f_frsize, size) if size > 0 else None
 
 
 def sample_tree(leader_pid: int, main_pid: int | None, ts: float) -> ProcSample | None:
@@ -107,7 +120,8 @@ def sample_tree(leader_pid: int, main_pid: int | None, ts: float) -> ProcSample 
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         state = TaskState.EXITED
     return ProcSample(ts=ts, pid=main.pid, state=state, rss_bytes=rss, cpu_seconds=cpu,
-                      cgroup=_cgroup_of(main.pid), num_threads=threads, io_bytes=io, pids=tuple(pids))
+                      cgroup=_cgroup_of(main.pid), num_threads=threads, io_bytes=io, pids=tuple(pids),
+                      shm=shm_usage(main.pid))
 
 
 _SS_USER = re.compile(r"pid=(\d+),fd=(\d+)")

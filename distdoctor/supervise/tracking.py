@@ -121,6 +121,7 @@ class TaskTrack:
         self.memory: list[MemorySample] = []
         self.cgroup: str | None = None
         self.oom: OomEvidence | None = None
+        self.shm: tuple[int, int] | None = None   # the fullest its /dev/shm was seen: (bytes used, size)
         self.agent: AgentSample | None = None
         self.agent_pid: int | None = None
         self.last_calls = 0
@@ -433,7 +434,7 @@ class TaskTrack:
                 in_tf_since=s.call_since if s and rc is None else None, where=self.where() if rc is None else None,
                 user_thread_busy=bool(s and s.user_threads), outside_tf_fraction=frac,
                 stack=self.stack or (s.stack_text() if s and rc is None else ""), location=self.location(),
-                cpu_busy=None, memory=tuple(self.memory), oom=self.oom,
+                cpu_busy=None, memory=tuple(self.memory), oom=self.oom, shm=self.shm,
                 killed_by_supervisor=p.killed_by_supervisor, log_path=p.log_path, host=self.host,
                 uncaught_at=s.uncaught[1] if s and s.uncaught else None,
                 supervisor_lost_at=self.lost_at, supervisor_lost=self.lost_how)
