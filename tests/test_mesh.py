@@ -276,9 +276,19 @@ def test_wrong_token_is_refused_and_reported():
 def test_duplicate_index_names_both_and_the_port_holder():
     cluster = loop_cluster(3)
     # both claimants of worker:1 first, so that both are up when the others arrive (a duplicate that
-    # starts after the rest of the mesh has finished is only seen by itself)
-    runs = [start_task(cluster, "worker:1", timeout=5), start_task(cluster, "worker:1", timeout=5)]
-    time.sleep(0.8)
+    # starts after the rest of the mesh has finished is only seen by itself): the others start once one claimant
+    # listens, and a second later (a fixed 0.8 s was once too short for the second claimant's start-up beside
+    # another test file's processes: the bound one finished without ever hearing of it)
+    runs = [start_task(cluster, "worker:1", timeout=10), start_task(cluster, "worker:1", timeout=10)]
+    host, port = cluster["worker"][1].rsplit(":", 1)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection((host, int(port)), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    time.sleep(1.0)
     runs += [start_task(cluster, t, timeout=5) for t in ("worker:0", "worker:2")]
     try:
         finish(runs, 40)
