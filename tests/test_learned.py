@@ -179,26 +179,25 @@ def _learned_decides() -> tuple[int, int]:
     seen = differ = 0
     cases = [p for folder in sorted((ROOT / "tests" / "realworld").iterdir())
              for p in sorted(folder.iterdir()) if (p / "case.json").exists()]
-    for case in cases:
-        if True:   # (every DD160 case until a dozen are seen and one differs)
-            logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
-            feats: list = []
-            hand, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)
-            if hand.root_cause is None or hand.root_cause.code != learned.UNKNOWN_MESSAGE:
-                continue
-            seen += 1
-            ranked = [c for c, _ in learned.rank(*feats[0])]
-            got, _ = diagnose_paths(logs, detected_at=0.0)
-            rc, hrc = got.root_cause, hand.root_cause
-            assert (rc.code, rc.category.value, rc.confidence) == (learned.UNKNOWN_MESSAGE, ranked[0], "low")
-            assert (rc.culprit, rc.evidence) == (hrc.culprit, hrc.evidence) and "learned reading" in rc.summary
-            assert ranked[0] not in [a.category.value for a in rc.alternatives]
-            assert not any("words of the line resemble" in a.why for a in rc.alternatives)
-            assert [n for n in got.notes if n.startswith("what would settle it:")] == \
-                [f"what would settle it: {learned_settle(rc.category)}"]
-            differ += rc.category != hrc.category
-            if seen >= 12 and differ > 0:
-                break
+    for case in cases:   # every DD160 case, until a dozen are seen and one differs
+        logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
+        feats: list = []
+        hand, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)
+        if hand.root_cause is None or hand.root_cause.code != learned.UNKNOWN_MESSAGE:
+            continue
+        seen += 1
+        ranked = [c for c, _ in learned.rank(*feats[0])]
+        got, _ = diagnose_paths(logs, detected_at=0.0)
+        rc, hrc = got.root_cause, hand.root_cause
+        assert (rc.code, rc.category.value, rc.confidence) == (learned.UNKNOWN_MESSAGE, ranked[0], "low")
+        assert (rc.culprit, rc.evidence) == (hrc.culprit, hrc.evidence) and "learned reading" in rc.summary
+        assert ranked[0] not in [a.category.value for a in rc.alternatives]
+        assert not any("words of the line resemble" in a.why for a in rc.alternatives)
+        assert [n for n in got.notes if n.startswith("what would settle it:")] == \
+            [f"what would settle it: {learned_settle(rc.category)}"]
+        differ += rc.category != hrc.category
+        if seen >= 12 and differ > 0:
+            break
     return seen, differ
 
 

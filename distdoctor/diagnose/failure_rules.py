@@ -13,6 +13,7 @@ from ..catalogue import Rule, RuleList
 from ..model import Category, Evidence, Severity
 from .events import EventKind, LogEvent
 from .exception_reading import read_exception
+from .logs.priors import SHM_REMEDY
 from .observations import JobObservation, TaskState
 from .stopped import doing_when_stopped, each_task_when_stopped
 from .taskfacts import (NATIVE_CRASH_SIGNALS, completed, died_of_own_failure, events_of, evidence_of, exit_evidence,
@@ -43,10 +44,6 @@ def _killed(rule: Rule, job: JobObservation):
                            evidence=[exit_evidence(t, f"process {t.pid} ended by {signal_name(t.signal)}")] + last_lines(t))
 
 
-_SHM_REMEDY = ("Check /dev/shm on that node (`df -h /dev/shm` in the task's container): data loader workers, NCCL and "
-               "MPI map their buffers there; give it more (`--shm-size`, `--ipc=host`, a memory-backed emptyDir).")
-
-
 @RULES.check(code="DD102", rank=87, role="own_failure", name="native-crash", category=Category.SEGFAULT_CORE_DUMP, title="A task crashed in native code",
              detects="A task that died from SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL, or whose log shows a fatal signal, `Check failed` or `core dumped`.",
              why="A native crash in TensorFlow, a custom op or a library (CUDA, NCCL, protobuf) kills the task at once; peers report only a lost connection.",
@@ -64,14 +61,12 @@ def _native(rule: Rule, job: JobObservation):
         ev += [_ev(e) for e in logs[:3]]
         at = t.ended_at if by_signal else (logs[0].ts if logs else None)
         what = signal_name(t.signal) if by_signal else "a fatal signal"
+        summary, remedy = f"{t.task} crashed with {what} (a native crash, core dumped where enabled)", None
         if by_signal and t.signal == _signal.SIGBUS:   # most often a page of a full /dev/shm (priors.py: all 7 real cases)
-            yield rule.finding(culprit=t.task, at=at, evidence=ev,
-                               summary=f"{t.task} crashed with {what}: a bus error is most often shared memory that "
-                                       "ran out (a page mapped from a full /dev/shm cannot be backed), else a native "
-                                       "defect", remedy=_SHM_REMEDY + " " + rule.remedy)
-            continue
-        yield rule.finding(culprit=t.task, at=at, evidence=ev,
-                           summary=f"{t.task} crashed with {what} (a native crash, core dumped where enabled)")
+            summary = (f"{t.task} crashed with {what}: a bus error is most often shared memory that ran out (a page "
+                       "mapped from a full /dev/shm cannot be backed), else a native defect")
+            remedy = SHM_REMEDY + " " + rule.remedy
+        yield rule.finding(culprit=t.task, at=at, evidence=ev, summary=summary, remedy=remedy)
 
 
 _SHM_FULL = 0.9            # of its size in use at the fullest look: it ran out
@@ -86,7 +81,7 @@ _SHM_SMALL = 128 << 20     # a /dev/shm this size or smaller (Docker's default i
                  "tmpfs cannot back raises SIGBUS, and the task dies as if it had crashed in native code.",
              evidence="The exit signal, and the most of its /dev/shm distdoctor saw in use with its size (sampled "
                       "through /proc/PID/root while it ran).",
-             remedy=_SHM_REMEDY)
+             remedy=SHM_REMEDY)
 def _shm_exhausted(rule: Rule, job: JobObservation):
     for t in job.ordered():
         if not (died_of_own_failure(t) and t.signal == _signal.SIGBUS and t.shm):

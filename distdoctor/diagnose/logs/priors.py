@@ -37,7 +37,7 @@ from .scan import Hit
 from .settle import settle_for
 from . import hindsight
 
-__all__ = ["apply_priors", "SIGKILL"]
+__all__ = ["apply_priors", "SIGKILL", "SIGBUS", "SHM_REMEDY"]
 
 SIGKILL = re.compile(r"signal 9\b|\bSIGKILL\b|(?-i:\bKilled\b)(?! process)|(?:exit|status|code)[ a-z:]*137\b"
                      r"|EXIT CODE: 9\b|(?:exitcode\s*:|return code =|exit status)\s*-9\b", re.I)
@@ -48,6 +48,10 @@ _SENDERS = (Category.OOM_HOST, Category.PREEMPTION)
 _SENDER_LINES = frozenset({"k8s-container-status-unknown"})
 SIGBUS = re.compile(r"\bbus error\b|\bSIGBUS\b|signal 7\b|(?:exitcode\s*[:=]\s*|return code = |exit status )-7\b",
                     re.I)
+# what to do about a /dev/shm that ran out (the log reading's prior and the run's rules DD102/DD113 alike)
+SHM_REMEDY = ("Check /dev/shm on that node (`df -h /dev/shm` in the task's container): data loader workers, NCCL and "
+              "MPI map their buffers there. Give it more (`--shm-size`, `--ipc=host`, a memory-backed emptyDir on "
+              "Kubernetes) or use fewer loader workers.")
 _STEP_MEMORY = re.compile(r"Exceeded (?:job|step) memory limit", re.I)
 _PULL_NETWORK = re.compile(r"(?i)timeout|timed out|i/o timeout|dial tcp|no such host|connection refused|"
                            r"request canceled while waiting for connection|network is unreachable|no route to host|"
@@ -85,9 +89,7 @@ def _sigbus_with_no_reason(v: Verdict, hits: list[Hit]) -> Verdict | None:
     return replace(v, category=Category.RESOURCE_EXHAUSTION, confidence="low", alternatives=alts[:3],
                    summary=v.summary + "; a bus error is most often shared memory that ran out: a page mapped from a "
                                        "full /dev/shm cannot be backed",
-                   remedy="Check /dev/shm on that node (`df -h /dev/shm` inside the container): data loader workers, "
-                          "NCCL and MPI map their buffers there. Give the container a larger one (`--shm-size`, "
-                          "`--ipc=host`, a memory-backed emptyDir on Kubernetes) or use fewer loader workers.",
+                   remedy=SHM_REMEDY,
                    settle="`df -h /dev/shm` in the task's container during the run, and the kernel's log for the "
                           "SIGBUS (`dmesg`)")
 
