@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
-from distdoctor.diagnose.logs.learned import BANDS, UNKNOWN_MESSAGE, band_of, confidence_of  # noqa: E402
+from distdoctor.diagnose.logs.learned import BANDS, DECIDED_BY_MODEL, band_of, confidence_of  # noqa: E402
 
 OUT = ROOT / "distdoctor" / "diagnose" / "logs" / "data" / "model.json"
 C = 10.0
@@ -209,7 +209,7 @@ def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> 
             # as :func:`distdoctor.diagnose.logs.learned.with_learned_reading` ranks them (none for Python's own
             # exception in the user's own file), and decides the cause where the knowledge base names none
             order = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0]))]
-            hand = order[0] if r["code"] == UNKNOWN_MESSAGE else r["hand"]
+            hand = order[0] if r["code"] in DECIDED_BY_MODEL else r["hand"]
             others = [c for c in order if c != hand]
             ranked = [hand] + (others[:2] if r["offered"] else [])
             band = confidence_of(r["hand_conf"], probs[i].get(hand, 0.0))   # as with_learned_reading bands it

@@ -201,6 +201,32 @@ def _learned_decides() -> tuple[int, int]:
     return seen, differ
 
 
+def test_a_traceback_cut_before_its_exception_is_decided_by_the_learned_reading():
+    """DD861 (a traceback ended the task, its exception line not in the log) names no cause: the learned reading
+    decides its category at low confidence, the summary says so, and what would settle it stays the traceback's end.
+    On the corpus' real such cases the verdict is the model's top pick everywhere, and not always the user's code
+    (the hand-written reading, right on 2 of 30)."""
+    seen = not_user = 0
+    for folder in sorted((ROOT / "tests" / "realworld").iterdir()):
+        for case in sorted(p for p in folder.iterdir() if (p / "case.json").exists()):
+            logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
+            feats: list = []
+            hand, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)   # the reading before the model's
+            if hand.root_cause is None or hand.root_cause.code != learned.CUT_TRACEBACK:
+                continue
+            got, _ = diagnose_paths(logs, detected_at=0.0)
+            rc = got.root_cause
+            seen += 1
+            ranked = [c for c, _ in learned.rank(*feats[0])]
+            assert (rc.category.value, rc.confidence) == (ranked[0], "low"), case
+            assert "exception line is not in the log" in rc.summary and "learned reading" in rc.summary
+            assert ranked[0] not in [a.category.value for a in rc.alternatives]
+            assert "what would settle it: the end of the traceback (the exception line)" in got.notes
+            not_user += rc.category.value != "user_code_error"
+    assert seen >= 20, seen
+    assert not_user > 0
+
+
 def learned_settle(category):
     from distdoctor.diagnose.logs.settle import settle_for
     return settle_for(category)

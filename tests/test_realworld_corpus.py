@@ -22,7 +22,6 @@ CASES = case_names(CORPUS)
 KNOWN_GAPS = {
     "dev_012": "two NCCL INFO lines ('0 -> 1 via P2P/IPC') are all there is; that the two ranks are on different "
                "machines with the same hostname is known only from the thread",
-    "dev_028": "the traceback is cut before its exception; nothing in it says the dataset had a single file",
     "dev_051": "the only line is a TF_CONFIG; the wrong cluster domain is known only from the thread",
     "dev_054": "the log stops after normal start-up warnings; the auto-sharding hang is not visible in it",
     "dev_057": "the client's log ends before its cluster spec; the unstarted chief is known only from the thread",
@@ -40,7 +39,6 @@ KNOWN_GAPS.update({
     "dev_118": "null: mpirun's abort alone; the GPU memory exhaustion is in no posted line",
     "dev_120": "null: NCCL INFO lines and then silence; the blocked port is known only from the thread",
     "dev_121": "a SIGSEGV in Horovod's extension: segfault_core_dump (high, wrong), the ABI mismatch an alternative",
-    "dev_127": "null: a traceback cut before its exception; the Horovod/TF version skew is in no posted line",
     "dev_132": "Slurm's 'Requested node configuration is not available' reads as resource_exhaustion; label "
                "user_code_error (the job script's request; first alternative)",
     "dev_133": "a site's submit filter rejects '--gres' (the launcher is too old for the site): said user_code_error",
