@@ -72,6 +72,14 @@ CASES = [
      "preemption"),
     ("pbs-memory", "PBS Job Id: 10086535.dccn-l029.dccn.nl\nJob Name:   train\njob deleted\nJob deleted at request of "
      "root@dccn-l029.dccn.nl\njob 10086535 exceeded MEM usage hard limit (516 > 140)", "oom_host"),
+    # LSF's termination reasons (IBM's TERM_* table), as the job's output mail prints them above its exit code
+    ("lsf-run-limit", "Epoch 41/100\n------------------------------------------------------------\nTERM_RUNLIMIT: job "
+     "killed after reaching LSF run time limit.\nExited with exit code 140.", "preemption"),
+    ("lsf-memory-limit", "Epoch 3/100\nTERM_MEMLIMIT: job killed after reaching LSF memory usage limit.\nExited with "
+     "exit code 130.", "oom_host"),
+    ("lsf-preempted", "TERM_PREEMPT: job killed after preemption.\nExited with exit code 130.", "preemption"),
+    ("lsf-cpu-limit", "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.\nExited with exit code 152.",
+     "resource_exhaustion"),
 ]
 
 

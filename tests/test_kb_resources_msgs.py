@@ -61,6 +61,11 @@ CASES = [
     # the kubelet's graceful shutdown, then the container's SIGTERM
     ("kubelet-shutdown", "I0311 02:14:09.482911    1187 nodeshutdown_manager_linux.go:265] \"Shutdown manager detected "
      "new shutdown event, isNodeShuttingDownNow\" event=true\nTerminated", "preemption", "DD1403"),
+    # a cloud VM's ACPI power button (Compute Engine's preemption notice is an ACPI soft-off), the worker polling for it
+    ("acpi-power-key", "Jan 30 10:33:00Z vm-4 start-worker 2024/01/30 10:33:00 polling for termination-time\n"
+     "Jan 30 10:33:08Z vm-4 systemd-logind Power key pressed.", "preemption", "DD1468"),
+    ("skypilot-preempted", "(job pid=9021) I 05-04 00:52:46 controller.py:100] The cluster is preempted.\n"
+     "(job pid=9021) I 05-04 00:52:46 spot_state.py:99] === Recovering... ===", "preemption", "DD1469"),
 ]
 
 

@@ -27,6 +27,8 @@ def _codes(text: str) -> set[str]:
     "Train: 4 [ 300/5004 (  6%)]  Loss:       nan (   nan)  Time: 3.225s",         # timm, padded
     "step 40 | train_loss=inf | lr 3e-4",
     "epoch 2: Loss: -inf",
+    "INFO:tensorflow:Evaluation result for step 435000: loss = 148890.718750 ; perplexity = inf",   # OpenNMT-tf
+    "| valid | epoch 003 | loss 14.2 | ppl=inf",
 ])
 def test_a_nan_or_inf_loss_under_any_name_reads_as_divergence(line):
     hits, v = _read(line)
@@ -40,6 +42,8 @@ def test_a_nan_or_inf_loss_under_any_name_reads_as_divergence(line):
     "INFO  loss_scale: 65536 infinite_check: enabled",
     "loss: nano-batch 3 of 12",
     "WARNING: loss = infeasible constraint ignored",
+    "apple = nan",
+    "perplexity = 23.81",
 ])
 def test_finite_losses_and_other_words_are_not_nan(line):
     assert "DD640" not in _codes(line)

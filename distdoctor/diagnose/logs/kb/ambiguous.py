@@ -88,6 +88,12 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
     # a job still running at its time limit, or cancelled by a person, was most often one that stopped progressing
     "slurm-time-limit": Ambiguous("medium", C.HANG_STALLED_WORKER, "a job that runs into its time limit has often "
                                   "stopped making progress long before"),
+    "lsf-run-limit": Ambiguous("medium", C.HANG_STALLED_WORKER, "a job that runs into its time limit has often "
+                               "stopped making progress long before"),
+    "lsf-killed-by-request": Ambiguous("medium", C.HANG_STALLED_WORKER, "a job killed by its owner was most often "
+                                       "killed because it had stopped progressing"),
+    # a cloud VM's ACPI power button is how its provider's stop or preemption reaches the guest, and a person's stop too
+    "acpi-power-key": Ambiguous("medium", C.OTHER, "a person or an autoscaler stopping the VM presses the same button"),
     "slurm-preemption": Ambiguous("medium", C.HANG_STALLED_WORKER, "a step cancelled with no reason given was "
                                   "cancelled by a person (`scancel`), most often because it had stopped progressing",
                                   when=r"CANCELLED AT (?!.*DUE TO)"),

@@ -365,3 +365,43 @@ add("DD1339", "ompi-pml-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE, ("
     component=OMPI, versions="all", source="open-mpi/ompi ompi/mca/pml/base/pml_base_select.c "
     "(mca_pml_base_pml_check_selected: \"%s selected pml %s, but peer %s on %s selected pml %s\")",
     fixture="[node-a:08972] [[26813,1],24] selected pml cm, but peer [[26813,2],0] on node-b selected pml ob1")
+
+# -- IBM Spectrum LSF: the termination reasons bacct/bhist/bjobs and the job's output mail print ("TERM_RUNLIMIT: job
+# killed after reaching LSF run time limit."), each keyword a fact of IBM's table, read as PBS's and Slurm's are
+_LSF = ("IBM Spectrum LSF, \"Termination reasons displayed by bacct, bhist, and bjobs\" (the TERM_* keywords; "
+        "lsbatch.h maps them to the JOB_FINISH integers)")
+add("DD1463", "lsf-run-limit", C.PREEMPTION, R.CAUSE, ("TERM_RUNLIMIT", "TERM_DEADLINE", "TERM_WINDOW"),
+    "LSF killed the job at its run-time limit (or its deadline, or when its queue's run window closed)",
+    regex=r"\bTERM_(?:RUNLIMIT|DEADLINE|WINDOW)\b", rank=88,
+    remedy="The job ran into the time it asked for (`bsub -W`) or its queue's limit: ask for more, or checkpoint and "
+    "resume so that a job cut at its limit goes on in the next one (a job that stopped progressing long before its "
+    "limit hung: its last step's time in the log says which).",
+    component="lsf", versions="all", source=_LSF,
+    fixture="TERM_RUNLIMIT: job killed after reaching LSF run time limit.")
+add("DD1464", "lsf-memory-limit", C.OOM_HOST, R.CAUSE, ("TERM_MEMLIMIT", "TERM_SWAP"),
+    "LSF killed the job because its memory (or swap) went over the limit", regex=r"\bTERM_(?:MEMLIMIT|SWAP(?:LIMIT)?)\b",
+    rank=88, remedy="The job used more memory than its limit (`bsub -M`, `-R rusage[mem=...]`): request more, or lower "
+    "what each process holds (batch size, data per worker, fewer processes per host).",
+    component="lsf", versions="all", source=_LSF,
+    fixture="TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.")
+add("DD1465", "lsf-preempted", C.PREEMPTION, R.CAUSE, ("TERM_PREEMPT", "TERM_RC", "TERM_REQUEUE_RC"),
+    "LSF killed the job to preempt it (or because the cloud reclaimed its resource-connector host)",
+    regex=r"\bTERM_(?:PREEMPT|RC|REQUEUE_RC)\b", rank=88,
+    remedy="The job was preempted: resubmit it (`bsub -r` reruns it) and resume from the last checkpoint; a "
+    "non-preemptable queue keeps it running.",
+    component="lsf", versions="all", source=_LSF, fixture="TERM_PREEMPT: job killed after preemption.")
+add("DD1466", "lsf-killed-by-request", C.PREEMPTION, R.CAUSE,
+    ("TERM_OWNER", "TERM_ADMIN", "TERM_FORCE_OWNER", "TERM_FORCE_ADMIN", "TERM_REQUEUE_OWNER", "TERM_REQUEUE_ADMIN",
+     "TERM_BUCKET_KILL"),
+    "LSF killed the job at its owner's or an administrator's request (bkill, brequeue)",
+    regex=r"\bTERM_(?:FORCE_|REQUEUE_)?(?:OWNER|ADMIN)\b|\bTERM_BUCKET_KILL\b", rank=70,
+    remedy="The job was killed from outside (`bkill`): if a person killed it because it had stopped progressing, the "
+    "hang is the cause (its last step's time in the log says when); otherwise resubmit and resume from the last "
+    "checkpoint.", component="lsf", versions="all", source=_LSF, fixture="TERM_OWNER: job killed by owner.")
+add("DD1467", "lsf-resource-limit", C.RESOURCE_EXHAUSTION, R.CAUSE, ("TERM_CPULIMIT", "TERM_PROCESSLIMIT", "TERM_THREADLIMIT"),
+    "LSF killed the job at its CPU-time, process or thread limit",
+    regex=r"\bTERM_(?:CPULIMIT|PROCESSLIMIT|THREADLIMIT)\b", rank=85,
+    remedy="The job went over a limit LSF enforces (`bsub -c`, `-p`, `-T`, or the queue's): request more, or start "
+    "fewer processes and threads (input pipeline workers, intra/inter-op threads) per task.",
+    component="lsf", versions="all", source=_LSF,
+    fixture="TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.")

@@ -430,3 +430,20 @@ add("DD1426", "loky-worker-terminated", C.PEER_CRASHED, R.CAUSE,
     fixture="joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor "
             "was unexpectedly terminated. This could be caused by a segmentation fault while calling the function or "
             "by an excessive memory usage causing the Operating System to kill the worker.")
+add("DD1468", "acpi-power-key", C.PREEMPTION, R.CAUSE, ("Power key pressed",),
+    "The VM's ACPI power button was pressed: a cloud provider stopping or preempting the VM (or a person stopping it)",
+    regex=r"\bPower key pressed\b", rank=60,
+    remedy="The VM was shut down from outside: on a preemptible or Spot VM that is its reclaim (Compute Engine sends "
+    "an ACPI soft-off as its preemption notice); restart from the last checkpoint, or run the tasks that must not "
+    "stop on standard VMs. Otherwise the instance's audit log says who stopped it.",
+    component="systemd", versions="all",
+    source="systemd src/login/logind-button.c (\"Power key pressed.\"); Compute Engine's preemption notice is an ACPI "
+    "G2 soft-off (cloud.google.com/compute/docs/instances/preemptible)",
+    fixture="Jan 30 10:33:08Z vm-1 systemd-logind Power key pressed.")
+add("DD1469", "skypilot-cluster-preempted", C.PREEMPTION, R.CAUSE, ("The cluster is preempted",),
+    "SkyPilot's managed-job controller found the job's spot cluster preempted", rank=85,
+    remedy="The spot cluster was reclaimed; SkyPilot recovers the job on a new cluster: resume from the last "
+    "checkpoint (on a mounted bucket), or use on-demand instances for a job that cannot restart.",
+    component="cloud-platform", versions="all (SkyPilot managed spot jobs)",
+    source="skypilot-org/skypilot sky/spot/controller.py (\"The cluster is preempted.\")",
+    fixture="(bert-qa pid=920210) I 05-04 00:52:46 controller.py:100] The cluster is preempted.")

@@ -272,7 +272,8 @@ add("DD639", "tf-keras-slow-callback", C.STRAGGLER_SLOW_WORKER, R.CONTEXT, ("is 
     fixture="WARNING:tensorflow:Callback method `on_train_batch_end` is slow compared to the batch time (batch time: 0.0010s vs `on_train_batch_end` time: 0.5011s). Check your callbacks.")
 add("DD640", "tf-nan-progress", C.NUMERICAL_DIVERGENCE, R.CONTEXT,
     (": nan", ":nan", "= nan", "=nan", "  nan", ": inf", ":inf", "= inf", "=inf", ": -inf", "= -inf"),  # any name, case
-    "The reported training loss is NaN/Inf", regex=r"loss\w*\s*[:=]\s*(?:nan|[-+]?inf)\b", ignore_case=True, rank=30,
+    "The reported training loss (or its perplexity) is NaN/Inf",
+    regex=r"(?:loss|perplexity|\bppl)\w*\s*[:=]\s*(?:nan|[-+]?inf)\b", ignore_case=True, rank=30,
     remedy="Lower the learning rate, clip gradients, check the input for NaN. (A finite val_loss beside it points at a "
     "metric-reporting problem instead.)",
     component="keras", versions="all", source="Keras progress bar / Estimator logging hook",
