@@ -66,6 +66,8 @@ CASES = [
      "Jan 30 10:33:08Z vm-4 systemd-logind Power key pressed.", "preemption", "DD1468"),
     ("skypilot-preempted", "(job pid=9021) I 05-04 00:52:46 controller.py:100] The cluster is preempted.\n"
      "(job pid=9021) I 05-04 00:52:46 spot_state.py:99] === Recovering... ===", "preemption", "DD1469"),
+    ("submitit-preempted", "submitit WARNING (2022-07-12 04:18:45,881) - Caught signal SIGHUP on node0293: this job is "
+     "preempted.\nsubmitit WARNING (2022-07-12 04:18:45,882) - Bypassing signal SIGTERM", "preemption", "DD1469"),
 ]
 
 
@@ -118,3 +120,16 @@ def test_diagnose_names_what_the_component_says(tmp_path, name, text, category, 
     diag, _ = diagnose_paths([str(log)], detected_at=0.0)
     rc = diag.root_cause
     assert (rc.category.value, rc.code) == (category, code), rc.summary
+
+
+@pytest.mark.parametrize("line", [
+    "This can happen when a (1) raylet crashes unexpectedly (OOM, preempted node, etc.)",
+    'File "/usr/lib/python3/dist-packages/tensorflow/python/tpu/preempted_hook.py", line 87, in run',
+    "W1120 13:39:39.796293 preempted_hook.py:91] TPUPollingThread found TPU tpuv3-5 in state READY",
+    "INFO: checking whether the job was preempted before restarting",
+    "Failed to send RPC to coordination service. Either the leader task was preempted/died/restarted unexpectedly",
+    "the leader task was preempted/died/restarted unexpectedly or this task is experiencing network issues",
+])
+def test_preemption_mentioned_is_not_preemption_said(line):
+    from distdoctor.diagnose.logs.scan import scan_bytes
+    assert "DD1469" not in {h.sig.code for h in scan_bytes("w.log", (line + "\n").encode())[0]}

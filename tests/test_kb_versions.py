@@ -48,6 +48,10 @@ CASES = [
     ("protobuf-gencode", _TB.format("tensorflow") + "google.protobuf.runtime_version.VersionError: Detected mismatched "
      "Protobuf Gencode/Runtime major versions when loading tsl/protobuf/coordination_config.proto: gencode 5.28.3 "
      "runtime 4.25.5. Same major version is required."),
+    # TensorFlow core/tpu/tpu_library_init_fns.inc: a libtpu symbol the framework looks up is missing, then the abort
+    ("libtpu-symbol", "I0000 00:00:1715498963.019816 1234 tpu_initializer_helper.cc:269] Libtpu path is: "
+     "libtpu.so\nF external/org_tensorflow/tensorflow/core/tpu/tpu_library_init_fns.inc:98] "
+     "TpuEmbeddingEngine_ExecutePartitioner not available in this library.\nFatal Python error: Aborted"),
 ]
 
 

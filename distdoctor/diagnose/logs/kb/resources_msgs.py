@@ -440,10 +440,16 @@ add("DD1468", "acpi-power-key", C.PREEMPTION, R.CAUSE, ("Power key pressed",),
     source="systemd src/login/logind-button.c (\"Power key pressed.\"); Compute Engine's preemption notice is an ACPI "
     "G2 soft-off (cloud.google.com/compute/docs/instances/preemptible)",
     fixture="Jan 30 10:33:08Z vm-1 systemd-logind Power key pressed.")
-add("DD1469", "skypilot-cluster-preempted", C.PREEMPTION, R.CAUSE, ("The cluster is preempted",),
-    "SkyPilot's managed-job controller found the job's spot cluster preempted", rank=85,
-    remedy="The spot cluster was reclaimed; SkyPilot recovers the job on a new cluster: resume from the last "
-    "checkpoint (on a mounted bucket), or use on-demand instances for a job that cannot restart.",
-    component="cloud-platform", versions="all (SkyPilot managed spot jobs)",
-    source="skypilot-org/skypilot sky/spot/controller.py (\"The cluster is preempted.\")",
+add("DD1469", "preempted-in-words", C.PREEMPTION, R.CAUSE, ("preempted",),
+    "A launcher or platform says in words that the job, its node or its cluster was preempted",
+    # a statement, not a condition or a list of possibilities ("checking whether the job was preempted", "if a node is
+    # preempted, ...", TF's "Either the leader task was preempted/died/restarted unexpectedly")
+    regex=r"^(?!.*\b(?:whether|if|when|unless|in case|either)\b).*?\b(?:job|cluster|node|instance|vm|worker|pod|task|"
+    r"host|machine)s? (?:is|was|were|has been|have been|got) (?:being )?preempted\b(?!/)", ignore_case=True, rank=85,
+    remedy="The job's resources were reclaimed (a spot or preemptible cluster, a higher-priority job): resume from the "
+    "last checkpoint (on storage that outlives the node), or run on capacity that is not preempted.",
+    component="any", versions="all",
+    source="the plain wording of launchers and platforms: SkyPilot's managed-job controller (sky/spot/controller.py, "
+    "\"The cluster is preempted.\"), submitit's signal handler (\"this job is preempted\"), Ray's \"the actor's node "
+    "was preempted\"",
     fixture="(bert-qa pid=920210) I 05-04 00:52:46 controller.py:100] The cluster is preempted.")
