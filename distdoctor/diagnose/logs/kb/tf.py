@@ -94,11 +94,14 @@ add("DD613", "tf-end-of-sequence-in-collective", C.USER_CODE_ERROR, R.CAUSE, ("E
 # kernel that fails logs its own status (op_kernel.cc: "OP_REQUIRES failed at <file>:<line> : " << status). Where
 # that status is an argument, lookup or precondition error, the abort began with this task's own op, not a peer: an
 # INVALID_ARGUMENT, NOT_FOUND or FAILED_PRECONDITION is what the op was given (a shape, an index, a key, an
-# uninitialised value); an INTERNAL one is TensorFlow's own invariant broken.
+# uninitialised value); an INTERNAL one is TensorFlow's own invariant broken. Not where the status is about the
+# collective itself (tasks that disagree on a shape, a type or a group: TF 2.21 reports those as INVALID_ARGUMENT and
+# INTERNAL too) or was derived from another task's failure ("[_Derived_]").
+_NOT_ACROSS_TASKS = r"(?!.*(?:_Derived_|[Cc]ollective|[Ii]nconsistent|[Mm]ismatch|group_size|[Gg]roup key))"
 add("DD1470", "tf-op-error-aborts", C.USER_CODE_ERROR, R.CAUSE, ("StartAbort", "OP_REQUIRES failed at"),
     "An op of this task failed on what it was given (invalid argument, not found, failed precondition) and aborted "
     "its collectives", regex=r"(?:StartAbort|OP_REQUIRES failed at \S+ :) "
-    r"(?:Invalid argument|Not found|Failed precondition|Permission denied):", rank=45,   # (GENERIC_RANK: the
+    r"(?:Invalid argument|Not found|Failed precondition|Permission denied):" + _NOT_ACROSS_TASKS, rank=45,   # (GENERIC_RANK: the
     # StartAbort line is DD604's symptom too, and a cause below it on a symptom's line is read as the symptom)
     remedy="The op's own message says what it was given wrong (a shape, an index out of range, a missing key or file, "
     "an uninitialised value): fix that input or call; the peers' aborts follow from it.",
@@ -108,7 +111,7 @@ add("DD1470", "tf-op-error-aborts", C.USER_CODE_ERROR, R.CAUSE, ("StartAbort", "
     "argument: slice index 10 of dimension 0 out of bounds.")
 add("DD1471", "tf-internal-error-aborts", C.OTHER, R.CAUSE, ("StartAbort Internal:",),
     "A collective aborted with an INTERNAL error: TensorFlow's (or its collective library's) own invariant broke",
-    regex=r"StartAbort Internal:", rank=45,
+    regex=r"StartAbort Internal:" + _NOT_ACROSS_TASKS, rank=45,
     remedy="An internal error is the framework's, not the job's: read the message (an NCCL or driver error it wraps, "
     "a known TensorFlow bug for this version), try another TensorFlow release or collective implementation "
     "(CommunicationImplementation.RING), and report it with the message.",
