@@ -275,7 +275,8 @@ def test_a_throttled_gpu_is_a_slow_worker(tmp_path):
 
 def test_a_collective_timeout_is_read_as_a_hang_not_as_a_lost_peer(tmp_path):
     """TensorFlow's CommunicationOptions timeout fires when a peer never joins the collective: stalled, or waiting in
-    another collective -- the two first readings; no line says a peer was lost."""
+    another collective -- the verdict and one of its alternatives (the reasoning's own other reading is listed third
+    where the learned ones rank others first); no line says a peer was lost."""
     text = ("step 300 loss 0.912\nstep 400 loss 0.877\n"
             "2025-04-04 04:04:04.000001: E tensorflow/core/common_runtime/base_collective_executor.cc:249] "
             "BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED: Collective has timed out during execution.\n"
@@ -286,4 +287,5 @@ def test_a_collective_timeout_is_read_as_a_hang_not_as_a_lost_peer(tmp_path):
             "[Op:CollectiveReduceV2]\n")
     rc = diagnose({"worker-1.log": text}, tmp_path)
     assert cats(rc)[:3] and rc.category.value != "peer_crashed", rc
-    assert {"hang_stalled_worker", "hang_collective_mismatch"} <= set(cats(rc)[:3]), cats(rc)
+    assert rc.category.value in ("hang_stalled_worker", "hang_collective_mismatch"), cats(rc)
+    assert {"hang_stalled_worker", "hang_collective_mismatch"} <= set(cats(rc)), cats(rc)

@@ -24,17 +24,19 @@ the version, implementation and platform mismatches each component detects (Ray,
 dynamic loader, CPython, NumPy, protobuf, Keras 3, container images, Slurm, pip, kubectl); resources_msgs.py (DD1390-DD1439)
 the accelerator and host memory, preemption, NVSwitch, NCCL network plugin, Slurm GRES and Gloo interface messages
 mined from each component's source (XLA, Dask, systemd-oomd, TF failure handling, AWS NTH, Karpenter, the kubelet,
-CUDA, the NVSwitch driver, NCCL, Slurm, Gloo, PyTorch); training_msgs.py (DD1440-DD1469) a stalled collective, a
+CUDA, the NVSwitch driver, NCCL, Slurm, Gloo, PyTorch); training_msgs.py (DD1440-DD1462) a stalled collective, a
 collapsed fp16 loss scale, Slurm's pending nodes, the clouds' quota and capacity refusals, the Fabric Manager's
 version check and TensorFlow's file-system registry (PyTorch, DeepSpeed, MPICH, Slurm, Google Cloud, AWS, NVIDIA,
-TensorFlow). Every signature names
+TensorFlow); then LSF's termination reasons in hpc_msgs.py (DD1463-DD1467), a VM's ACPI power key and preemption
+said in words in resources_msgs.py (DD1468-DD1469), the status a TensorFlow abort carries in tf_aborts.py
+(DD1470-DD1471) and libtpu's missing functions in versions.py (DD1472). Every signature names
 its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """
 from . import tf, tf_data, tf1, comm, system, platform, python  # noqa: F401  (registration)
 from . import horovod, nccl_gloo, mpi, slurm, gpu, keras, k8s, yarn_spark_ray  # noqa: F401  (registration)
 from . import maintainers, platform_msgs, hpc_msgs, versions, resources_msgs  # noqa: F401  (registration)
-from . import training_msgs  # noqa: F401  (registration)
+from . import training_msgs, tf_aborts  # noqa: F401  (registration)
 from ..signature import SIGNATURES
 
 __all__ = ["SIGNATURES"]

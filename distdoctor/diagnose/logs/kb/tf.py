@@ -6,7 +6,6 @@ from ..signature import Role as R, add
 
 _TASK = r"/job:(?P<job>[A-Za-z_]+)(?:/replica:\d+)?/task:(?P<index>\d+)"
 SRC = "TensorFlow source"
-
 _RESTART = "Restart the job from its last checkpoint once the failed task's own cause (listed first) is fixed."
 _PEER = ("This task only reports that a peer failed. Look at the named peer's own log (and its exit status, "
          "`dmesg` for the OOM killer, the scheduler's events) for the first error.")
@@ -90,34 +89,6 @@ add("DD613", "tf-end-of-sequence-in-collective", C.USER_CODE_ERROR, R.CAUSE, ("E
     "steps_per_epoch, or shard so that every worker has the same number of batches.",
     component="tensorflow", versions=">=2.1", source=SRC + " ring_alg.cc / iterator ops",
     fixture="E tensorflow/core/common_runtime/ring_alg.cc:279] Aborting RingReduce with Out of range: [_Derived_]End of sequence")
-# A collective aborts with the status that caused it (base_collective_executor.cc: "StartAbort " << status), and a
-# kernel that fails logs its own status (op_kernel.cc: "OP_REQUIRES failed at <file>:<line> : " << status). Where
-# that status is an argument, lookup or precondition error, the abort began with this task's own op, not a peer: an
-# INVALID_ARGUMENT, NOT_FOUND or FAILED_PRECONDITION is what the op was given (a shape, an index, a key, an
-# uninitialised value); an INTERNAL one is TensorFlow's own invariant broken. Not where the status is about the
-# collective itself (tasks that disagree on a shape, a type or a group: TF 2.21 reports those as INVALID_ARGUMENT and
-# INTERNAL too) or was derived from another task's failure ("[_Derived_]").
-_NOT_ACROSS_TASKS = r"(?!.*(?:_Derived_|[Cc]ollective|[Ii]nconsistent|[Mm]ismatch|group_size|[Gg]roup key))"
-add("DD1470", "tf-op-error-aborts", C.USER_CODE_ERROR, R.CAUSE, ("StartAbort", "OP_REQUIRES failed at"),
-    "An op of this task failed on what it was given (invalid argument, not found, failed precondition) and aborted "
-    "its collectives", regex=r"(?:StartAbort|OP_REQUIRES failed at \S+ :) "
-    r"(?:Invalid argument|Not found|Failed precondition|Permission denied):" + _NOT_ACROSS_TASKS, rank=45,   # (GENERIC_RANK: the
-    # StartAbort line is DD604's symptom too, and a cause below it on a symptom's line is read as the symptom)
-    remedy="The op's own message says what it was given wrong (a shape, an index out of range, a missing key or file, "
-    "an uninitialised value): fix that input or call; the peers' aborts follow from it.",
-    component="tensorflow", versions=">=2.1", source=SRC + " base_collective_executor.cc (StartAbort), op_kernel.cc "
-    "(OP_REQUIRES failed at), absl status codes",
-    fixture="W tensorflow/core/framework/op_kernel.cc:1622] OP_REQUIRES failed at strided_slice_op.cc:108 : Invalid "
-    "argument: slice index 10 of dimension 0 out of bounds.")
-add("DD1471", "tf-internal-error-aborts", C.OTHER, R.CAUSE, ("StartAbort Internal:",),
-    "A collective aborted with an INTERNAL error: TensorFlow's (or its collective library's) own invariant broke",
-    regex=r"StartAbort Internal:" + _NOT_ACROSS_TASKS, rank=45,
-    remedy="An internal error is the framework's, not the job's: read the message (an NCCL or driver error it wraps, "
-    "a known TensorFlow bug for this version), try another TensorFlow release or collective implementation "
-    "(CommunicationImplementation.RING), and report it with the message.",
-    component="tensorflow", versions=">=2.1", source=SRC + " base_collective_executor.cc (StartAbort), absl status codes",
-    fixture="W tensorflow/core/common_runtime/base_collective_executor.cc:249] BaseCollectiveExecutor::StartAbort "
-    "Internal: Tensor shapes differ")
 add("DD614", "tf-input-ran-out", C.DATA_SHARDING_IMBALANCE, R.CAUSE, ("Your input ran out of data",),
     "A worker's input ran out before its steps did", rank=55,
     remedy="Make every worker's input long enough for steps_per_epoch x epochs (.repeat()), or let Keras infer the steps; "
@@ -300,8 +271,8 @@ add("DD639", "tf-keras-slow-callback", C.STRAGGLER_SLOW_WORKER, R.CONTEXT, ("is 
     fixture="WARNING:tensorflow:Callback method `on_train_batch_end` is slow compared to the batch time (batch time: 0.0010s vs `on_train_batch_end` time: 0.5011s). Check your callbacks.")
 add("DD640", "tf-nan-progress", C.NUMERICAL_DIVERGENCE, R.CONTEXT,
     (": nan", ":nan", "= nan", "=nan", "  nan", ": inf", ":inf", "= inf", "=inf", ": -inf", "= -inf"),  # any name, case
-    "The reported training loss (or its perplexity) is NaN/Inf",
-    regex=r"(?:loss|perplexity|\bppl)\w*\s*[:=]\s*(?:nan|[-+]?inf)\b", ignore_case=True, rank=30,
+    "The reported loss (or perplexity) is NaN/Inf", regex=r"(?:loss|perplexity|\bppl)\w*\s*[:=]\s*(?:nan|[-+]?inf)\b",
+    ignore_case=True, rank=30,
     remedy="Lower the learning rate, clip gradients, check the input for NaN. (A finite val_loss beside it points at a "
     "metric-reporting problem instead.)",
     component="keras", versions="all", source="Keras progress bar / Estimator logging hook",
