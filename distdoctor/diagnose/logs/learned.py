@@ -22,9 +22,9 @@ the record that would settle it, for every verdict but Python's own exception ra
 (:func:`users_own_error`: the line of code is the whole story); they replaced the hand-written calibration's usual
 causes, lookalikes and word-model guesses, which cost nothing switched off (session 22, 856 cases) -- and the lines
 that weighed most for the verdict's cause (:func:`weighed`: the lines without which the learned probability of that
-cause falls most); and the cause itself where the knowledge base names none and the verdict rests on a line no
-signature knows (DD160, :func:`_decided`: it replaced the safety net's word model there); and the verdict's confidence
-(:func:`confidence_of`): the band of its cause's calibrated probability, never above the hand-written reading's own
+cause falls most); and the cause itself where the verdict's line names none: a line no signature knows (DD160,
+:func:`_decided`: it replaced the safety net's word model there) or a traceback cut before its exception (DD861);
+and the verdict's confidence (:func:`confidence_of`): the band of its cause's calibrated probability, never above the hand-written reading's own
 band (a line that names an effect, a message with more than one usual cause: :mod:`.kb.ambiguous`). Elsewhere the
 cause stays the hand-written reasoning's: the learned top pick is right about as often
 (``benchmarks/RESULTS-model-cv.md``). The capped band was measured before it was adopted: high-confidence precision in
