@@ -62,6 +62,9 @@ _GPU_DISGUISED = (
 
 # The NVIDIA driver's "GPU has fallen off the bus" (Xid 79) and NVML's lost GPU name a hardware fault, not what the job
 # did: the task that used the GPU most often hangs inside the driver (its peers wait for it), or dies with it
+# a job still running at its time limit (any scheduler's) was most often one that had stopped progressing
+_TIME_LIMIT = Ambiguous("medium", C.HANG_STALLED_WORKER, "a job that runs into its time limit has often stopped making "
+                        "progress long before")
 _GPU_LOST = Ambiguous("medium", C.HANG_STALLED_WORKER, "a process whose GPU fell off the bus most often hangs inside "
                       "the driver while its peers wait for it in a collective", more=(C.PEER_CRASHED,))
 # A process that exits on SIGABRT ended itself: a failed check, an uncaught C++ exception, or an allocation that
@@ -86,10 +89,8 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
     "sigill-exit-132": Ambiguous("medium", C.SEGFAULT_CORE_DUMP, "an illegal instruction is also how a corrupted "
                                  "jump or a bad native extension crashes", more=(C.CONFIG_MISMATCH_ACROSS_WORKERS,)),
     # a job still running at its time limit, or cancelled by a person, was most often one that stopped progressing
-    "slurm-time-limit": Ambiguous("medium", C.HANG_STALLED_WORKER, "a job that runs into its time limit has often "
-                                  "stopped making progress long before"),
-    "lsf-run-limit": Ambiguous("medium", C.HANG_STALLED_WORKER, "a job that runs into its time limit has often "
-                               "stopped making progress long before"),
+    "slurm-time-limit": _TIME_LIMIT,
+    "lsf-run-limit": _TIME_LIMIT,
     "lsf-killed-by-request": Ambiguous("medium", C.HANG_STALLED_WORKER, "a job killed by its owner was most often "
                                        "killed because it had stopped progressing"),
     # a cloud VM's ACPI power button is how its provider's stop or preemption reaches the guest, and a person's stop too
