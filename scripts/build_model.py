@@ -54,7 +54,7 @@ def repo_of(source: str) -> str:
 
 def read(case: Path) -> dict:
     from distdoctor.diagnose.command import diagnose_paths
-    from distdoctor.diagnose.logs.learned import case_lines, features, users_own_error
+    from distdoctor.diagnose.logs.learned import case_lines, features
     from casedirs import OLD_WITHOUT_DECISIVE
     label = json.loads((case / "case.json").read_text())
     logs = sorted(str(p) for p in case.iterdir() if p.name != "case.json")
@@ -68,7 +68,7 @@ def read(case: Path) -> dict:
             "decisive": label.get("decisive", "unlisted") is not None and case.name not in OLD_WITHOUT_DECISIVE,
             "hand": hand, "hand_top3": [hand] + [a for a in alts if a != hand][:2], "hand_alts": alts,
             "hand_conf": rc.confidence if rc is not None else None,
-            "offered": rc is not None and not users_own_error(rc, facts), "x": features(diag, hits),
+            "x": features(diag, hits),
             "code": rc.code if rc is not None else None,
             "lines": [ln.text for ln in case_lines(hits, facts)], "reading": (diag, hits, facts)}
 
@@ -206,12 +206,11 @@ def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> 
         if probs is None:
             ranked, band = r["hand_top3"], r["hand_conf"] or "low"
         elif joint:
-            # as :func:`distdoctor.diagnose.logs.learned.with_learned_reading` ranks them (none for Python's own
-            # exception in the user's own file), and decides the cause where the knowledge base names none
+            # as :func:`distdoctor.diagnose.logs.learned.with_learned_reading` ranks them, and decides the cause
+            # where the knowledge base names none
             order = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0]))]
             hand = order[0] if r["code"] in DECIDED_BY_MODEL else r["hand"]
-            others = [c for c in order if c != hand]
-            ranked = [hand] + (others[:2] if r["offered"] else [])
+            ranked = [hand] + [c for c in order if c != hand][:2]
             band = confidence_of(r["hand_conf"], probs[i].get(hand, 0.0))   # as with_learned_reading bands it
         else:
             ranked = [c for c, _ in sorted(probs[i].items(), key=lambda kv: -kv[1])][:3]

@@ -23,8 +23,7 @@ from typing import Sequence
 
 from .prefixes import split_prefix
 
-__all__ = ["UserFrame", "is_own_frame", "is_user_frame", "last_user_frame", "frame_path", "PLAIN_EXCEPTIONS",
-           "plain_exception", "plain_user_error", "lines_before"]
+__all__ = ["UserFrame", "is_own_frame", "is_user_frame", "last_user_frame", "frame_path", "lines_before"]
 
 # a frame line; distdoctor's evidence may append the frame's code after ": "
 _FILE = re.compile(r'^File "(?P<path>[^"]+)", line (?P<line>\d+)(?:,? in (?P<func>[^:]+?))?(?::\s.*)?\s*$')
@@ -88,32 +87,6 @@ def last_user_frame(frames: Sequence[str]) -> UserFrame | None:
         code = nxt if nxt and not nxt.startswith("File ") else None
         return UserFrame(m.group("path"), int(m.group("line")), (m.group("func") or "").strip() or None, code)
     return None
-
-
-# Python's own exceptions: raised in the user's file, the line that raised them is the whole story (no library, no
-# environment, no cluster is involved); the names are the builtins a training script meets
-PLAIN_EXCEPTIONS = frozenset({
-    "ZeroDivisionError", "ArithmeticError", "OverflowError", "FloatingPointError", "ValueError", "TypeError",
-    "KeyError", "IndexError", "LookupError", "NameError", "UnboundLocalError", "AttributeError", "AssertionError",
-    "RuntimeError", "NotImplementedError", "RecursionError", "StopIteration", "Exception", "UnicodeDecodeError",
-    "UnicodeEncodeError", "SyntaxError", "IndentationError"})
-
-
-def plain_exception(text: str) -> bool:
-    """An exception line (``ZeroDivisionError: division by zero``) that names one of Python's own exceptions,
-    undotted (``tensorflow...InvalidArgumentError`` is TensorFlow's, not plain)."""
-    name = text.strip().split(":", 1)[0].strip()
-    return name in PLAIN_EXCEPTIONS
-
-
-def plain_user_error(lines: Sequence[str], exception: str) -> bool:
-    """Python's own exception raised in the user's own file: ``exception`` is plain and the last frame among
-    ``lines`` (the traceback's lines before it, or evidence texts) is the user's. Nothing but that line of code is
-    involved -- no library, environment or cluster -- so no other cause is a reading of it."""
-    if not plain_exception(exception):
-        return False
-    frames = [x.strip() for x in lines if x.strip().startswith("File ") and not is_own_frame(x.strip())]
-    return bool(frames) and is_user_frame(frames[-1])
 
 
 def lines_before(line: str, tail: Sequence[str]) -> list[str] | None:
