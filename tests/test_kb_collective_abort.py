@@ -59,3 +59,23 @@ def test_the_iterators_own_end_of_input_is_no_op_error():
     assert "DD1470" not in {h.sig.code for h in scan_bytes("w.log", (end + "End of sequence\n").encode())[0]}
     assert "DD1470" in {h.sig.code for h in scan_bytes("w.log", (missing + "/data/train-0.tfrecord; No such file or "
                                                                             "directory\n").encode())[0]}
+
+
+@pytest.mark.parametrize("text,code", [
+    ("r3 | MPI_Allreduce returned error code 15: b'MPI_ERR_TRUNCATE: message truncated' - aborting", "DD1473"),
+    ("[node1:1234] *** An error occurred in MPI_Bcast\n[node1:1234] *** MPI_ERR_TRUNCATE: message truncated", None),
+    ("mpi4py.MPI.Exception: MPI_ERR_TRUNCATE: message truncated", None),   # a point-to-point receive: the code's own
+])
+def test_a_collective_truncated_on_receive_is_ranks_that_disagree(text, code):
+    """MPI_ERR_TRUNCATE is 'message truncated on receive'; in a collective every rank must pass matching sizes, so
+    there it reads as ranks that entered it with different buffers. On its own (an irecv's buffer) it does not."""
+    hits, _ = scan_bytes("output.log", (text + "\n").encode())
+    assert ("DD1473" in {h.sig.code for h in hits}) == (code is not None)
+    if code:
+        v = _verdict(text)
+        assert (v.category, v.code, v.confidence) == (Category.HANG_COLLECTIVE_MISMATCH, code, "medium")
+
+
+def test_a_cuda_symbol_missing_from_a_library_is_a_build_for_other_gpus():
+    v = _verdict("gcn75:2336636:2336906 [0] enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'")
+    assert (v.category, v.code, v.confidence) == (Category.VERSION_MISMATCH, "DD1474", "medium")

@@ -116,6 +116,12 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
     # exited or there was a network error": the fabric between the nodes, or a peer that died (its own log says which)
     "nccl-ib-retry-exceeded": Ambiguous("medium", C.PEER_CRASHED, "a peer process that died stops acknowledging too "
                                         "(NCCL: 'remote process exited or there was a network error')"),
+    # a collective truncated on receive: ranks with different buffers, or a library that orders its collectives
+    # differently on different ranks (its own defect, netket#1479)
+    "mpi-truncated-in-collective": Ambiguous("medium", C.OTHER, "a library that issues its collectives in a different "
+                                             "order on each rank truncates them the same way (its own defect)"),
+    # a symbol missing from a CUDA library's binary: a build without this GPU's architecture, or the library's own bug
+    "cuda-symbol-not-found": Ambiguous("medium", C.OTHER, "a library's own build or loading defect reads the same"),
     # TF1's session manager on a non-chief task waits for the chief to initialize the variables: either some variables
     # are not the chief's to initialize (per-worker state), or no running task is the chief (is_chief / TF_CONFIG)
     "tf-uninitialized-variables-wait": Ambiguous("low", C.CONFIG_TF_CONFIG, "the chief that initializes the "

@@ -122,6 +122,16 @@ add("DD987", "cuda-driver-combination", C.VERSION_MISMATCH, R.CAUSE,
     "cudaErrorSystemDriverMismatch / cudaErrorNoKernelImageForDevice)",
     fixture="failed call to cuInit: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: forward compatibility was attempted on "
             "non supported HW")
+add("DD1474", "cuda-symbol-not-found", C.VERSION_MISMATCH, R.CAUSE,
+    ("named symbol not found", "cudaErrorSymbolNotFound", "CUDA_ERROR_NOT_FOUND"),
+    "A CUDA library looked up a kernel or symbol its loaded binary does not have: built for other GPUs or another CUDA",
+    rank=62,
+    remedy="The library (NCCL, a framework's kernels) was built without this GPU's architecture, or against another "
+    "CUDA than the one loaded: use a build whose architecture list includes the node's GPUs (`nvidia-smi "
+    "--query-gpu=compute_cap --format=csv`; NCCL's NVCC_GENCODE, a wheel for that CUDA), the same on every node.",
+    component="cuda", versions="all", source=_CUDART + " (cudaErrorSymbolNotFound: \"named symbol not found\"; the "
+    "driver API's CUDA_ERROR_NOT_FOUND)",
+    fixture="gcn75:2336636:2336906 [0] enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'")
 add("DD988", "cuda-device-assert", C.USER_CODE_ERROR, R.CAUSE, ("device-side assert triggered", "cudaErrorAssert"),
     "A GPU kernel's assertion failed (usually an index out of range)", rank=60,
     remedy="Usually labels or indices out of range for an embedding/loss: check the input values (run on the CPU for "

@@ -227,3 +227,15 @@ add("DD949", "intelmpi-bstrap-failed", C.NETWORK_UNREACHABLE, R.CAUSE,
     "as Intel MPI prints it)",
     fixture="[mpiexec@node1] check_exit_codes (../../../../../src/pm/i_hydra/libhydra/demux/hydra_demux_poll.c:117): "
             "unable to run bstrap_proxy on node2 (pid 25324, exit code 65280)")
+add("DD1473", "mpi-truncated-in-collective", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE, ("MPI_ERR_TRUNCATE",),
+    "A collective received more data than its buffer holds: the ranks entered it with different sizes", rank=72,
+    regex=r"MPI_(?:I?Allreduce|I?Reduce(?:_scatter)?|I?Bcast|I?Allgatherv?|I?Gatherv?|I?Scatterv?|I?Alltoallv?)\b.*"
+    r"MPI_ERR_TRUNCATE|MPI_ERR_TRUNCATE.*\bin MPI_(?:I?Allreduce|I?Reduce|I?Bcast|I?Allgather|I?Gather|I?Scatter|"
+    r"I?Alltoall)",
+    remedy="In a collective every rank must pass the same count and type (MPI standard: the amount sent must equal the "
+    "amount received): the ranks called it with different buffers, or called their collectives in different orders "
+    "(a rank-dependent branch, a library that issues one collective per tensor without a fixed order). Print the "
+    "sizes each rank passes at that call.", component=OMPI, versions="all (MPI standard error class)",
+    source="MPI standard, 'Error classes' (MPI_ERR_TRUNCATE: message truncated on receive) and the collective "
+    "chapter's type-matching rule; open-mpi/ompi ompi/errhandler/errcode.c (\"MPI_ERR_TRUNCATE: message truncated\")",
+    fixture="r3 | MPI_Allreduce returned error code 15: b'MPI_ERR_TRUNCATE: message truncated' - aborting")
