@@ -156,3 +156,22 @@ def test_a_rank_that_raised_the_barriers_timeout_raised_the_wait_not_a_bug_of_it
 ])
 def test_a_tpu_in_the_preempted_state_is_a_preemption(line, preempted):
     assert ("DD1454" in _codes(line)) == preempted
+
+
+def test_a_wait_at_the_c10d_store_that_timed_out_is_the_writer_busy_alone():
+    """TCPStore's doWait ends in "Socket Timeout": the rank that writes the key (rank 0 unless the line names another)
+    was busy alone or stuck; never high, a dead writer the other usual cause."""
+    from distdoctor.diagnose.logs.reason import reason
+    from distdoctor.diagnose.logs.scan import scan_bytes
+    from distdoctor.model import Category
+    for text, culprit in (("[7] is setting up NCCL communicator and retrieving ncclUniqueId from [2] via c10d key-value "
+                           "store by key '0', but store->get('0') got error: Socket Timeout", "rank:2"),
+                          ("RuntimeError: Socket Timeout\nException raised from doWait at "
+                           "../torch/csrc/distributed/c10d/TCPStore.cpp:445 (most recent call first):", None)):
+        hits, facts = scan_bytes("output.log", (text + "\n").encode())
+        v = reason(hits, [facts])
+        assert (v.category, v.code) == (Category.HANG_STALLED_WORKER, "DD1475") and v.confidence != "high", v.summary
+        assert Category.PEER_CRASHED in [a.category for a in v.alternatives]
+        assert v.culprit == culprit
+    hits, _ = scan_bytes("output.log", b"java.net.SocketTimeoutException: socket timeout while reading\n")
+    assert "DD1475" not in {h.sig.code for h in hits}

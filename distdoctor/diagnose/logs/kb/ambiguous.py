@@ -122,6 +122,9 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
                                              "order on each rank truncates them the same way (its own defect)"),
     # a symbol missing from a CUDA library's binary: a build without this GPU's architecture, or the library's own bug
     "cuda-symbol-not-found": Ambiguous("medium", C.OTHER, "a library's own build or loading defect reads the same"),
+    # a rank's wait at the c10d store timed out: the writer busy alone or stuck (the corpus' usual case), or dead
+    "c10d-store-wait-timeout": Ambiguous("medium", C.PEER_CRASHED, "a rank 0 that died never writes the key either "
+                                         "(its own log says so)"),
     # TF1's session manager on a non-chief task waits for the chief to initialize the variables: either some variables
     # are not the chief's to initialize (per-worker state), or no running task is the chief (is_chief / TF_CONFIG)
     "tf-uninitialized-variables-wait": Ambiguous("low", C.CONFIG_TF_CONFIG, "the chief that initializes the "

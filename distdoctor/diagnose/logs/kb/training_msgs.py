@@ -288,3 +288,17 @@ add("DD1462", "dataloader-bus-error-shm", C.RESOURCE_EXHAUSTION, R.CAUSE,
     "Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\")",
     fixture="ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
             "(shm).")
+add("DD1475", "c10d-store-wait-timeout", C.HANG_STALLED_WORKER, R.WAIT, ("Socket Timeout",),
+    "A rank waited at the rendezvous store for a key another rank had not written within the timeout",
+    regex=r"(?:from \[(?P<rank>\d+)\] via c10d key-value store.*)?(?:RuntimeError|DistStoreError|got error): Socket "
+    r"Timeout\b", rank=38, expect="rank:0",
+    remedy="The rank that writes the key (rank 0, which also serves the store, unless the line names another) was busy "
+    "alone past the timeout -- tokenizing or preprocessing a data set, evaluating, saving -- or stuck; if it died, its "
+    "own log says so. Do rank-0-only work before init_process_group or behind a barrier every rank reaches, or raise "
+    "the process group's timeout (init_process_group(timeout=...)) where that work is expected.",
+    component="pytorch", versions=">=1.8",
+    source="pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp (TCPStore::doWait: the wait for a key ends in "
+    "\"Socket Timeout\"; ProcessGroupNCCL's broadcastUniqueNCCLID quotes it: \"[r] is setting up NCCL communicator "
+    "and retrieving ncclUniqueId from [0] via c10d key-value store by key ..., but store->get(...) got error: \")",
+    fixture="[7] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key "
+            "'0', but store->get('0') got error: Socket Timeout")
