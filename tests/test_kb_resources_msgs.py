@@ -68,6 +68,10 @@ CASES = [
      "(job pid=9021) I 05-04 00:52:46 spot_state.py:99] === Recovering... ===", "preemption", "DD1469"),
     ("submitit-preempted", "submitit WARNING (2022-07-12 04:18:45,881) - Caught signal SIGHUP on node0293: this job is "
      "preempted.\nsubmitit WARNING (2022-07-12 04:18:45,882) - Bypassing signal SIGTERM", "preemption", "DD1469"),
+    ("hyphenated", "Run failed: PreemptionError: Nodes of this job got pre-empted. Check the run's logs.", "preemption",
+     "DD1469"),
+    # Python's MemoryError re-raised wrapped in another exception's message
+    ("memoryerror-wrapped", "[ worker 10.0.0.20 ] : Exception: MemoryError()", "oom_host", "DD863"),
 ]
 
 

@@ -27,9 +27,9 @@ add("DD862", "python-import", C.VERSION_MISMATCH, R.CAUSE,
     component="python", versions="all", source="CPython import system / the dynamic loader",
     fixture="ImportError: /usr/lib/python3/dist-packages/horovod/tensorflow/mpi_lib.so: undefined symbol: _ZN10tensorflow8OpKernel")
 add("DD863", "python-memoryerror", C.OOM_HOST, R.CAUSE, ("MemoryError", "std::bad_alloc"),
-    "The process could not allocate host memory", regex=r"^(?:\w+\.)*(?:_Array)?MemoryError\b|std::bad_alloc", rank=75,
+    "The process could not allocate host memory", regex=r"(?:^|:\s+)(?:\w+\.)*(?:_Array)?MemoryError\b|std::bad_alloc", rank=75,
     remedy="Lower the batch size, shuffle/prefetch buffers and caches, or give the task more memory.",
-    component="python", versions="all", source="CPython MemoryError / libstdc++", fixture="MemoryError: Unable to allocate 7.45 GiB for an array")
+    component="python", versions="all", source="CPython MemoryError (also re-raised wrapped: \"Exception: MemoryError()\") / libstdc++", fixture="MemoryError: Unable to allocate 7.45 GiB for an array")
 add("DD864", "python-network", C.NETWORK_UNREACHABLE, R.CAUSE,
     ("URLError", "ConnectionRefusedError", "socket.gaierror", "gaierror", "ConnectionResetError", "urlopen error",
      "NewConnectionError", "Max retries exceeded with url"),

@@ -440,12 +440,12 @@ add("DD1468", "acpi-power-key", C.PREEMPTION, R.CAUSE, ("Power key pressed",),
     source="systemd src/login/logind-button.c (\"Power key pressed.\"); Compute Engine's preemption notice is an ACPI "
     "G2 soft-off (cloud.google.com/compute/docs/instances/preemptible)",
     fixture="Jan 30 10:33:08Z vm-1 systemd-logind Power key pressed.")
-add("DD1469", "preempted-in-words", C.PREEMPTION, R.CAUSE, ("preempted",),
+add("DD1469", "preempted-in-words", C.PREEMPTION, R.CAUSE, ("preempted", "pre-empted"),
     "A launcher or platform says in words that the job, its node or its cluster was preempted",
     # a statement, not a condition or a list of possibilities ("checking whether the job was preempted", "if a node is
     # preempted, ...", TF's "Either the leader task was preempted/died/restarted unexpectedly")
     regex=r"^(?!.*\b(?:whether|if|when|unless|in case|either)\b).*?\b(?:job|cluster|node|instance|vm|worker|pod|task|"
-    r"host|machine)s? (?:is|was|were|has been|have been|got) (?:being )?preempted\b(?!/)", ignore_case=True, rank=85,
+    r"host|machine)s? (?:is|was|were|has been|have been|got) (?:being )?pre-?empted\b(?!/)", ignore_case=True, rank=85,
     remedy="The job's resources were reclaimed (a spot or preemptible cluster, a higher-priority job): resume from the "
     "last checkpoint (on storage that outlives the node), or run on capacity that is not preempted.",
     component="any", versions="all",
