@@ -5,6 +5,7 @@ measure it honestly: cross-validation grouped by source repository (no repositor
     python scripts/build_model.py              # cross-validate, print the table, write the model
     python scripts/build_model.py --check      # rebuild in memory and compare with the shipped file (exit 1 if not)
     python scripts/build_model.py --cv-only --md benchmarks/RESULTS-model-cv.md
+    python scripts/build_model.py --spread 5    # the same figures under five other deals of repositories to folds
 
 Data: every case folder under ``tests/realworld/`` (quoted real failures; never ``tests/probes/``, written from
 knowledge). Features: :func:`distdoctor.diagnose.logs.learned.features`, every category's candidate features from
@@ -146,15 +147,46 @@ def scores(vec, clf, cands: dict) -> dict[str, float]:
     return {c: v / z for c, v in zip(cs, e)}
 
 
+DEAL: int | None = None   # None: the shipped deal; a number: the repositories dealt in that seed's order (--spread)
+
+
 def grouped_folds(rows: list[dict]) -> list[list[int]]:
-    """Repositories dealt to folds, largest first, each to the fold with fewest cases (deterministic)."""
+    """Repositories dealt to folds, largest first, each to the fold with fewest cases (deterministic); with
+    :data:`DEAL` set, in a shuffled order of that seed instead (how much the figures owe to one deal)."""
     by_repo: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
         by_repo[r["repo"]].append(i)
     folds: list[list[int]] = [[] for _ in range(FOLDS)]
-    for repo in sorted(by_repo, key=lambda k: (-len(by_repo[k]), k)):
+    order = sorted(by_repo, key=lambda k: (-len(by_repo[k]), k))
+    if DEAL is not None:
+        import random
+        random.Random(DEAL).shuffle(order)
+    for repo in order:
         min(folds, key=len).extend(by_repo[repo])
     return folds
+
+
+def spread(rows: list[dict], seeds: int) -> str:
+    """The figures ``diagnose`` prints under ``seeds`` other deals of the repositories to folds: each deal's, and
+    the lowest, median and highest -- the noise of one cross-validation on a corpus this size."""
+    global DEAL
+    dec = [i for i, r in enumerate(rows) if r["decisive"]]
+    keys = ("top-1", "top-1 decisive", "top-3", "top-3 decisive", "high right", "high given")
+    runs = []
+    for seed in range(1, seeds + 1):
+        DEAL = seed
+        oof, _ = cross_validate(rows)
+        a = figures(rows, oof, joint=True)
+        d = figures([rows[i] for i in dec], [oof[i] for i in dec], joint=True)
+        runs.append((a["top1"], d["top1"], a["top3"], d["top3"], a["bands"]["high"][1], a["bands"]["high"][0]))
+    DEAL = None
+    out = [f"{len(rows)} cases ({len(dec)} decisive), {seeds} deals of the repositories to {FOLDS} folds", "",
+           "| deal | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
+    out += [f"| {i + 1} | " + " | ".join(map(str, r)) + " |" for i, r in enumerate(runs)]
+    cols = list(zip(*runs))
+    for name, pick in (("lowest", min), ("median", lambda c: sorted(c)[len(c) // 2]), ("highest", max)):
+        out.append(f"| {name} | " + " | ".join(str(pick(c)) for c in cols) + " |")
+    return "\n".join(out) + "\n"
 
 
 def _nll(probs: list[dict], ys: list[str], t: float) -> float:
@@ -287,10 +319,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="rebuild and compare with the shipped model")
     ap.add_argument("--cv-only", action="store_true", help="print the cross-validated table only")
     ap.add_argument("--md", help="also write the table to this Markdown file")
+    ap.add_argument("--spread", type=int, metavar="N", help="print the figures under N other deals of the "
+                    "repositories to folds (nothing is written)")
     a = ap.parse_args(argv)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):   # before numpy loads: the fits are
         os.environ.setdefault(var, "1")       # small, and threads fighting over two cores made the build 5x slower
     rows = [read(c) for c in cases()]
+    if a.spread:
+        print(spread(rows, a.spread))
+        return 0
     oof, t = cross_validate(rows)
     built = model_json(rows, t)
     if a.check:
