@@ -301,6 +301,23 @@ def test_cases_group_by_repository_and_a_page_by_its_site():
     assert repo_of("https://stackoverflow.com/questions/123/x") != repo_of("https://discuss.pytorch.org/t/x/1")
 
 
+def test_every_deal_of_repositories_to_folds_keeps_a_repository_in_one_fold(monkeypatch):
+    """The shipped deal and the shuffled ones of --spread partition the cases, each repository in one fold, and a
+    shuffled deal is not the shipped one."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import build_model as bm
+    rows = [{"repo": f"org/r{i % 23}"} for i in range(200)]
+    deals = []
+    for deal in (None, 1, 2):
+        monkeypatch.setattr(bm, "DEAL", deal)
+        folds = bm.grouped_folds(rows)
+        assert sorted(i for f in folds for i in f) == list(range(200)) and len(folds) == bm.FOLDS
+        assert all(len({rows[i]["repo"] for i in f} & {rows[j]["repo"] for j in g}) == 0
+                   for a, f in enumerate(folds) for g in folds[a + 1:])
+        deals.append(sorted(map(sorted, folds)))
+    assert deals[0] != deals[1] != deals[2]
+
+
 @pytest.mark.parametrize("hand, p, want", [
     ("high", 0.93, "high"),      # the line names its cause and the corpus agrees
     ("high", 0.62, "medium"),    # the line reads as a cause, but like cases often had another: no longer high
