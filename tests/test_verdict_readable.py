@@ -222,13 +222,15 @@ def test_pythons_own_exception_in_the_users_file_gets_no_made_up_lookalikes(tmp_
         (tmp_path / f"worker-{1 - i}.log").write_text(text)
     diag, _ = diagnose_paths([str(tmp_path)], None)
     assert diag.root_cause.category.value == "user_code_error"
-    assert all("learned reading" in a.why for a in diag.root_cause.alternatives)
+    alts = diag.root_cause.alternatives
+    assert alts and all("learned reading" in a.why for a in alts)
     one = tmp_path / "one" / "train.log"
     one.parent.mkdir()
     one.write_text(ZERO)
     diag, _ = diagnose_paths([str(one)], None)
     assert diag.root_cause.category.value == "user_code_error"
-    assert all("learned reading" in a.why for a in diag.root_cause.alternatives)
+    alts = diag.root_cause.alternatives
+    assert alts and all("learned reading" in a.why for a in alts)
     assert "(at train.py:3: print(1 / x))" in diag.root_cause.summary
 
 

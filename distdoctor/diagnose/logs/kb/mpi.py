@@ -237,5 +237,7 @@ add("DD1473", "mpi-truncated-in-collective", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE
     "(a rank-dependent branch, a library that issues one collective per tensor without a fixed order). Print the "
     "sizes each rank passes at that call.", component=OMPI, versions="all (MPI standard error class)",
     source="MPI standard, 'Error classes' (MPI_ERR_TRUNCATE: message truncated on receive) and the collective "
-    "chapter's type-matching rule; open-mpi/ompi ompi/errhandler/errcode.c (\"MPI_ERR_TRUNCATE: message truncated\")",
+    "chapter's type-matching rule; the error string as Open MPI prints it (\"MPI_ERR_TRUNCATE: message truncated\") "
+    "on one line with the call (mpi4jax: \"MPI_Allreduce returned error code 15: ...\"); Open MPI's own handler names the call on the line before "
+    "(\"*** An error occurred in MPI_Bcast\"), which this per-line reading does not join",
     fixture="r3 | MPI_Allreduce returned error code 15: b'MPI_ERR_TRUNCATE: message truncated' - aborting")
