@@ -186,7 +186,7 @@ def test_a_supervisor_stopped_from_outside_records_stop_and_a_rerun_continues(tm
     argv2 = argv[:argv.index("--epochs")] + ["--epochs", "3"]
     p2 = subprocess.run(argv2, capture_output=True, text=True, timeout=60)
     d2 = json.loads(p2.stdout)
-    assert [a["number"] for a in d2["attempts"]] == [1, 2] and d2["status"] == "succeeded"
+    assert [a["number"] for a in d2["attempts"]] == [1, 2] and d2["status"] == "succeeded", p2.stderr[-3000:]
     assert "continuing the 1 attempt(s)" in p2.stderr
     assert (out / "attempts" / "1" / "logs" / "worker-0.log").exists()
 

@@ -36,7 +36,10 @@ for epoch in range(start, args.epochs):
                 if args.fault == "sigkill":
                     os.kill(os.getpid(), signal.SIGKILL)
                 raise ValueError(f"bad record in shard of {me}")
-    with open(state, "w") as fh:
+    # written whole or not at all (as checkpoint libraries do): a SIGTERM between truncating and writing
+    # would otherwise leave an empty file that the next attempt cannot read
+    with open(state + ".tmp", "w") as fh:
         fh.write(str(epoch + 1))
+    os.replace(state + ".tmp", state)
 print(f"{me} done", flush=True)
 sys.exit(0)
