@@ -78,3 +78,18 @@ def test_a_collective_truncated_on_receive_is_ranks_that_disagree(text, code):
 def test_a_cuda_symbol_missing_from_a_library_is_a_build_for_other_gpus():
     v = _verdict("gcn75:2336636:2336906 [0] enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'")
     assert (v.category, v.code, v.confidence) == (Category.VERSION_MISMATCH, "DD1474", "medium")
+
+
+@pytest.mark.parametrize("text", [
+    "--------------------------------------------------------------------------\n"
+    "All nodes which are allocated for this job are already filled.\n"
+    "--------------------------------------------------------------------------",
+    "There are not enough slots available in the system to satisfy the 2\nslots that were requested by the application:",
+    "here are not enough slots available in the system to satisfy the N",   # a paste that lost its first letter
+])
+def test_mpiruns_missing_slots_are_the_host_list_it_was_given(text):
+    """Open MPI's mapper (help-orte-rmaps-base.txt) found fewer free slots in the hostfile, -H list or allocation
+    than processes requested: the launcher's description of the cluster is wrong for the job (each real case: a
+    hostfile written without or with zero slots, horovodrun's -H without a count), not a machine out of resources."""
+    v = _verdict(text)
+    assert (v.category, v.code) == (Category.CONFIG_TF_CONFIG, "DD755")

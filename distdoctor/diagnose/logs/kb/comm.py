@@ -295,10 +295,16 @@ add("DD754", "gloo-http-store-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("HTTP GE
     fixture="[horovod/common/gloo/http_store.cc:96] HTTP GET request failed too many times, aborting. See exception message above.")
 
 # -- Open MPI / ORTE (help-*.txt messages) ---------------------------------------------------------------------------
-add("DD755", "mpi-not-enough-slots", C.RESOURCE_EXHAUSTION, R.CAUSE, ("There are not enough slots available in the system",),
-    "mpirun was asked for more processes than the hosts offer slots", rank=75,
-    remedy="List enough slots per host in the hostfile (`host slots=N`), pass -H host:N, or use --oversubscribe.",
-    component="openmpi", versions="all", source="Open MPI help-orte-rmaps-base.txt",
+add("DD755", "mpi-not-enough-slots", C.CONFIG_TF_CONFIG, R.CAUSE, ("not enough slots available in the system",
+                                                                  "All nodes which are allocated for this job are already filled"),
+    "mpirun was asked for more processes than its host list or allocation offers slots", rank=75,
+    remedy="The launcher's description of the cluster is wrong for the job: list enough slots per host in the hostfile "
+    "(`host slots=N`; a host written without slots, or with slots=0, offers one or none), pass -H host:N, match -np "
+    "to the allocation's tasks (SLURM_NTASKS), or use --oversubscribe.",
+    component="openmpi", versions="all", source="Open MPI help-orte-rmaps-base.txt (both messages: the mapper found "
+    "fewer free slots in the hostfile, -H list or resource manager's allocation than processes requested); "
+    "category from the real corpus, where each such case was the host list the launcher was given (horovodrun's "
+    "-H without a count, hostfiles written without or with zero slots)",
     fixture="There are not enough slots available in the system to satisfy the 8 slots that were requested by the application:")
 add("DD756", "orte-lost-daemon", C.PEER_CRASHED, R.CAUSE, ("ORTE has lost communication with a remote daemon",
                                                            "PRTE has lost communication with a remote daemon"),
