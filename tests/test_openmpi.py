@@ -141,6 +141,37 @@ def test_killed_worker_is_peer_crashed_on_every_rank(tmp_path):
                                           "code=DD101: "), job.output
 
 
+_SELF_KILL = """
+import os, signal, time
+rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+print(f"rank {rank} step 1", flush=True)
+time.sleep(0.5)
+if rank == 1:
+    os.kill(os.getpid(), signal.SIGKILL)
+time.sleep(30)
+"""
+
+
+def test_mpiruns_own_report_of_a_sigkilled_rank_names_that_rank(tmp_path):
+    """Plain mpirun, no supervisor: Open MPI prints its abort notice ("Primary job terminated normally, but 1
+    process returned a non-zero exit code") and then which rank died and how ("mpirun noticed that process rank 1
+    ... exited on signal 9 (Killed)"). Reading that output, the second line is the root -- the same event in detail,
+    not a crash caused by the first -- and a SIGKILL nothing in the log sent reads as the OOM killer (low)."""
+    env = {k: v for k, v in clean_env().items() if not k.startswith(("OMPI_", "PMIX_"))}
+    argv = ["mpirun", "--oversubscribe", "-np", "2", *(["--allow-run-as-root"] if os.geteuid() == 0 else []),
+            PY, "-c", _SELF_KILL]
+    p = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       start_new_session=True)
+    log = tmp_path / "output.log"
+    log.write_text(p.stdout + p.stderr)
+    assert p.returncode != 0 and "exited on signal 9" in log.read_text(), log.read_text()
+    d = subprocess.run([PY, "-m", "distdoctor", "diagnose", str(log), "--json"], capture_output=True, text=True,
+                       timeout=120)
+    rc = json.loads(d.stdout)["root_cause"]
+    assert (rc["code"], rc["category"], rc["culprit"], rc["confidence"]) == ("DD730", "oom_host", "rank:1", "low"), rc
+    assert "peer_crashed" in [a["category"] for a in rc["alternatives"]], rc["alternatives"]
+
+
 @pytest.mark.tf
 @requires_tf
 def test_real_tf_healthy_job_succeeds():

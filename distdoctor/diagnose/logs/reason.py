@@ -313,6 +313,11 @@ def _carry_from_task(job: JobHits) -> dict[int, str]:
     return out
 
 
+# mpirun prints its abort notice ("Primary job terminated normally, but 1 process returned ...") and then which rank
+# died and how ("mpirun noticed that process rank N ... exited on signal 9"): one event, the second line its detail
+_LAUNCHER_OWN = {"mpirun-rank-died": frozenset({"mpi-job-aborted"})}
+
+
 def _causes(job: JobHits) -> tuple[list[Hit], list[Hit]]:
     symptoms = job.of(role=Role.SYMPTOM)
     sym_lines = {(h.stream, h.line_no) for h in symptoms}
@@ -328,6 +333,9 @@ def _causes(job: JobHits) -> tuple[list[Hit], list[Hit]]:
                 demoted.append(h)
                 continue
             near = by_writer.get((h.stream, h.writer), [])
+            if h.sig.name in _LAUNCHER_OWN:
+                own = {g.line_no for g in symptoms if g.stream == h.stream and g.sig.name in _LAUNCHER_OWN[h.sig.name]}
+                near = [n for n in near if n not in own]
             i = bisect.bisect_left(near, h.line_no - CASCADE_WINDOW)   # a symptom in the window before the line
             if i < len(near) and near[i] < h.line_no:
                 demoted.append(h)

@@ -53,7 +53,7 @@ __all__ = ["Role", "Signature", "RULES", "SIGNATURES", "COMPONENTS", "add", "by_
 
 # the layers whose messages the knowledge base reads (a signature's ``component`` is one of these)
 COMPONENTS: tuple[str, ...] = (
-    "tensorflow", "keras", "grpc", "horovod", "nccl", "gloo", "openmpi", "mpich", "intelmpi", "pmix", "psm2", "pbs", "lsf",
+    "tensorflow", "keras", "grpc", "horovod", "nccl", "gloo", "openmpi", "mpich", "intelmpi", "pmix", "psm2", "ucx", "pbs", "lsf",
     "openssh", "slurm", "yarn", "volcano", "spark", "tfos", "tony", "ray", "kubernetes", "training-operator", "cloud-platform",
     "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "systemd", "glibc", "gdb", "shell", "python",
     "dask", "pytorch", "deepspeed", "jvm",

@@ -384,6 +384,16 @@ add("DD719", "gloo-full-mesh-failed", C.NETWORK_UNREACHABLE, R.CAUSE, ("connectF
     "(HOROVOD_GLOO_IFACE / --network-interface, GLOO_SOCKET_IFNAME) and open the ports between them.",
     component="gloo", versions="all", source="Gloo rendezvous (as Horovod's and PyTorch's Gloo backends report it)",
     fixture="RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error")
+add("DD1478", "ucx-listener-failed", C.PORT_IN_USE, R.CAUSE, ("transports can listen for",),
+    "UCX could not open a listener on the requested address and port", rank=62,
+    regex=r"none of the available transports can listen for\b(?:\s+connections on\s+(?P<addr>\S+))?",
+    remedy="Every transport failed to bind the listener, most often because the port is already taken (another "
+    "process, an earlier run's listener, a socket in TIME_WAIT): pick a free port or let the library choose one (port "
+    "0), and check `ss -ltnp` on that host.",
+    component="ucx", versions=">=1.8", source="openucx/ucx src/ucp/core/ucp_listener.c (\"none of the available "
+    "transports can listen for connections on %s\"); two real cases (UCX-Py), both a port already bound",
+    fixture="[dgx12:67177:0]   ucp_listener.c:431  UCX  ERROR none of the available transports can listen for "
+            "connections on 0.0.0.0:41245")
 add("DD1000", "mpi-help-aggregate", C.OTHER, R.BENIGN, ('to see all help / error messages',),
     "Open MPI's notice that it folded repeated help messages into one (harmless by itself)", rank=0,
     remedy="Nothing to do: the help message it counts is printed once above; set `--mca orte_base_help_aggregate 0` "

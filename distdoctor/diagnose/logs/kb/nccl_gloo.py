@@ -14,11 +14,13 @@ _PEER = ("A symptom of a peer that went away: find the peer's own first error (i
          "the scheduler's events).")
 
 # -- result codes (ncclGetErrorString: old wording <=2.11, new wording appends the NCCL_DEBUG hint) -----------------
-add("DD918", "nccl-unhandled-cuda", C.OTHER, R.CAUSE, ("unhandled cuda error", "ncclUnhandledCudaError"),
+add("DD918", "nccl-unhandled-cuda", C.VERSION_MISMATCH, R.CAUSE, ("unhandled cuda error", "ncclUnhandledCudaError"),
     "NCCL hit a CUDA error", rank=55,
     remedy="Rerun with NCCL_DEBUG=INFO to see the CUDA call that failed: a GPU out of memory, a driver/CUDA version "
     "mismatch, or GPUs that cannot peer (set NCCL_P2P_DISABLE=1 to test).", component=NCCL, versions="all",
-    source="NVIDIA/nccl src/init.cc (ncclGetErrorString: ncclUnhandledCudaError)",
+    source="NVIDIA/nccl src/init.cc (ncclGetErrorString: ncclUnhandledCudaError); category from the real corpus: "
+    "4 of its 6 cases were an NCCL built for another CUDA or GPU architecture (the others: a chunk size the "
+    "transport rejected, GPUs already full)",
     fixture="NCCL error in: /opt/pytorch/nccl.cpp:45, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
             "NCCL version 2.18.3")
 add("DD919", "nccl-invalid-usage", C.USER_CODE_ERROR, R.CAUSE,

@@ -119,13 +119,15 @@ add("DD817", "k8s-container-config", C.CONFIG_TF_CONFIG, R.CAUSE, ("CreateContai
     remedy="A referenced configMap/secret/key is missing or the container spec is invalid: `kubectl describe pod` gives "
     "the message.", component="kubernetes", versions="all", source="kubelet container status reasons",
     fixture="worker-1   0/1     CreateContainerConfigError   0          2m")
-add("DD818", "gpu-container-runtime", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
+add("DD818", "gpu-container-runtime", C.OTHER, R.CAUSE,
     ("nvidia-container-cli: initialization error", "nvidia-container-cli: device error",
      "could not select device driver \"\" with capabilities: [[gpu]]"),
     "The container runtime could not give the container its GPU", rank=70,
     remedy="That node's NVIDIA driver / container toolkit is broken or missing: fix it (`nvidia-smi` on the host, the "
     "device plugin) or keep the job off that node.",
-    component="container-runtime", versions="all", source="NVIDIA container toolkit (libnvidia-container) / Docker",
+    component="container-runtime", versions="all", source="NVIDIA container toolkit (libnvidia-container) / Docker; category from the real corpus: "
+    "its three cases were a host's setup (no driver loaded, no container toolkit, host GPU indices inside an "
+    "allocation), not tasks that disagree",
     fixture="OCI runtime create failed: container_linux.go:380: starting container process caused: process_linux.go:545: "
             "container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: "
             "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown")
@@ -175,12 +177,14 @@ add("DD826", "slurm-unable-to-allocate", C.RESOURCE_EXHAUSTION, R.CAUSE,
     remedy="The request cannot be met (node configuration, GPUs per node, partition or QOS limits): ask for what the "
     "partition has (`sinfo -o '%P %G %m %c'`).", component="slurm", versions="all", source="srun / sbatch",
     fixture="srun: error: Unable to allocate resources: Requested nodes are busy")
-add("DD827", "slurm-execve-failed", C.VERSION_MISMATCH, R.CAUSE, ("execve():", "Slurmd could not execve job"),
+add("DD827", "slurm-execve-failed", C.OTHER, R.CAUSE, ("execve():", "Slurmd could not execve job"),
     "Slurm could not execute the task's program on a node",
     regex=r"execve\(\): \S+: (?:No such file or directory|Permission denied)|Slurmd could not execve job",
     rank=65, remedy="The program (python, the script) is missing at that path on the node: install the same environment "
     "on every node, or use absolute paths on shared storage.",
-    component="slurm", versions="all", source="slurmstepd (exec_task)",
+    component="slurm", versions="all", source="slurmstepd (exec_task); category from the real corpus: its three "
+    "cases were a node's spool directory, a site module that wraps python, and a launcher wrapper's command line, "
+    "none a version",
     fixture="slurmstepd: error: execve(): python3: No such file or directory")
 add("DD828", "slurm-step-creation-disabled", C.RESOURCE_EXHAUSTION, R.CONTEXT, ("Job step creation temporarily disabled",),
     "srun waits for resources to start a job step", rank=10,

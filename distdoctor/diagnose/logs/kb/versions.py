@@ -223,6 +223,24 @@ add("DD1369", "loader-cxx-undefined-symbol", VM, R.CAUSE, ("undefined symbol: _Z
     component="glibc", versions="all", source=GLIBC + "elf/dl-lookup.c (_dl_lookup_symbol_x: \"undefined symbol: %s\")",
     fixture="ImportError: /usr/local/lib/python3.8/dist-packages/horovod/tensorflow/mpi_lib.cpython-38-x86_64-linux-"
             "gnu.so: undefined symbol: _ZN10tensorflow8OpKernel11TraceStringEPNS_15OpKernelContextEb")
+add("DD1476", "loader-symbol-version-missing", VM, R.CAUSE, ("with link time reference",),
+    "A library was built against a newer release of another library than the node has", rank=74,
+    regex=r"symbol \S+,? version \S+ not defined in file \S+ with link time reference",
+    remedy="The program or one of its libraries was linked against a newer release of the named library (a symbol "
+    "version it lacks): install that release on every node (the same driver / rdma-core / MOFED packages on login "
+    "and compute nodes), or rebuild against the installed one.",
+    component="glibc", versions="all", source=GLIBC + "elf/dl-lookup.c (\"symbol %s version %s not defined in file %s "
+    "with link time reference\", printed after \"relocation error: <object>:\")",
+    fixture="./a.out: relocation error: /opt/ucx/lib/ucx/libuct_ib.so.0: symbol mlx5dv_is_supported, version MLX5_1.8 "
+            "not defined in file libmlx5.so.1 with link time reference")
+add("DD1477", "ucx-api-incompatible", VM, R.CAUSE, ("UCP API version is incompatible",),
+    "The program was built against a newer UCX than the one it loaded", rank=78,
+    remedy="The UCX library loaded at run time is older than the one the program (Open MPI, NIXL, UCX-Py) was built "
+    "against: put the matching libucp first on LD_LIBRARY_PATH, or rebuild against the installed UCX, on every node.",
+    component="ucx", versions=">=1.9", source="openucx/ucx src/ucp/core/ucp_context.c (ucp_version_check: \"UCP API "
+    "version is incompatible: required >= %d.%d, actual %s\")",
+    fixture="[1748179345.114806] [host:3019122:0]     ucp_context.c:2257 UCX  WARN  UCP API version is incompatible: "
+            "required >= 1.20, actual 1.18.0 (loaded from /usr/local/ucx/lib/libucp.so.0)")
 add("DD1370", "glibc-kernel-too-old", VM, R.CAUSE, ("FATAL: kernel too old",),
     "The image's glibc needs a newer Linux kernel than the node runs", rank=82,
     remedy="Run the image on nodes with a newer kernel, or use an image built on an older base (older glibc).",
