@@ -112,6 +112,10 @@ _ELASTIC = ("E1030 11:42:16.325000 140014536193856 torch/distributed/elastic/mul
     # UCX ucp_listener.c, as a terminal wraps it: every transport failed to bind the port
     ("[dgx15:44156:0]   ucp_listener.c:263  UCX  ERROR none of the available transports can listen for \n"
      "connections on 0.0.0.0:13337", Category.PORT_IN_USE, "DD1478"),
+    # CPython's own TypeError for an argument the callee does not take, inside a traceback (else the code's error)
+    ("Traceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/acme/agents/tf/dqn/agent.py\", "
+     "line 96, in __init__\n    replay_table = reverb.Table(\nTypeError: __init__() got an unexpected keyword argument "
+     "'samples_per_insert'", Category.VERSION_MISMATCH, "DD1479"),
     # a loss or gradient norm said to be NaN in words (MAE's misc.py, ESPnet's trainer), then the launcher's exit
     ("[11:41:59.064379] Loss is nan, stopping training\n" + _ELASTIC, Category.NUMERICAL_DIVERGENCE, "DD640"),
     ("(trainer:582) WARNING: The grad norm is nan. Skipping updating the model.\n" * 3,

@@ -31,7 +31,8 @@ TensorFlow); then LSF's termination reasons in hpc_msgs.py (DD1463-DD1467), a VM
 said in words in resources_msgs.py (DD1468-DD1469), the status a TensorFlow abort carries in tf_aborts.py
 (DD1470-DD1471) and libtpu's missing functions in versions.py (DD1472), then the collective truncated on receive (mpi.py, DD1473),
 CUDA's missing symbol (gpu.py, DD1474), c10d's store wait (training_msgs.py, DD1475), the loader's missing symbol
-version and UCX's API check (versions.py, DD1476-DD1477) and UCX's listener (comm.py, DD1478). Every signature names
+version and UCX's API check (versions.py, DD1476-DD1477), UCX's listener (comm.py, DD1478) and a call with an
+argument of another release (versions.py, DD1479). Every signature names
 its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """

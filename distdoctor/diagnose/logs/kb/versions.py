@@ -256,6 +256,16 @@ add("DD1371", "pybind11-python-version", VM, R.CAUSE, ("Python version mismatch:
     "(PYBIND11_CHECK_PYTHON_VERSION)",
     fixture="ImportError: Python version mismatch: module was compiled for Python 3.11, but the interpreter version is "
             "incompatible: 3.12.12 (main, Oct  9 2025, 11:07:00) [GCC 13.4.0].")
+add("DD1479", "python-unexpected-keyword", VM, R.CAUSE, ("got an unexpected keyword argument",),
+    "A call passes an argument the called function does not take: caller and callee were written for different "
+    "releases", regex=r"\w+\(\) got an unexpected keyword argument '\w+'", rank=50,
+    remedy="The calling code (a library, the launcher's wrapper, the training script) was written for another release "
+    "of the package it calls: install the release it was written for (its requirements), or update the caller, on "
+    "every task; a typo in the argument's name reads the same.",
+    component="python", versions="all", source="CPython Python/getargs.c and ceval.c (\"%U() got an unexpected keyword "
+    "argument '%S'\"); category from the real corpus: 3 of its 4 cases were a library called with an argument of "
+    "another release (the fourth a typo)",
+    fixture="TypeError: __init__() got an unexpected keyword argument 'checkpoint_time_delta_minutes'")
 add("DD1372", "cpython-no-module-init", VM, R.CAUSE,
     ("dynamic module does not define module export function", "dynamic module does not define init function"),
     "An extension module was built for another Python (2 vs 3, another ABI) or is not a Python module", rank=74,
