@@ -32,7 +32,10 @@ said in words in resources_msgs.py (DD1468-DD1469), the status a TensorFlow abor
 (DD1470-DD1471) and libtpu's missing functions in versions.py (DD1472), then the collective truncated on receive (mpi.py, DD1473),
 CUDA's missing symbol (gpu.py, DD1474), c10d's store wait (training_msgs.py, DD1475), the loader's missing symbol
 version and UCX's API check (versions.py, DD1476-DD1477), UCX's listener (comm.py, DD1478) and a call with an
-argument of another release (versions.py, DD1479). Every signature names
+argument of another release (versions.py, DD1479); then GPU allocations and peer mappings (gpu.py, DD1480,
+DD1485), LightGBM's port (comm.py, DD1481), HTCondor's memory hold (resources_msgs.py, DD1482), MPI before
+MPI_INIT (mpi.py, DD1483), argparse's refusal (python.py, DD1484), an IB port down (nccl_gloo.py, DD1486) and
+Keras' slot variables in another scope (keras.py, DD1487). Every signature names
 its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """

@@ -394,6 +394,13 @@ add("DD1478", "ucx-listener-failed", C.PORT_IN_USE, R.CAUSE, ("transports can li
     "transports can listen for connections on %s\"); two real cases (UCX-Py), both a port already bound",
     fixture="[dgx12:67177:0]   ucp_listener.c:431  UCX  ERROR none of the available transports can listen for "
             "connections on 0.0.0.0:41245")
+add("DD1481", "lightgbm-port-bind-failed", C.PORT_IN_USE, R.CAUSE, ("Binding port", "Binding to port"),
+    "A worker could not bind its listen port", regex=r"Binding (?:to )?port \d+ failed", rank=70,
+    remedy="The port is already taken on that machine (another worker, an earlier run): give each worker a free port "
+    "(LightGBM's local_listen_port / machines list), or let the library search for free ports.",
+    component="lightgbm", versions="all", source="microsoft/LightGBM src/network/linkers_socket.cpp (\"Binding port %d "
+    "failed\")",
+    fixture="[LightGBM] [Fatal] Binding to port 12402 failed")
 add("DD1000", "mpi-help-aggregate", C.OTHER, R.BENIGN, ('to see all help / error messages',),
     "Open MPI's notice that it folded repeated help messages into one (harmless by itself)", rank=0,
     remedy="Nothing to do: the help message it counts is printed once above; set `--mca orte_base_help_aggregate 0` "

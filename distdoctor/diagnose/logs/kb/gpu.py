@@ -144,3 +144,26 @@ add("DD989", "cuda-context-lost", C.PEER_CRASHED, R.SYMPTOM,
     source=_CUDART + " (cudaErrorContextIsDestroyed)",
     fixture="E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:1234] could not synchronize on CUDA context: "
             "context is destroyed")
+
+# -- session 29: allocation failures in words, and the peer-mapping limit ------------------------------------------------
+add("DD1480", "gpu-allocation-out-of-memory", C.OOM_GPU, R.CAUSE, ("allocate GPU memory", "allocate device memory"),
+    "A GPU allocation failed: the device's memory is exhausted", ignore_case=True, rank=78,
+    regex=r"(?:failed to|cannot|could not|unable to) allocate (?:GPU|device) memory\b.*\bout of memory",
+    remedy="The GPU's memory is full: lower the per-GPU batch or the model's footprint, free what other models or "
+    "processes on that GPU hold (`nvidia-smi`), or set the framework's memory pool limits (a second framework in the "
+    "same process pre-allocates too).",
+    component="cuda", versions="all", source="CUDA runtime cudaErrorMemoryAllocation ('out of memory') as the "
+    "allocating library reports it (Hydrogen/LBANN, CuPy, RMM: \"Failed to allocate GPU memory with message: "
+    "\\\"out of memory\\\"\")",
+    fixture="Failed to allocate GPU memory with message: \"out of memory\" (536870912 bytes requested, 459145216 bytes "
+            "available, 17071734784 bytes total)")
+add("DD1485", "cuda-too-many-peers", C.RESOURCE_EXHAUSTION, R.CAUSE, ("TOO_MANY_PEERS", "peer mapping resources exhausted",
+                                                                      "cudaErrorTooManyPeers"),
+    "A GPU ran out of the hardware resources that map its peers' memory", rank=80,
+    remedy="A GPU can enable peer access to a limited number of other GPUs (8 on most parts): map fewer peers per "
+    "process (one GPU per process, CUDA_VISIBLE_DEVICES), or let the library fall back to copies through the host "
+    "(NCCL_P2P_LEVEL / NCCL_P2P_DISABLE=1).",
+    component="cuda", versions="all", source="CUDA driver API cuCtxEnablePeerAccess (CUDA_ERROR_TOO_MANY_PEERS: "
+    "\"peer mapping resources exhausted\")",
+    fixture="peer access from 0x7f76d46da2c0 to 0x7f76b4713830: CUDA_ERROR_TOO_MANY_PEERS: peer mapping resources "
+            "exhausted")

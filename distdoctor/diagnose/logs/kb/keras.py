@@ -84,3 +84,14 @@ add("DD999", "keras-unbuilt-backup-restore", C.USER_CODE_ERROR, R.CAUSE,
     fixture="ValueError: To use the BackupAndRestore callback, you model must be built before you call `fit()`. Model "
             "<Sequential name=sequential, built=False> is unbuilt. You can build it beforehand by calling it on a "
             "batch of data.")
+add("DD1487", "keras-slot-variable-scope", C.USER_CODE_ERROR, R.CAUSE,
+    ("Trying to create optimizer slot variable under the scope for tf.distribute.Strategy",),
+    "The optimizer created its slot variables under another distribution strategy's scope than its model's", rank=85,
+    remedy="Create the model and compile it (the optimizer) inside the same `strategy.scope()`, and restore a checkpoint "
+    "inside it too.",
+    component="keras", versions="2.x (optimizer_v2; tf-keras)", source="keras optimizer_v2/optimizer_v2.py (add_slot: "
+    "\"Trying to create optimizer slot variable under the scope for tf.distribute.Strategy ({}), which is different "
+    "from the scope used for the original variable ({}).\")",
+    fixture="ValueError: Trying to create optimizer slot variable under the scope for tf.distribute.Strategy "
+            "(<tensorflow.python.distribute.one_device_strategy.OneDeviceStrategy object at 0x7f8a>), which is different "
+            "from the scope used for the original variable")

@@ -241,3 +241,10 @@ add("DD1473", "mpi-truncated-in-collective", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE
     "on one line with the call (mpi4jax: \"MPI_Allreduce returned error code 15: ...\"); Open MPI's own handler names the call on the line before "
     "(\"*** An error occurred in MPI_Bcast\"), which this per-line reading does not join",
     fixture="r3 | MPI_Allreduce returned error code 15: b'MPI_ERR_TRUNCATE: message truncated' - aborting")
+add("DD1483", "mpi-called-before-init", C.USER_CODE_ERROR, R.CAUSE, ("was called before MPI_INIT was invoked",),
+    "The program called an MPI function before MPI was initialised", rank=85,
+    remedy="Initialise MPI before any MPI call (MPI_Init, `hvd.init()`, mpi4py's import): a library or the program "
+    "called MPI first (a rank-dependent code path, a module-level call, a launcher started without MPI).",
+    component=OMPI, versions="all", source="Open MPI ompi/runtime/ompi_mpi_errors / help-mpi-runtime.txt (\"The %s() "
+    "function was called before MPI_INIT was invoked. This is disallowed by the MPI standard.\")",
+    fixture="*** The MPI_Barrier() function was called before MPI_INIT was invoked.")

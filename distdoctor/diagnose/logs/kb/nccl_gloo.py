@@ -165,3 +165,10 @@ add("DD1014", "nccl-net-plugin-absent", C.OTHER, R.BENIGN, ("NET/Plugin : Plugin
     "load (%s) returned %d : %s' / 'No plugin found, using internal implementation', INFO(NCCL_INIT|NCCL_NET))",
     fixture="node1:2201:2260 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: "
             "cannot open shared object file: No such file or directory")
+add("DD1486", "nccl-ib-port-error", C.NETWORK_UNREACHABLE, R.CAUSE, ("Got async event : port error",),
+    "An InfiniBand/RoCE port that NCCL uses went down", rank=78,
+    remedy="The adapter's port lost its link (IBV_EVENT_PORT_ERR): check the port's state (`ibstat`, `ibv_devinfo`), "
+    "the cable and the switch on that node, or exclude the adapter (NCCL_IB_HCA).",
+    component=NCCL, versions="all", source="NVIDIA/nccl src/transport/net_ib.cc (ncclIbAsyncThreadMain: \"NET/IB : Got "
+    "async event : %s\" with ibv_event_type_str; IBV_EVENT_PORT_ERR reads \"port error\")",
+    fixture="NCCL WARN NET/IB : Got async event : port error")

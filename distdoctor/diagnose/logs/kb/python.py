@@ -152,3 +152,11 @@ add("DD1011", "keras3-per-replica", C.VERSION_MISMATCH, R.CAUSE, ("PerReplica",)
     source="TensorFlow tensor conversion error (constant_op / tensor_conversion_registry) with tf.distribute values",
     fixture="ValueError: Attempt to convert a value (PerReplica:{ 0: <tf.Tensor: shape=(), dtype=float32, numpy=1.0> }) "
             "with an unsupported type (<class 'tensorflow.python.distribute.values.PerReplica'>) to a Tensor.")
+add("DD1484", "argparse-unrecognized-arguments", C.USER_CODE_ERROR, R.CAUSE, (": error: unrecognized arguments:",),
+    "The script was started with arguments its parser does not take", rank=70,
+    remedy="The command line (the job script, the launcher) passes arguments the script does not define: fix the "
+    "command, or add them to the script's parser (a launcher's own argument, e.g. torch.distributed.launch's "
+    "--local_rank, must be accepted or the launcher changed).",
+    component="python", versions="all", source="CPython Lib/argparse.py (parse_args: \"%(prog)s: error: unrecognized "
+    "arguments: %s\")",
+    fixture="train.py: error: unrecognized arguments: --gpus [2,3,4,6]")

@@ -444,7 +444,8 @@ add("DD1469", "preempted-in-words", C.PREEMPTION, R.CAUSE, ("preempted", "pre-em
     "A launcher or platform says in words that the job, its node or its cluster was preempted",
     # a statement, not a condition or a list of possibilities ("checking whether the job was preempted", "if a node is
     # preempted, ...", TF's "Either the leader task was preempted/died/restarted unexpectedly")
-    regex=r"^(?!.*\b(?:whether|if|when|unless|in case|either)\b).*?\b(?:job|cluster|node|instance|vm|worker|pod|task|"
+    # (the condition must come before the statement: "... got pre-empted. Check if the run has failed" states it)
+    regex=r"^(?:(?!\b(?:whether|if|when|unless|in case|either)\b).)*?\b(?:job|cluster|node|instance|vm|worker|pod|task|"
     r"host|machine)s? (?:is|was|were|has been|have been|got) (?:being )?pre-?empted\b(?!/)", ignore_case=True, rank=85,
     remedy="The job's resources were reclaimed (a spot or preemptible cluster, a higher-priority job): resume from the "
     "last checkpoint (on storage that outlives the node), or run on capacity that is not preempted.",
@@ -453,3 +454,11 @@ add("DD1469", "preempted-in-words", C.PREEMPTION, R.CAUSE, ("preempted", "pre-em
     "\"The cluster is preempted.\"), submitit's signal handler (\"this job is preempted\"), Ray's \"the actor's node "
     "was preempted\"",
     fixture="(bert-qa pid=920210) I 05-04 00:52:46 controller.py:100] The cluster is preempted.")
+add("DD1482", "htcondor-memory-hold", C.OOM_HOST, R.CAUSE, ("due to memory usage", "gone over memory limit of"),
+    "HTCondor held the job for using more memory than it requested", ignore_case=True, rank=82,
+    regex=r"SYSTEM_PERIODIC_HOLD due to memory usage|job has gone over memory limit of",
+    remedy="The job used more host memory than its request_memory: request more (request_memory in the submit file) "
+    "or lower the job's footprint, then release it (condor_release).",
+    component="htcondor", versions="all", source="HTCondor's hold reasons (the pool's SYSTEM_PERIODIC_HOLD on "
+    "MemoryUsage, the Docker universe's memory limit)",
+    fixture="Hold reason: Error from slot1_7@gpulab2002.chtc.wisc.edu: Docker job has gone over memory limit of 1024 Mb")

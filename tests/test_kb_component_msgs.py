@@ -1,0 +1,75 @@
+"""Components' own messages, each classified once by what its source says it means (DD1480-DD1487, DD1469).
+
+Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
+NCCL's INFO lines, a scheduler's table -- which other signatures read differently (the code's error, a crashed peer,
+an unknown error line); the reasoning must name the message's cause. The fixture checks in test_signatures.py cover
+each signature alone.
+"""
+from __future__ import annotations
+
+import pytest
+
+from distdoctor.diagnose.logs.reason import reason
+from distdoctor.diagnose.logs.scan import scan_bytes
+from distdoctor.model import Category
+
+_TB = 'Traceback (most recent call last):\n  File "train.py", line 41, in <module>\n    main()\n'
+_MPIRUN = ("--------------------------------------------------------------------------\nmpirun detected that one or more "
+           "processes exited with non-zero status, thus causing\nthe job to be terminated.")
+
+
+def _verdict(text: str):
+    hits, facts = scan_bytes("output.log", (text + "\n").encode())
+    return reason(hits, [facts])
+
+
+@pytest.mark.parametrize("text,category,code", [
+    # an allocating library's words for CUDA's cudaErrorMemoryAllocation, then the rank's abort
+    ("terminate called after throwing an instance of 'hydrogen::GPUError'\n  what():  Failed to allocate GPU memory "
+     "with message: \"out of memory\" (536870912 bytes requested, 459145216 bytes available, 17071734784 bytes total)\n"
+     + _MPIRUN, Category.OOM_GPU, "DD1480"),
+    # LightGBM's socket linker: the port is taken
+    ("[LightGBM] [Info] Trying to bind port 12402...\n[LightGBM] [Fatal] Binding to port 12402 failed\n" + _TB
+     + "lightgbm.basic.LightGBMError: Binding port 12402 failed", Category.PORT_IN_USE, "DD1481"),
+    # HTCondor's hold reason in condor_q's table
+    (" ID      OWNER          HELD_SINCE  HOLD_REASON\n1050981.0   dbrown         11/7  23:48 Job in status 2 put on "
+     "hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.", Category.OOM_HOST, "DD1482"),
+    # Open MPI refuses an MPI call before MPI_Init (the program's order, not a crash)
+    ("*** The MPI_Barrier() function was called before MPI_INIT was invoked.\n*** This is disallowed by the MPI "
+     "standard.\n*** Your MPI job will now abort.\n[node1:12345] Local abort before MPI_INIT completed completed "
+     "successfully, but am not able to aggregate error messages, and not able to guarantee that all other processes "
+     "were killed!\n" + _MPIRUN, Category.USER_CODE_ERROR, "DD1483"),
+    # argparse's refusal, then the launcher's report of the exit
+    ("usage: train.py [-h] [-c CONFIG]\ntrain.py: error: unrecognized arguments: --local_rank=1\n"
+     "subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=1']' returned "
+     "non-zero exit status 2.", Category.USER_CODE_ERROR, "DD1484"),
+    # CUDA's peer-mapping limit behind a generic CUDA error name
+    ("2019-06-12 10:01:02.123: E tensorflow/core/common_runtime/gpu/gpu_device.cc:1301] peer access from "
+     "0x7f76d46da2c0 to 0x7f76b4713830: CUDA_ERROR_TOO_MANY_PEERS: peer mapping resources exhausted",
+     Category.RESOURCE_EXHAUSTION, "DD1485"),
+    # an IB port down among NCCL's generic WARN lines
+    ("host1:1307:1586 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB\nhost1:1307:1591 [0] transport/net_ib.cc:100 NCCL "
+     "WARN NET/IB : Got async event : port error\nhost1:1307:1591 [0] NCCL INFO transport/net.cc:1298 -> 6",
+     Category.NETWORK_UNREACHABLE, "DD1486"),
+    # Keras' optimizer refuses slot variables in another strategy's scope
+    (_TB + "ValueError: Trying to create optimizer slot variable under the scope for tf.distribute.Strategy "
+     "(<tensorflow.python.distribute.one_device_strategy.OneDeviceStrategy object at 0x7f8a>), which is different "
+     "from the scope used for the original variable", Category.USER_CODE_ERROR, "DD1487"),
+    # preemption said in words, with a condition only after the statement (AzureML's message)
+    ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has failed or "
+     "restarted. Reason: Received pre-emption warning signal", Category.PREEMPTION, "DD1469"),
+])
+def test_a_components_own_message_names_its_cause(text, category, code):
+    v = _verdict(text)
+    assert (v.category, v.code) == (category, code)
+
+
+@pytest.mark.parametrize("text", [
+    "Checking whether the job was preempted",
+    "If a node is preempted, the job restarts from its last checkpoint",
+    "NCCL WARN NET/IB : Got async event : local access violation work queue error",
+    "Failed to allocate GPU memory for the cache; retrying with a smaller pool",
+])
+def test_lookalikes_are_not_those_causes(text):
+    codes = {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}
+    assert not codes & {"DD1469", "DD1486", "DD1480"}, codes
