@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1480-DD1487, DD1469).
+"""Components' own messages, each classified once by what its source says it means (DD1480-DD1491, DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
 NCCL's INFO lines, a scheduler's table -- which other signatures read differently (the code's error, a crashed peer,
@@ -55,6 +55,20 @@ def _verdict(text: str):
     (_TB + "ValueError: Trying to create optimizer slot variable under the scope for tf.distribute.Strategy "
      "(<tensorflow.python.distribute.one_device_strategy.OneDeviceStrategy object at 0x7f8a>), which is different "
      "from the scope used for the original variable", Category.USER_CODE_ERROR, "DD1487"),
+    # torchrun's rendezvous names its connection failure first, the unresolvable host after it
+    ("RendezvousConnectionError: The connection to the C10d store has failed.\nTCP client failed to connect/validate "
+     "to host slinky-0:29400 - Name or service not known", Category.NETWORK_UNREACHABLE, "DD1488"),
+    # DeepSpeed's op builder compares the toolkit with the framework's build
+    (_TB + "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version "
+     "12.2 does not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions without a "
+     "matching cuda version.", Category.VERSION_MISMATCH, "DD1489"),
+    # Ray Tune cannot place a trial on the cluster as it is
+    (_TB + "ray.tune.error.TuneError: Insufficient cluster resources to launch trial: trial requested 4 CPUs, 1 GPUs, "
+     "but the cluster has only 0 CPUs, 0 GPUs, 8.6 GiB heap", Category.RESOURCE_EXHAUSTION, "DD1490"),
+    # TFDS: fewer files than input pipelines
+    (_TB + "ValueError: Cannot shard the pipeline with given `input_context`.`num_shards=1` but "
+     "`num_input_pipelines=2`. This means that some workers won't read any data.",
+     Category.DATA_SHARDING_IMBALANCE, "DD1491"),
     # preemption said in words, with a condition only after the statement (AzureML's message)
     ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has failed or "
      "restarted. Reason: Received pre-emption warning signal", Category.PREEMPTION, "DD1469"),

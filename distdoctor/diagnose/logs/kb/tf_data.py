@@ -180,3 +180,13 @@ add("DD678", "tf-too-few-elements-for-shards", C.DATA_SHARDING_IMBALANCE, R.CAUS
     fixture="InvalidArgumentError: There aren't enough elements in this dataset for each shard to have at least one "
             "element (# elems = 1, # shards = 2). If you are using datasets with distribution strategy, consider "
             "setting the auto sharding policy to either DATA or OFF")
+add("DD1491", "tfds-fewer-files-than-pipelines", C.DATA_SHARDING_IMBALANCE, R.CAUSE,
+    ("Cannot shard the pipeline with given `input_context`",),
+    "The dataset's split has fewer files than there are input pipelines to shard it among", rank=85,
+    remedy="Each input pipeline (worker) needs at least one file of the split: re-shard the data into more files, "
+    "shard by data instead of by file (`tf.data.experimental.AutoShardPolicy.DATA`), or use fewer input pipelines.",
+    component="tensorflow", versions="tensorflow-datasets >=4.0",
+    source="tensorflow/datasets tensorflow_datasets/core/reader.py / shard_utils (\"Cannot shard the pipeline with given "
+    "`input_context`.`num_shards=...` but `num_input_pipelines=...`\")",
+    fixture="ValueError: Cannot shard the pipeline with given `input_context`.`num_shards=1` but "
+            "`num_input_pipelines=2`. This means that some workers won't read any data.")

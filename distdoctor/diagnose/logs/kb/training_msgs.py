@@ -302,3 +302,15 @@ add("DD1475", "c10d-store-wait-timeout", C.HANG_STALLED_WORKER, R.WAIT, ("Socket
     "and retrieving ncclUniqueId from [0] via c10d key-value store by key ..., but store->get(...) got error: \")",
     fixture="[7] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key "
             "'0', but store->get('0') got error: Socket Timeout")
+add("DD1488", "c10d-rendezvous-connection-failed", C.NETWORK_UNREACHABLE, R.SYMPTOM,
+    ("The connection to the C10d store has failed",),
+    "torchrun's rendezvous could not connect to its c10d store", rank=55,
+    remedy="The rendezvous endpoint (--rdzv-endpoint / MASTER_ADDR:port) could not be reached from this node: a host "
+    "name that does not resolve here, a wrong address or port, the node serving the store not started yet, or a "
+    "blocked port. The inner exception printed after it names which; `getent hosts HOST` and `nc -vz HOST PORT` "
+    "from this node settle it.",
+    component="pytorch", versions=">=1.9 (torch.distributed.elastic)",
+    source="pytorch/pytorch torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py (_create_tcp_store: "
+    "RendezvousConnectionError(\"The connection to the C10d store has failed. See inner exception for details.\"))",
+    fixture="torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
+            "failed. See inner exception for details.")

@@ -266,6 +266,16 @@ add("DD1479", "python-unexpected-keyword", VM, R.CAUSE, ("got an unexpected keyw
     "argument '%S'\"); category from the real corpus: 3 of its 4 cases were a library called with an argument of "
     "another release (the fourth a typo)",
     fixture="TypeError: __init__() got an unexpected keyword argument 'checkpoint_time_delta_minutes'")
+add("DD1489", "deepspeed-cuda-mismatch", VM, R.CAUSE, ("does not match the version torch was compiled with",),
+    "The CUDA toolkit that builds the extension is another version than the one the framework was built with",
+    rank=82,
+    remedy="Build the ops with the CUDA toolkit the installed framework was built for (point CUDA_HOME at it), or "
+    "install the framework build for the installed toolkit, on every node.",
+    component="deepspeed", versions="all", source="microsoft/DeepSpeed op_builder/builder.py (CUDAMismatchException: "
+    "\"Installed CUDA version X does not match the version torch was compiled with Y\")",
+    fixture="deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version "
+            "12.2 does not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions "
+            "without a matching cuda version.")
 add("DD1372", "cpython-no-module-init", VM, R.CAUSE,
     ("dynamic module does not define module export function", "dynamic module does not define init function"),
     "An extension module was built for another Python (2 vs 3, another ABI) or is not a Python module", rank=74,

@@ -222,3 +222,12 @@ add("DD1461", "jvm-linkage-error", C.VERSION_MISMATCH, R.CAUSE,
     "currently executing method was last compiled'); UnsupportedClassVersionError (a class file of a newer Java)",
     fixture="java.lang.AbstractMethodError: Method com/linkedin/spark/datasources/tfrecord/TFRecordOutputWriter.path()"
             "Ljava/lang/String; is abstract")
+add("DD1490", "ray-tune-insufficient-resources", C.RESOURCE_EXHAUSTION, R.CAUSE,
+    ("Insufficient cluster resources to launch trial",),
+    "Ray Tune could not place a trial: the cluster has fewer CPUs or GPUs than one trial requests", rank=80,
+    remedy="Request fewer resources per trial (resources_per_trial), wait for the autoscaler's nodes to join before "
+    "starting (or let Tune queue the trials), or add nodes with the GPUs a trial needs.",
+    component="ray", versions=">=1.0", source=_RAY + "python/ray/tune (TuneError: \"Insufficient cluster resources to "
+    "launch trial: trial requested ... but the cluster has only ...\")",
+    fixture="ray.tune.error.TuneError: Insufficient cluster resources to launch trial: trial requested 4 CPUs, 1 GPUs, "
+            "but the cluster has only 0 CPUs, 0 GPUs, 8.6 GiB heap, 2.93 GiB objects (1.0 node:10.0.0.1).")
