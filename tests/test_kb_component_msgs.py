@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1480-DD1491, DD1469).
+"""Components' own messages, each classified once by what its source says it means (DD1480-DD1493, DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
 NCCL's INFO lines, a scheduler's table -- which other signatures read differently (the code's error, a crashed peer,
@@ -69,6 +69,14 @@ def _verdict(text: str):
     (_TB + "ValueError: Cannot shard the pipeline with given `input_context`.`num_shards=1` but "
      "`num_input_pipelines=2`. This means that some workers won't read any data.",
      Category.DATA_SHARDING_IMBALANCE, "DD1491"),
+    # horovodrun does not recognise the mpirun on PATH
+    ("Open MPI not found in output of mpirun --version.\nTraceback (most recent call last):\n  File "
+     "\"/usr/local/bin/horovodrun\", line 21, in <module>\n    run_commandline()\nException: horovodrun convenience "
+     "script does not find an installed MPI.", Category.VERSION_MISMATCH, "DD1492"),
+    # ps-lite's RDMA transport cannot pin its buffers, then aborts (read as a native crash otherwise)
+    ("terminate called after throwing an instance of 'dmlc::Error'\n  what():  [16:23:05] src/./rdma_transport.h:130: "
+     "Check failed: mr ibv_reg_mr failed: Cannot allocate memory, i=941, kMempoolChunkSize=56\nAborted (core dumped)",
+     Category.RESOURCE_EXHAUSTION, "DD1493"),
     # preemption said in words, with a condition only after the statement (AzureML's message)
     ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has failed or "
      "restarted. Reason: Received pre-emption warning signal", Category.PREEMPTION, "DD1469"),

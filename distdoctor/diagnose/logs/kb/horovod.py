@@ -139,3 +139,22 @@ add("DD917", "horovod-placement-timeout", C.RESOURCE_EXHAUSTION, R.CAUSE, ("Plac
     "per worker, or add nodes.", component=HVD, versions=">=0.22", source="horovod/ray/strategy.py",
     fixture="TimeoutError: Placement group creation timed out. Make sure your cluster either has enough resources or "
             "use an autoscaling cluster.")
+add("DD1492", "horovodrun-mpi-implementation-not-found", C.VERSION_MISMATCH, R.CAUSE,
+    ("not found in output of mpirun --version",),
+    "horovodrun did not recognise the MPI implementation that `mpirun --version` reports", rank=80,
+    remedy="The mpirun on PATH is not an implementation this Horovod supports or recognises (another MPI first on "
+    "PATH, or an Open MPI that names itself 'OpenRTE' to an older horovodrun): put the MPI Horovod was built against "
+    "first on PATH, upgrade Horovod, or run with --gloo.",
+    component="horovod", versions="all", source="horovod/horovod horovod/runner/mpi_run.py (_get_mpi_implementation_flags: "
+    "\"Open MPI/Spectrum MPI/MPICH not found in output of mpirun --version.\"; before 0.20: \"Open MPI not found in "
+    "output of mpirun --version.\")",
+    fixture="Open MPI not found in output of mpirun --version.")
+add("DD1493", "ibverbs-register-memory-failed", C.RESOURCE_EXHAUSTION, R.CAUSE, ("ibv_reg_mr",),
+    "Registering memory with the RDMA adapter failed: the locked-memory limit or the adapter's resources ran out",
+    regex=r"ibv_reg_mr\b.*(?:Cannot allocate memory|failed)", rank=78,
+    remedy="RDMA buffers must be pinned: raise the locked-memory limit where the task runs (`ulimit -l unlimited`, "
+    "limits.conf, the container's memlock ulimit), or register less (smaller buffer pools or fewer chunks).",
+    component="kernel", versions="all", source="rdma-core libibverbs ibv_reg_mr(3) (ENOMEM: the pinned-memory limit "
+    "RLIMIT_MEMLOCK or the adapter's translation resources exhausted), as BytePS / ps-lite, NCCL and UCX report it",
+    fixture="  what():  [16:23:05] src/./rdma_transport.h:130: Check failed: mr ibv_reg_mr failed: Cannot allocate "
+            "memory, i=941, kMempoolChunkSize=56")
