@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1480-DD1493, DD1469).
+"""Components' own messages, each classified once by what its source says it means (DD1480-DD1494, DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
 NCCL's INFO lines, a scheduler's table -- which other signatures read differently (the code's error, a crashed peer,
@@ -77,6 +77,9 @@ def _verdict(text: str):
     ("terminate called after throwing an instance of 'dmlc::Error'\n  what():  [16:23:05] src/./rdma_transport.h:130: "
      "Check failed: mr ibv_reg_mr failed: Cannot allocate memory, i=941, kMempoolChunkSize=56\nAborted (core dumped)",
      Category.RESOURCE_EXHAUSTION, "DD1493"),
+    # icefall's GradScaler floor: the fp16 run diverged (a RuntimeError that otherwise reads as the code's error)
+    (_TB + "RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10", Category.NUMERICAL_DIVERGENCE,
+     "DD1494"),
     # preemption said in words, with a condition only after the statement (AzureML's message)
     ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has failed or "
      "restarted. Reason: Received pre-emption warning signal", Category.PREEMPTION, "DD1469"),

@@ -314,3 +314,10 @@ add("DD1488", "c10d-rendezvous-connection-failed", C.NETWORK_UNREACHABLE, R.SYMP
     "RendezvousConnectionError(\"The connection to the C10d store has failed. See inner exception for details.\"))",
     fixture="torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
             "failed. See inner exception for details.")
+add("DD1494", "icefall-grad-scale-too-small", C.NUMERICAL_DIVERGENCE, R.CAUSE, ("grad_scale is too small",),
+    "fp16 gradients kept overflowing until the AMP grad scale fell below its floor: training diverged", rank=82,
+    remedy="The fp16 run diverged (every step overflowed): lower the learning rate or warm it up longer, train in bf16 "
+    "or fp32, check the input for extreme values, and make sure the recipe's optional fast kernels are installed.",
+    component="pytorch", versions="all", source="k2-fsa/icefall recipes' train.py (GradScaler check: "
+    "RuntimeError(f\"grad_scale is too small, exiting: {cur_grad_scale}\"); the same in k2-fsa/ZipVoice)",
+    fixture="RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10")
