@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1480-DD1494, DD1469).
+"""Components' own messages, each classified once by what its source says it means (DD1480-DD1496, DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
 NCCL's INFO lines, a scheduler's table -- which other signatures read differently (the code's error, a crashed peer,
@@ -80,6 +80,13 @@ def _verdict(text: str):
     # icefall's GradScaler floor: the fp16 run diverged (a RuntimeError that otherwise reads as the code's error)
     (_TB + "RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10", Category.NUMERICAL_DIVERGENCE,
      "DD1494"),
+    # PySpark's own version check, inside the executor's Python traceback
+    (_TB + "RuntimeError: Python in worker has different version 3.9 than that in driver 3.10, PySpark cannot run with "
+     "different minor versions.", Category.VERSION_MISMATCH, "DD1495"),
+    # CUDA's error 2 in a glog CHECK, then the abort (a native crash otherwise)
+    ("F1206 16:55:19.914152  3830 parallel.cpp:85] Check failed: error == cudaSuccess (2 vs. 0)  out of memory\n"
+     "*** Check failure stack trace: ***\n*** Aborted at 1481043319 (unix time) try \"date -d @1481043319\" if you are "
+     "using GNU date ***", Category.OOM_GPU, "DD1496"),
     # preemption said in words, with a condition only after the statement (AzureML's message)
     ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has failed or "
      "restarted. Reason: Received pre-emption warning signal", Category.PREEMPTION, "DD1469"),

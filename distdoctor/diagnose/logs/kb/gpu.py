@@ -167,3 +167,11 @@ add("DD1485", "cuda-too-many-peers", C.RESOURCE_EXHAUSTION, R.CAUSE, ("TOO_MANY_
     "\"peer mapping resources exhausted\")",
     fixture="peer access from 0x7f76d46da2c0 to 0x7f76b4713830: CUDA_ERROR_TOO_MANY_PEERS: peer mapping resources "
             "exhausted")
+add("DD1496", "cuda-check-out-of-memory", C.OOM_GPU, R.CAUSE, ("cudaSuccess (2 vs. 0)",),
+    "A CUDA call failed with cudaErrorMemoryAllocation: the GPU's memory is exhausted", rank=80,
+    regex=r"cudaSuccess \(2 vs\. 0\)",
+    remedy="The GPU ran out of memory: lower the per-GPU batch or the model's footprint, or free what other processes "
+    "on that GPU hold (`nvidia-smi`).",
+    component="cuda", versions="all", source="CUDA runtime error 2 (cudaErrorMemoryAllocation, \"out of memory\") in a "
+    "glog CHECK (Caffe's CUDA_CHECK: \"Check failed: error == cudaSuccess (2 vs. 0)  out of memory\")",
+    fixture="F1206 16:55:19.914152  3830 parallel.cpp:85] Check failed: error == cudaSuccess (2 vs. 0)  out of memory")

@@ -231,3 +231,12 @@ add("DD1490", "ray-tune-insufficient-resources", C.RESOURCE_EXHAUSTION, R.CAUSE,
     "launch trial: trial requested ... but the cluster has only ...\")",
     fixture="ray.tune.error.TuneError: Insufficient cluster resources to launch trial: trial requested 4 CPUs, 1 GPUs, "
             "but the cluster has only 0 CPUs, 0 GPUs, 8.6 GiB heap, 2.93 GiB objects (1.0 node:10.0.0.1).")
+add("DD1495", "pyspark-python-version-mismatch", C.VERSION_MISMATCH, R.CAUSE, ("Python in worker has different version",),
+    "Spark's executors run another Python minor version than its driver", rank=88,
+    remedy="Give the driver and every executor the same Python: set PYSPARK_PYTHON (and PYSPARK_DRIVER_PYTHON) to the "
+    "same interpreter, or ship one environment (conda-pack / venv archive) to the executors.",
+    component="spark", versions=">=2.0", source=_SPARK + "python/pyspark/worker.py (\"Python in worker has different "
+    "version %s than that in driver %s, PySpark cannot run with different minor versions.\")",
+    fixture="RuntimeError: Python in worker has different version 3.9 than that in driver 3.10, PySpark cannot run with "
+            "different minor versions. Please check environment variables PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON are "
+            "correctly set.")
