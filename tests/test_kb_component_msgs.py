@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1480-DD1496, DD1469).
+"""Components' own messages, each classified once by what its source says it means (DD1480-DD1497, DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
 NCCL's INFO lines, a scheduler's table -- which other signatures read differently (the code's error, a crashed peer,
@@ -87,6 +87,10 @@ def _verdict(text: str):
     ("F1206 16:55:19.914152  3830 parallel.cpp:85] Check failed: error == cudaSuccess (2 vs. 0)  out of memory\n"
      "*** Check failure stack trace: ***\n*** Aborted at 1481043319 (unix time) try \"date -d @1481043319\" if you are "
      "using GNU date ***", Category.OOM_GPU, "DD1496"),
+    # a port taken, said in words by a launcher (a RuntimeError that otherwise reads as the code's error)
+    ('  File "/usr/local/lib/python3.11/site-packages/pocket_coffea/executors/executors_lxplus.py", line 75, in setup\n'
+     "    raise RuntimeError(\nRuntimeError: Port '8786' is already occupied on this node. Try another machine.",
+     Category.PORT_IN_USE, "DD1497"),
     # preemption said in words, with a condition only after the statement (AzureML's message)
     ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has failed or "
      "restarted. Reason: Received pre-emption warning signal", Category.PREEMPTION, "DD1469"),
@@ -101,7 +105,8 @@ def test_a_components_own_message_names_its_cause(text, category, code):
     "If a node is preempted, the job restarts from its last checkpoint",
     "NCCL WARN NET/IB : Got async event : local access violation work queue error",
     "Failed to allocate GPU memory for the cache; retrying with a smaller pool",
+    "Checking whether port 8786 is already in use before starting the scheduler",
 ])
 def test_lookalikes_are_not_those_causes(text):
     codes = {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}
-    assert not codes & {"DD1469", "DD1486", "DD1480"}, codes
+    assert not codes & {"DD1469", "DD1486", "DD1480", "DD1497"}, codes

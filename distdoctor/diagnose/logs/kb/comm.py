@@ -401,6 +401,17 @@ add("DD1481", "lightgbm-port-bind-failed", C.PORT_IN_USE, R.CAUSE, ("Binding por
     component="lightgbm", versions="all", source="microsoft/LightGBM src/network/linkers_socket.cpp (\"Binding port %d "
     "failed\")",
     fixture="[LightGBM] [Fatal] Binding to port 12402 failed")
+add("DD1497", "port-in-use-in-words", C.PORT_IN_USE, R.CAUSE,
+    ("already occupied", "already in use", "already taken", "already being used", "already bound"),
+    "A program says in words that the port it needs is taken", ignore_case=True, rank=80,
+    # a statement, not a check or a condition ("checking whether port N is already in use")
+    regex=r"^(?:(?!\b(?:whether|if|unless|check(?:s|ing)?)\b).)*?\bport\b[^.\n]{0,40}?\b(?:is|was|are) already "
+    r"(?:in use|occupied|taken|being used|bound)",
+    remedy="Another process holds that port on this host (`ss -ltnp | grep PORT`): stop it, or give the program "
+    "another port (or run it on another node).",
+    component="any", versions="all", source="the launchers' and schedulers' own wording of EADDRINUSE (Dask's "
+    "executors, LightGBM, Ray: \"Port 'N' is already occupied\", \"port N is already in use\")",
+    fixture="RuntimeError: Port '8786' is already occupied on this node. Try another machine.")
 add("DD1000", "mpi-help-aggregate", C.OTHER, R.BENIGN, ('to see all help / error messages',),
     "Open MPI's notice that it folded repeated help messages into one (harmless by itself)", rank=0,
     remedy="Nothing to do: the help message it counts is printed once above; set `--mca orte_base_help_aggregate 0` "
