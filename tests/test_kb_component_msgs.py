@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1480-DD1497, DD1469).
+"""Components' own messages, each classified once by what its source says it means (DD1480-DD1498, DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
 NCCL's INFO lines, a scheduler's table -- which other signatures read differently (the code's error, a crashed peer,
@@ -91,6 +91,13 @@ def _verdict(text: str):
     ('  File "/usr/local/lib/python3.11/site-packages/pocket_coffea/executors/executors_lxplus.py", line 75, in setup\n'
      "    raise RuntimeError(\nRuntimeError: Port '8786' is already occupied on this node. Try another machine.",
      Category.PORT_IN_USE, "DD1497"),
+    # the NGC container's entrypoint refuses the host's driver, then CUDA fails to initialise
+    ("=============\n== PyTorch ==\n=============\nNVIDIA Release 20.10 (build 16775850)\nERROR: This container was built "
+     "for NVIDIA Driver Release 455.23 or later, but\n       version 450.66 was detected and compatibility mode is "
+     "UNAVAILABLE.\n" + _TB + "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+     Category.VERSION_MISMATCH, "DD1498"),
+    ("ERROR: Detected NVIDIA Tesla K80 GPU, which is not supported by this container\nERROR: No supported GPU(s) "
+     "detected to run this container", Category.VERSION_MISMATCH, "DD1498"),
     # preemption said in words, with a condition only after the statement (AzureML's message)
     ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has failed or "
      "restarted. Reason: Received pre-emption warning signal", Category.PREEMPTION, "DD1469"),

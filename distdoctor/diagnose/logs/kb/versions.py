@@ -276,6 +276,18 @@ add("DD1489", "deepspeed-cuda-mismatch", VM, R.CAUSE, ("does not match the versi
     fixture="deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version "
             "12.2 does not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions "
             "without a matching cuda version.")
+add("DD1498", "ngc-container-driver-check", VM, R.CAUSE,
+    ("This container was built for NVIDIA Driver Release", "which is not supported by this container"),
+    "The NVIDIA container's start-up check found the host's driver too old, or a GPU the image no longer supports",
+    rank=84,
+    remedy="Run a container release built for the node's driver and GPU (NVIDIA's support matrix per release), or "
+    "upgrade the node's driver (data-center GPUs may use the CUDA forward-compatibility package); the same image on "
+    "nodes with different drivers or GPUs fails only on some.",
+    component="container-runtime", versions="NGC containers (nvidia_entrypoint.sh, since 19.x)",
+    source="NVIDIA NGC images' /opt/nvidia/entrypoint.d driver check (\"This container was built for NVIDIA Driver "
+    "Release %s or later, but version %s was detected and compatibility mode is UNAVAILABLE.\"; \"Detected NVIDIA %s "
+    "GPU, which is not supported by this container\")",
+    fixture="ERROR: This container was built for NVIDIA Driver Release 455.23 or later, but")
 add("DD1372", "cpython-no-module-init", VM, R.CAUSE,
     ("dynamic module does not define module export function", "dynamic module does not define init function"),
     "An extension module was built for another Python (2 vs 3, another ABI) or is not a Python module", rank=74,
