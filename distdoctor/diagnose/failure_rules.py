@@ -8,12 +8,14 @@ so the root-cause policy in :mod:`.engine` can pick the first failure.
 from __future__ import annotations
 
 import signal as _signal
+from dataclasses import replace
 
 from ..catalogue import Rule, RuleList
-from ..model import Category, Evidence, Severity
+from ..model import Alternative, Category, Evidence, Severity
 from .events import EventKind, LogEvent
 from .exception_reading import read_exception
 from .logs.priors import SHM_REMEDY
+from .logs.settle import settle_for
 from .observations import JobObservation, TaskState
 from .stopped import doing_when_stopped, each_task_when_stopped
 from .taskfacts import (NATIVE_CRASH_SIGNALS, completed, died_of_own_failure, events_of, evidence_of, exit_evidence,
@@ -214,10 +216,17 @@ def _peer_reported(rule: Rule, job: JobObservation):
             ev = target.events[-1] if target.events else None
             last = [_ev(ev, "context") if ev is not None and ev.text == (target.last_line or ev.text)
                     else Evidence(task=peer, ts=None, text=target.last_line or "", role="context")]
-        yield rule.finding(culprit=peer, at=evs[0].ts, severity=Severity.ERROR,
-                           summary=f"{len({e.task for e in evs})} task(s) report {peer} as lost; its own log "
-                                   + ("ends without an error" if last else "does not say why"),
-                           evidence=last + [_ev(e, "consequence") for e in evs[:4]])
+        f = rule.finding(culprit=peer, at=evs[0].ts, severity=Severity.ERROR,
+                         summary=f"{len({e.task for e in evs})} task(s) report {peer} as lost; its own log "
+                                 + ("ends without an error" if last else "does not say why"),
+                         evidence=last + [_ev(e, "consequence") for e in evs[:4]])
+        if last:
+            # a process that stops mid-line without a word was most often SIGKILLed, by the kernel's OOM killer first
+            # of all (logs/priors.py's SIGKILL with no sender): what would settle it is the node's kernel log
+            f = replace(f, alternatives=(Alternative(
+                Category.OOM_HOST, peer, f"{peer} stopped without a word: most often a SIGKILL, most often from the "
+                "kernel's OOM killer, which writes only to the node's kernel log", settle=settle_for(Category.OOM_HOST)),))
+        yield f
 
 
 @RULES.check(code="DD108", rank=66, name="terminated", category=Category.PREEMPTION, title="A task was terminated from outside",
