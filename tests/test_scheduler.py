@@ -179,6 +179,26 @@ def test_declared_log_prefixes_are_the_ones_diagnose_reads():
     assert seen >= 5
 
 
+def test_a_slurmstepd_line_under_srun_label_names_no_writer(tmp_path):
+    """srun --label relays slurmstepd's own lines through some task's stream ("280: slurmstepd: error: Detected 1
+    oom-kill event(s)"): the label is not who it is about; srun's "task 302: Out Of Memory" names the task."""
+    import json
+    import subprocess
+    import sys
+
+    from distdoctor.diagnose.logs.prefixes import split_prefix
+    assert split_prefix("280: slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1.0.")[0] is None
+    assert split_prefix("280: Epoch 1/2")[0] == "rank:280"
+    log = tmp_path / "slurm-46030512.out"
+    log.write_text("280: Epoch 3/10\n302: Epoch 3/10\n280: slurmstepd: error: Detected 1 oom-kill event(s) in "
+                   "StepId=46030512.0. Some of your processes may have been killed by the cgroup out-of-memory "
+                   "handler.\nsrun: error: h32m33: task 302: Out Of Memory\n")
+    out = subprocess.run([sys.executable, "-m", "distdoctor", "diagnose", str(log), "--json"], capture_output=True,
+                         text=True, timeout=120)
+    rc = json.loads(out.stdout)["root_cause"]
+    assert (rc["category"], rc["culprit"]) == ("oom_host", "rank:302"), rc
+
+
 def test_diagnose_reads_its_prefix_table_from_the_schedulers(monkeypatch):
     """A scheduler's prefix is declared once, by the scheduler: diagnose's table is built from the declarations, so
     a new scheduler's prefix is read with no line in diagnose."""

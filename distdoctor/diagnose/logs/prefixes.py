@@ -153,6 +153,10 @@ def _split_prefix(line: str) -> tuple[str | None, str, str | None]:
         if m is None:
             continue
         task = label_task(p, m.group("label"))
+        if task is not None and p.family == "slurm" and line.startswith("slurmstepd", m.end()):
+            # the step daemon's own line, relayed through whichever task's stream srun labelled it with: it names
+            # its task itself when it means one ("task 302: Out Of Memory"), so the label says nothing of the writer
+            return None, lead + line[m.end():], p.style
         if task is not None or p.family == "bracket":   # a pod's name that names no task: the prefix still goes
             return task, lead + line[m.end():], p.style
     return None, line, None
