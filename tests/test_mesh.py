@@ -226,6 +226,48 @@ def test_task_that_never_starts_is_named_within_timeout():
         assert mesh["verdict_at"] - mesh["started_at"] <= 4.0
 
 
+@pytest.mark.parametrize("silent", [False, True])
+def test_a_listener_that_never_speaks_the_mesh_is_foreign_after_retries(silent):
+    """Something else holds worker:1's port: it accepts and closes at once, or accepts and never answers. A mesh
+    responder that is slow or closing looks the same once, so the prober tries again while its deadline allows; one
+    that keeps doing it until the deadline is a foreign listener (DD508), named within the timeout."""
+    import threading
+    cluster = loop_cluster(2)
+    host, port = cluster["worker"][1].split(":")
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind((host, int(port)))
+    srv.listen(64)
+    held, accepted, stop = [], [], threading.Event()
+
+    def serve():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            accepted.append(1)
+            held.append(conn) if silent else conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        runs = run_tasks(cluster, ["worker:0"], all={"timeout": 4})
+    finally:
+        stop.set()
+        t.join(2)
+        for c in held:
+            c.close()
+        srv.close()
+    r = runs[0]
+    assert r.rc == 1, r.stderr
+    f = r.finding("DD508")
+    assert f["culprit"] == "worker:1" and f["category"] == "port_in_use", r.doc["findings"]
+    assert len(accepted) >= (1 if silent else 2)   # one that closes at once is tried again before the verdict
+    assert r.doc["mesh"]["verdict_at"] - r.doc["mesh"]["started_at"] <= 5.0
+
+
 def test_disagreeing_cluster_lists():
     cluster = loop_cluster(3)
     odd = {"worker": [cluster["worker"][0], "127.0.0.1:1", cluster["worker"][2]]}

@@ -41,7 +41,7 @@ def test_dropped_port_is_a_firewall_on_that_task(lab):
         assert r.rc == 1 and r.doc, r.stderr
         f = r.finding("DD502")
         assert f["culprit"] == "worker:1" and f["category"] == "firewall_or_port_blocked", r.doc["findings"]
-        assert {c for c, cul in r.codes().items() if c.startswith("DD5")} == {"DD502"}
+        assert {c for c, cul in r.codes().items() if c.startswith("DD5")} == {"DD502"}, r.doc["mesh"]["pairs"]
         assert r.doc["mesh"]["verdict_at"] - r.doc["mesh"]["started_at"] <= 4.0
 
 

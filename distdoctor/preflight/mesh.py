@@ -241,10 +241,10 @@ class MeshNode:
                 continue
             reader, writer = rw
             hs = await client_handshake(reader, writer, self.token, Peer(self.me, self.instance),
-                                        HANDSHAKE_TIMEOUT_S)
+                                        min(HANDSHAKE_TIMEOUT_S, max(deadline - loop.time(), 0.5)))
             if hs.failure is not None:
                 writer.close()
-                if hs.retry:   # the responder is busy (a flood at its door): try again, like a refusal
+                if hs.retry:   # busy (a flood at its door), slow or closing: try again, like a refusal
                     outcome, detail = Outcome(hs.failure), hs.detail
                     await asyncio.sleep(min(backoff * (0.5 + random.random()), max(deadline - loop.time(), 0)))
                     backoff = min(backoff * 1.6, BACKOFF_MAX_S)

@@ -217,9 +217,13 @@ async def client_handshake(reader: asyncio.StreamReader, writer: asyncio.StreamW
         kind, body = await asyncio.wait_for(read_frame(reader, MAX_HELLO), timeout)
         rtts.append((time.perf_counter() - t) * 1000.0)
     except asyncio.TimeoutError:
-        return ClientHandshake("foreign", "accepted the connection but never answered the mesh handshake", peer)
+        # a mesh responder that is slow (a loaded host) or shutting down looks the same once: try again while the
+        # deadline allows, and call it foreign only if it keeps doing so
+        return ClientHandshake("foreign", "accepted the connection but never answered the mesh handshake", peer,
+                               retry=True)
     except (EOFError, ConnectionError, OSError):
-        return ClientHandshake("foreign", "accepted the connection, then closed it without the mesh handshake", peer)
+        return ClientHandshake("foreign", "accepted the connection, then closed it without the mesh handshake", peer,
+                               retry=True)
     except (ProtocolError, ValueError) as exc:
         return ClientHandshake("foreign", f"answered something that is not the mesh protocol ({exc})", peer)
     if kind == Kind.DENY:
