@@ -1,4 +1,5 @@
-"""Components' own messages, each classified once by what its source says it means (DD1480-DD1498, DD1469).
+"""Components' own messages, each classified once by what its source says it means (DD1476-DD1498, DD755, DD640,
+DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
 NCCL's INFO lines, a scheduler's table -- which other signatures read differently (the code's error, a crashed peer,
@@ -117,3 +118,54 @@ def test_a_components_own_message_names_its_cause(text, category, code):
 def test_lookalikes_are_not_those_causes(text):
     codes = {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}
     assert not codes & {"DD1469", "DD1486", "DD1480", "DD1497"}, codes
+
+
+@pytest.mark.parametrize("text", [
+    "--------------------------------------------------------------------------\n"
+    "All nodes which are allocated for this job are already filled.\n"
+    "--------------------------------------------------------------------------",
+    "There are not enough slots available in the system to satisfy the 2\nslots that were requested by the application:",
+    "here are not enough slots available in the system to satisfy the N",   # a paste that lost its first letter
+])
+def test_mpiruns_missing_slots_are_the_host_list_it_was_given(text):
+    """Open MPI's mapper (help-orte-rmaps-base.txt) found fewer free slots in the hostfile, -H list or allocation
+    than processes requested: the launcher's description of the cluster is wrong for the job (each real case: a
+    hostfile written without or with zero slots, horovodrun's -H without a count), not a machine out of resources."""
+    v = _verdict(text)
+    assert (v.category, v.code) == (Category.CONFIG_TF_CONFIG, "DD755")
+
+
+_RANK_EXIT_MPI = ("--------------------------------------------------------------------------\nmpirun detected that one or "
+                  "more processes exited with non-zero status, thus causing\nthe job to be terminated.")
+_ELASTIC = ("E1030 11:42:16.325000 140014536193856 torch/distributed/elastic/multiprocessing/api.py:833] failed "
+            "(exitcode: 1) local_rank: 0 (pid: 155690) of binary: /usr/bin/python3")
+
+
+@pytest.mark.parametrize("text,category,code", [
+    # glibc elf/dl-lookup.c: a library linked against a newer release of another one (not a native crash, not code)
+    ("./a.out: relocation error: /opt/ucx/lib/ucx/libuct_ib.so.0: symbol mlx5dv_is_supported, version MLX5_1.8 not "
+     "defined in file libmlx5.so.1 with link time reference\n" + _RANK_EXIT_MPI, Category.VERSION_MISMATCH, "DD1476"),
+    # UCX ucp_context.c's own version check, warned before the program goes on
+    ("[1748179345.114806] [beaker:3019122:0]     ucp_context.c:2257 UCX  WARN  UCP API version is incompatible: "
+     "required >= 1.20, actual 1.18.0 (loaded from /usr/local/ucx/lib/libucp.so.0)\nBackend UCX was instantiated",
+     Category.VERSION_MISMATCH, "DD1477"),
+    # UCX ucp_listener.c, as a terminal wraps it: every transport failed to bind the port
+    ("[dgx15:44156:0]   ucp_listener.c:263  UCX  ERROR none of the available transports can listen for \n"
+     "connections on 0.0.0.0:13337", Category.PORT_IN_USE, "DD1478"),
+    # CPython's own TypeError for an argument the callee does not take, inside a traceback (else the code's error)
+    ("Traceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/acme/agents/tf/dqn/agent.py\", "
+     "line 96, in __init__\n    replay_table = reverb.Table(\nTypeError: __init__() got an unexpected keyword argument "
+     "'samples_per_insert'", Category.VERSION_MISMATCH, "DD1479"),
+    # a loss or gradient norm said to be NaN in words (MAE's misc.py, ESPnet's trainer), then the launcher's exit
+    ("[11:41:59.064379] Loss is nan, stopping training\n" + _ELASTIC, Category.NUMERICAL_DIVERGENCE, "DD640"),
+    ("(trainer:582) WARNING: The grad norm is nan. Skipping updating the model.\n" * 3,
+     Category.NUMERICAL_DIVERGENCE, "DD640"),
+])
+def test_the_stacks_own_words_for_a_version_a_port_and_a_nan(text, category, code):
+    v = _verdict(text)
+    assert (v.category, v.code) == (category, code)
+
+
+@pytest.mark.parametrize("text", ["loss: 0.2606 (0.2654)  nanoseconds: 12", "the grad norm is 3.2", "Loss is finite"])
+def test_finite_numbers_and_words_that_start_with_nan_are_no_divergence(text):
+    assert "DD640" not in {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}

@@ -152,7 +152,8 @@ class Deny:
 @dataclass(frozen=True)
 class ClientHandshake:
     """How the client side ended. ``failure`` is None on success, else an :class:`~.meshmodel.Outcome` value:
-    ``wrong_token``, ``foreign`` or ``error``; ``retry`` is set where trying again later may succeed (busy)."""
+    ``wrong_token``, ``foreign`` or ``error``; ``retry`` is set where trying again later may succeed (a busy responder,
+    or one that accepted and then closed or stayed silent: a slow or closing mesh responder looks like that once)."""
 
     failure: str | None
     detail: str = ""
