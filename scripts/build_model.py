@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
-from distdoctor.diagnose.logs.learned import BANDS, DECIDED_BY_MODEL, band_of, confidence_of  # noqa: E402
+from distdoctor.diagnose.logs.learned import BANDS, band_of, confidence_of, decided_by_model  # noqa: E402
 
 OUT = ROOT / "distdoctor" / "diagnose" / "logs" / "data" / "model.json"
 C = 10.0
@@ -71,6 +71,7 @@ def read(case: Path) -> dict:
             "hand_conf": rc.confidence if rc is not None else None,
             "x": features(diag, hits),
             "code": rc.code if rc is not None else None,
+            "decided": decided_by_model(rc),
             "lines": [ln.text for ln in case_lines(hits, facts)], "reading": (diag, hits, facts)}
 
 
@@ -241,7 +242,7 @@ def figures(rows: list[dict], probs: list[dict] | None, joint: bool = False) -> 
             # as :func:`distdoctor.diagnose.logs.learned.with_learned_reading` ranks them, and decides the cause
             # where the knowledge base names none
             order = [c for c, _ in sorted(probs[i].items(), key=lambda kv: (-kv[1], kv[0]))]
-            hand = order[0] if r["code"] in DECIDED_BY_MODEL else r["hand"]
+            hand = order[0] if r["decided"] else r["hand"]
             ranked = [hand] + [c for c in order if c != hand][:2]
             band = confidence_of(r["hand_conf"], probs[i].get(hand, 0.0))   # as with_learned_reading bands it
         else:

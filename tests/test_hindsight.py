@@ -209,6 +209,21 @@ def test_a_step_cancelled_after_a_task_failed_is_not_a_preemption(tmp_path):
     assert rc.category.value == "user_code_error" and rc.culprit == "rank:2", rc
 
 
+def test_a_step_cancelled_after_a_rank_called_mpi_abort_is_not_a_preemption(tmp_path):
+    # MPICH / Intel MPI under srun --label: the rank's abort notice, then srun's teardown and slurmstepd's cancel
+    text = ("37: Abort(1) on node 37 (rank 37 in comm 0): Fatal error in PMPI_Bcast: Invalid count, error stack:\n"
+            "37: PMPI_Bcast(432): MPI_Bcast(buf=0x7f, count=-12, MPI_BYTE, root=0, MPI_COMM_WORLD) failed\n"
+            "   0: slurmstepd: error: *** STEP 4411.0 ON cn01 CANCELLED AT 2025-05-05T05:05:05 ***\n"
+            "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+            "srun: error: cn09: tasks 40-79: Killed\n")
+    rc = diagnose({"output.log": text}, tmp_path)
+    assert rc.category.value != "preemption" and rc.culprit == "rank:37", rc
+    assert "preemption" in cats(rc), rc   # a person's scancel stays possible
+    # the control: the same cancel with no task's failure before it
+    alone = text.split("\n", 2)[2]
+    assert diagnose({"output.log": alone}, tmp_path).category.value == "preemption"
+
+
 def test_a_module_missing_on_some_ranks_only_is_nodes_set_up_differently(tmp_path):
     text = ("[1,0]<stdout>:step 100 loss 1.02\n[1,1]<stdout>:step 100 loss 1.03\n"
             "[1,2]<stderr>:ModuleNotFoundError: No module named 'sentencepiece'\n"

@@ -189,6 +189,10 @@ def test_a_slurmstepd_line_under_srun_label_names_no_writer(tmp_path):
     from distdoctor.diagnose.logs.prefixes import split_prefix
     assert split_prefix("280: slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1.0.")[0] is None
     assert split_prefix("280: Epoch 1/2")[0] == "rank:280"
+    from distdoctor.diagnose.logs.prefixes import split_combined
+    split = split_combined(b"280: Epoch 3/10\n302: Epoch 3/10\n280: slurmstepd: error: *** STEP 1.0 ON n1 CANCELLED AT "
+                           b"2025-01-01T00:00:00 ***", "slurm", {}, {})
+    assert split == {"rank:280": [b"Epoch 3/10"], "rank:302": [b"Epoch 3/10"]}, split   # not task 280's output
     log = tmp_path / "slurm-46030512.out"
     log.write_text("280: Epoch 3/10\n302: Epoch 3/10\n280: slurmstepd: error: Detected 1 oom-kill event(s) in "
                    "StepId=46030512.0. Some of your processes may have been killed by the cgroup out-of-memory "

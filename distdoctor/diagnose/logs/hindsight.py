@@ -27,8 +27,9 @@ components that print them behave:
   the ranks wait in different collectives: a collective mismatch ("different ranks are trying to submit different
   tensors"), not one stuck rank; the shutdown and "Horovod has been shut down" errors after it are consequences.
 * **A step that srun cancelled after a task failed**: slurmstepd's ``*** STEP ... CANCELLED AT ... ***`` with no
-  ``DUE TO`` reason, printed after srun reported a task's non-zero exit and terminated the step, is srun's own
-  teardown of the other tasks, not a preemption; the failed task's own line is the cause.
+  ``DUE TO`` reason, printed after srun reported a task's non-zero exit (or after a task called ``MPI_Abort``,
+  which exits it non-zero) and terminated the step, is srun's own teardown of the other tasks, not a preemption;
+  the failed task's own line is the cause.
 * **A broadcast of different shapes** (Horovod's "Mismatched BROADCAST tensor shapes"): the model's variables are
   broadcast from the root rank, so the ranks built different models (arguments, sizes read from data that differs
   between nodes), rather than calling different collectives.
@@ -262,13 +263,17 @@ def stall_report_of_different_collectives(v: Verdict, hits: list[Hit]) -> Verdic
 _NO_REASON_CANCEL = re.compile(r"CANCELLED AT (?!.*DUE TO)")
 _EXITED_NON_ZERO = re.compile(r"Exited with exit code [1-9]\d*")
 _TEARDOWN = ("slurm-preemption", "srun-task-exited", "slurm-terminating-step")
+# a task that called MPI_Abort exits non-zero, and srun then ends the step: MPICH / Intel MPI's "Abort(N) on node R",
+# Open MPI's "MPI_ABORT was invoked on rank R"
+_ABORTED = ("mpich-abort-on-node", "mpi-job-aborted")
 
 
 def step_cancelled_by_srun(v: Verdict, hits: list[Hit]) -> Verdict | None:
     if v.root is None or v.root.sig.name != "slurm-preemption" or not _NO_REASON_CANCEL.search(v.root.text):
         return None
-    exits = [h for h in hits if h.sig.name == "srun-task-exited" and _EXITED_NON_ZERO.search(h.text)
-             and h.stream == v.root.stream and h.line_no < v.root.line_no]
+    exits = [h for h in hits if (h.sig.name == "srun-task-exited" and _EXITED_NON_ZERO.search(h.text)
+                                 or h.sig.name in _ABORTED) and h.stream == v.root.stream
+             and h.line_no < v.root.line_no]
     if not exits:
         return None
     own = [h for h in hits if h.sig.role == Role.CAUSE and h.sig.name not in _TEARDOWN

@@ -54,6 +54,14 @@ def task_of(h: Hit) -> str | None:
     return h.named
 
 
+def named_below(hits, root: Hit, within: int = 3) -> str | None:
+    """The task named by a line at most ``within`` lines below ``root`` in its stream (an abort notice that names the
+    rank whose error is printed above it: MPICH's ``Abort(1) on node 1``), else None."""
+    near = [h for h in hits if h.stream == root.stream and h.named and 0 <= h.line_no - root.line_no <= within
+            and h is not root]
+    return near[0].named if near else None
+
+
 def distinct(root: Hit | None, hits) -> tuple[Hit, ...]:
     """One hit per line, none on the root's own line (several signatures can match one line)."""
     skip = {(root.stream, root.line_no)} if root is not None else set()

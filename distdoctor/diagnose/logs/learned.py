@@ -46,7 +46,7 @@ from importlib import resources
 
 from .words import tokens
 
-__all__ = ["features", "candidate_features", "rank", "load", "Model", "TextModel", "case_lines", "Line", "weighed",
+__all__ = ["decided_by_model", "features", "candidate_features", "rank", "load", "Model", "TextModel", "case_lines", "Line", "weighed",
            "with_learned_reading"]
 
 TEXT_LINES = 400      # a case's text: at most this many lines (a 64-task job's hits are many; a pasted case has ~5)
@@ -349,14 +349,26 @@ def weighed(m: Model, diag, hits: list, lines: list[Line], category: str, n: int
 
 UNKNOWN_MESSAGE = "DD160"   # the knowledge base names no cause; a line reads as an error (:mod:`.safetynet`)
 CUT_TRACEBACK = "DD861"     # a traceback ended the task, but its exception line is not in the log
+TASK_EXITED = "DD823"       # srun: a task exited with an error (its exit code, not why)
 # the verdicts whose line names no cause: there the learned reading decides it (:func:`_decided`)
-DECIDED_BY_MODEL = (UNKNOWN_MESSAGE, CUT_TRACEBACK)
+DECIDED_BY_MODEL = (UNKNOWN_MESSAGE, CUT_TRACEBACK, TASK_EXITED)
+
+
+def decided_by_model(rc) -> bool:
+    """Whether the learned reading decides this root cause's category (:data:`DECIDED_BY_MODEL`): srun's line decides
+    only in its exit-code form ("task 1: Exited with exit code 1"); "Killed", "Segmentation fault" say how the task
+    ended, and their readings stay."""
+    if rc is None or rc.code not in DECIDED_BY_MODEL:
+        return False
+    return rc.code != TASK_EXITED or any("Exited with exit code" in e.text for e in rc.evidence[:1])
 
 
 def _decided(diag, ranked: list[tuple[str, float]]):
-    """Where the verdict's line names no cause (:data:`DECIDED_BY_MODEL`) -- a line no signature knows (DD160), or a
+    """Where the verdict's line names no cause (:data:`DECIDED_BY_MODEL`) -- a line no signature knows (DD160), a
     traceback whose exception line the log lacks (DD861: the exception, not the traceback, would say what failed; its
-    hand-written reading, the user's code, was right on 2 of the corpus's 30 such cases) -- the learned reading
+    hand-written reading, the user's code, was right on 2 of the corpus's 30 such cases), or srun's report that a
+    task exited with an error (DD823: the task's own output says why; its hand-written reading, a crashed peer, was
+    right on none of the corpus's 6 such cases, 4 of them a library's or the program's own defect) -- the learned reading
     decides its category: its most probable cause (its words, every other line's hits and words), at low confidence.
     The quoted line, the task and the remedy stay (and for a cut traceback, what would settle it: the
     traceback's end)."""
@@ -400,7 +412,8 @@ def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False)
     lines = case_lines(hits, facts)
     index = HitIndex(hits, {ln.key for ln in lines[:WEIGH_LINES]})
     ranked = m.reading(diag, hits, lines, read=index.full)
-    if rc.code in DECIDED_BY_MODEL:
+    decided = decided_by_model(rc)
+    if decided:
         diag = _decided(diag, ranked)
         rc = diag.root_cause
     heavy = tuple(Weighed(text=ln.text, task=ln.task, where=ln.where, weight=round(w, 3))
@@ -409,7 +422,7 @@ def with_learned_reading(diag, hits: list, facts=(), *, witnessed: bool = False)
         p = dict(ranked).get(rc.category.value, 0.0)
         rc = replace(rc, probability=round(p, 3), confidence=confidence_of(rc.confidence, p))
     given = {a.category.value: a for a in rc.alternatives}
-    first = rc.alternatives[0] if rc.alternatives and rc.code not in DECIDED_BY_MODEL and rc.alternatives[0].category != rc.category else None
+    first = rc.alternatives[0] if rc.alternatives and not decided and rc.alternatives[0].category != rc.category else None
     alts = []
     for cat, p in ranked:
         if cat == rc.category.value or Category(cat) in RUN_ONLY_CATEGORIES:   # no log shows what befell distdoctor

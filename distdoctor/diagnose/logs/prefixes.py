@@ -221,6 +221,8 @@ def split_combined(body: bytes, style: str, task_map: dict[str, str], state: dic
             label = m.group("label").decode("utf-8", "replace")
             if task is None and label in JOB_LEVEL_LABELS:
                 continue
+            if task is not None and p.family == "slurm" and line.startswith(b"slurmstepd", m.end()):
+                continue   # the step daemon's own line under a task's label: no task wrote it (see _split_prefix)
             if task is None:
                 if len(unknown) < 50:
                     unknown.add(label)

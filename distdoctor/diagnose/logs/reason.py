@@ -35,7 +35,8 @@ from .progress import EPOCH_LINE, progress_of
 from .scan import Hit, StreamFacts
 from .signature import Role
 from .conclusion import Alternative, Verdict
-from .jobhits import JobHits, alternatives, distinct, looked, order_key, settle_of, summary_of, task_of
+from .jobhits import (JobHits, alternatives, distinct, looked, named_below, order_key, settle_of, summary_of,
+                      task_of)
 from .multiline import cluster_defect_behind, cut_traceback, multi_line_reading, nan_reading
 from .safetynet import ERROR_LINE, rescue
 from .priors import apply_priors
@@ -300,10 +301,15 @@ def _killed_short_of_memory(job: JobHits, root: Hit, culprit: str | None) -> lis
             and job.order.get(id(h), 0) < at and (culprit is None or h.writer in (None, culprit))]
 
 
+# lines that head a block about one task: TensorFlow re-raises a remote error under ``From /job:X/...:``; Hydra's
+# BAD TERMINATION block names ``RANK N PID M RUNNING AT host`` above the rank's EXIT CODE / KILLED BY SIGNAL
+_TASK_HEADERS = frozenset({"tf-from-remote-task", "hydra-process-header"})
+
+
 def _carry_from_task(job: JobHits) -> dict[int, str]:
-    """A cause printed right after ``From /job:X/...:`` happened on X (TensorFlow re-raises remote errors so)."""
+    """A cause printed right after a line that heads a block about task X (:data:`_TASK_HEADERS`) happened on X."""
     out: dict[int, str] = {}
-    froms = [h for h in job.hits if h.sig.name == "tf-from-remote-task" and h.named]
+    froms = [h for h in job.hits if h.sig.name in _TASK_HEADERS and h.named]
     for c in job.hits:
         if c.sig.role != Role.CAUSE:
             continue
@@ -378,9 +384,7 @@ def _nearby_task(job: JobHits, root: Hit) -> str | None:
     same = [h for h in job.hits if h.sig.code == root.sig.code and task_of(h)]
     if same:
         return task_of(same[0])
-    near = [h for h in job.hits if h.stream == root.stream and h.named and 0 <= h.line_no - root.line_no <= 3
-            and h is not root]
-    return near[0].named if near else None
+    return named_below(job.hits, root)
 
 
 def _odd_one_out(job: JobHits, root: Hit, culprit: str | None) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ...catalogue import RuleList
 from ...model import Category, Status
 from .conclusion import Verdict
+from .jobhits import named_below
 from .prefixes import split_prefix
 from .progress import EPOCH_LINE, progress_of
 from .scan import Hit, StreamFacts
@@ -89,7 +90,7 @@ def rescue(v: Verdict, hits: list[Hit], lines: list[Hit], facts: list[StreamFact
     first = min(errs, key=lambda h: (h.ts if h.ts is not None else float("inf"), lines.index(h)))
     text = first.text.strip()
     more = [h for h in errs if h is not first][:4]
-    return Verdict(status=Status.FAILED, category=Category.OTHER, culprit=first.named or first.writer,
+    return Verdict(status=Status.FAILED, category=Category.OTHER, culprit=first.named or first.writer or named_below(hits, first),
                    confidence="low", code=SAFETY_NET.code,
                    summary=f"not in the knowledge base: the first line that reads as an error is \"{text[:200]}\"",
                    remedy=SAFETY_NET.remedy, root=first, context=tuple(more), looked_at=v.looked_at,

@@ -141,6 +141,13 @@ add("DD950", "hydra-bad-termination", C.PEER_CRASHED, R.CAUSE, ("BAD TERMINATION
     "output for the cause.", component=MPICH, versions=">=3.0 (also Intel MPI)",
     source="pmodels/mpich src/pm/hydra/mpiexec/pmiserv_cb.c",
     fixture="=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES")
+add("DD1499", "hydra-process-header", C.PEER_CRASHED, R.CONTEXT, ("RUNNING AT ",),
+    "MPICH's launcher (Hydra) names the rank its next lines are about", regex=r"^=\s+RANK (?P<rank>\d+) PID \d+ RUNNING AT ",
+    # the header of Hydra's BAD TERMINATION block: the EXIT CODE / KILLED BY SIGNAL line under it is that rank's
+    rank=10, expect="rank:0", remedy="The rank named here is the one whose exit the next line reports.",
+    component=MPICH, versions=">=3.3 (also Intel MPI; older Hydra prints '=   PID %d RUNNING AT %s', no rank)",
+    source="pmodels/mpich src/pm/hydra/mpiexec/pmiserv_cb.c (BAD TERMINATION block: '=   PID %d RUNNING AT %s')",
+    fixture="=   RANK 0 PID 38 RUNNING AT node-13")
 add("DD951", "hydra-exit-string", C.PEER_CRASHED, R.CAUSE, ("YOUR APPLICATION TERMINATED WITH THE EXIT STRING:",),
     "mpiexec reports the signal that ended the application",
     regex=r"TERMINATED WITH THE EXIT STRING: (?P<sig>.+?) \(signal (?P<signo>\d+)\)", rank=42,
