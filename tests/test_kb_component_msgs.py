@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1476-DD1498, DD755, DD640,
+"""Components' own messages, each classified once by what its source says it means (DD1476-DD1504, DD755, DD640,
 DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
@@ -102,6 +102,30 @@ def _verdict(text: str):
     # preemption said in words, with a condition only after the statement (AzureML's message)
     ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has failed or "
      "restarted. Reason: Received pre-emption warning signal", Category.PREEMPTION, "DD1469"),
+    # DDP's reducer, as a trainer's logger reports the exception (parameters that got no gradient)
+    ("[2024-01-05 02:42:07][ INFO](trainer) - Epoch: 1/20, Iter: 1/2 -- train_loss: 0.9693\n[2024-01-05 02:42:14]"
+     "[ERROR](trainer) - Current run is terminating due to exception: Expected to have finished reduction in the "
+     "prior iteration before starting a new one. This error indicates that your module has parameters that were not "
+     "used in producing loss.\nParameter indices which did not receive grad for rank 1: 35 36 37",
+     Category.USER_CODE_ERROR, "DD1500"),
+    (_TB + "RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following "
+     "reasons: 1) Use of a module parameter outside the `forward` function.\nParameter at index 127 has been marked as "
+     "ready twice.", Category.USER_CODE_ERROR, "DD1501"),
+    # DGL's RPC server, given an address this machine does not have
+    ("Namespace(ip_config='ip_config.txt', num_servers=1, part_config='data/ogb-product.json')\n"
+     "/opt/dgl/src/rpc/network/tcp_socket.cc: 69: Failed bind on 172.31.0.9:30050(ip+port), errno=99\n"
+     "[08:12:03] /opt/dgl/src/rpc/rpc.cc:141: Cannot bind to 172.31.0.9:30050", Category.CONFIG_TF_CONFIG, "DD1502"),
+    # an MPI argument error behind Open MPI's fatal handler (a count that overflowed: the program's defect)
+    ("[n1:20431] *** An error occurred in MPI_Isend\n[n1:20431] *** reported by process [392036353,0]\n[n1:20431] *** "
+     "on communicator MPI_COMM_WORLD\n[n1:20431] *** MPI_ERR_COUNT: invalid count argument\n[n1:20431] *** "
+     "MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n" + _MPIRUN, Category.OTHER, "DD1503"),
+    ("Abort(537490947) on node 12 (rank 12 in comm 0): Fatal error in PMPI_Send: Invalid count, error stack:\n"
+     "PMPI_Send(157): MPI_Send(buf=0x2b1c, count=-1840700270, MPI_BYTE, dest=0, tag=7, MPI_COMM_WORLD) failed\n"
+     "PMPI_Send(94).: Negative count, value is -1840700270", Category.OTHER, "DD1503"),
+    # torch.multiprocessing.spawn's report of a child the kernel killed, then a sibling's broken start-up pipe
+    (_TB + "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL\n"
+     "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n_pickle.UnpicklingError: pickle "
+     "data was truncated", Category.OOM_HOST, "DD1504"),
 ])
 def test_a_components_own_message_names_its_cause(text, category, code):
     v = _verdict(text)
@@ -114,10 +138,22 @@ def test_a_components_own_message_names_its_cause(text, category, code):
     "NCCL WARN NET/IB : Got async event : local access violation work queue error",
     "Failed to allocate GPU memory for the cache; retrying with a smaller pool",
     "Checking whether port 8786 is already in use before starting the scheduler",
+    "/opt/dgl/src/rpc/network/tcp_socket.cc: 69: Failed bind on 172.31.0.9:30050(ip+port), errno=98",
 ])
 def test_lookalikes_are_not_those_causes(text):
     codes = {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}
-    assert not codes & {"DD1469", "DD1486", "DD1480", "DD1497"}, codes
+    assert not codes & {"DD1469", "DD1486", "DD1480", "DD1497", "DD1502"}, codes
+
+
+def test_nccls_system_error_names_shared_memory_beside_the_network():
+    """ncclSystemError says a system call failed, not which: a container's small /dev/shm (NCCL's troubleshooting
+    names it first) as much as a socket. The verdict stays NCCL's line, at most medium, shared memory its first
+    alternative; DDP's ready-twice names a library's own checkpointing as its other usual cause."""
+    v = _verdict(_TB + "torch.distributed.DistBackendError: NCCL error in: NCCLUtils.hpp:268, unhandled system error "
+                 "(run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5")
+    assert (v.code, v.confidence) == ("DD711", "medium") and v.alternatives[0].category == Category.RESOURCE_EXHAUSTION
+    v = _verdict(_TB + "RuntimeError: Expected to mark a variable ready only once.")
+    assert (v.code, v.confidence) == ("DD1501", "medium") and v.alternatives[0].category == Category.OTHER
 
 
 @pytest.mark.parametrize("text", [

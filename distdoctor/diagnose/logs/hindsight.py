@@ -277,7 +277,7 @@ def step_cancelled_by_srun(v: Verdict, hits: list[Hit]) -> Verdict | None:
     if not exits:
         return None
     own = [h for h in hits if h.sig.role == Role.CAUSE and h.sig.name not in _TEARDOWN
-           and h.sig.category != C.OTHER and h.line_no < exits[0].line_no]
+           and (h.stream != v.root.stream or h.line_no < v.root.line_no)]   # (an abort's error stack follows it)
     root = max(own, key=lambda h: (h.sig.rank, -h.line_no)) if own else exits[0]
     culprit = root.named or root.writer or exits[0].named
     alts = (_alt(C.PREEMPTION, None, "a step cancelled with no reason given may also have been cancelled by a person "

@@ -129,6 +129,15 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
     # are not the chief's to initialize (per-worker state), or no running task is the chief (is_chief / TF_CONFIG)
     "tf-uninitialized-variables-wait": Ambiguous("low", C.CONFIG_TF_CONFIG, "the chief that initializes the "
                                                  "variables may not be running, or no task is configured as chief"),
+    # ncclSystemError: a system call failed, NCCL's own troubleshooting names shared memory first (a container's
+    # /dev/shm, 64 MB by default, too small for its shm transport), then sockets and the network interface
+    "nccl-unhandled-system": Ambiguous("medium", C.RESOURCE_EXHAUSTION, "NCCL's shared-memory transport fails the same "
+                                       "way when /dev/shm is too small (a container's 64 MB default: --shm-size, an "
+                                       "emptyDir of medium Memory)"),
+    # DDP's reducer sees a gradient twice when a layer runs in several reentrant backward passes: activation
+    # checkpointing that a library switches on around shared layers does it as often as the user's own code
+    "ddp-variable-ready-twice": Ambiguous("medium", C.OTHER, "a library that wraps the model (gradient checkpointing, "
+                                          "adapters) reuses its parameters across reentrant backward passes itself"),
 }
 
 

@@ -440,3 +440,13 @@ add("DD1003", "nccl-ib-retry-exceeded", C.NETWORK_UNREACHABLE, R.CAUSE, ("Got co
     component="nccl", versions="all ('with error' <=2.11, 'from peer ... with error' 2.12-2.18, 'status=' >=2.19)",
     source="NVIDIA/nccl src/transport/net_ib.cc; libibverbs ibv_wc_status",
     fixture="node-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129")
+# DGL's RPC server binds the address its ip_config file gives this machine; EADDRNOTAVAIL (errno 99) says this machine
+# has no such address: the file lists another host's address, or a NAT'd public one, for this server
+add("DD1502", "dgl-bind-address-not-here", C.CONFIG_TF_CONFIG, R.CAUSE, ("Failed bind on",),
+    "DGL's RPC server cannot bind the address the cluster's ip_config gives it: the address is not this machine's",
+    regex=r"Failed bind on \S+?,? errno=99\b", rank=72,
+    remedy="The ip_config file (the cluster spec of DGL's distributed training) lists an address this machine does "
+    "not have: put each machine's own address (`hostname -I`, the private one, not a NAT'd public one) on its line.",
+    component="dgl", versions=">=0.5 (distributed)", source="dmlc/dgl src/rpc/network/tcp_socket.cc (TCPSocket::Bind: "
+    "\"Failed bind on \" << ip << \":\" << port << \" , errno=\" << errno); errno 99 EADDRNOTAVAIL",
+    fixture="/opt/dgl/src/rpc/network/tcp_socket.cc: 69: Failed bind on 10.0.0.7:30050(ip+port), errno=99")

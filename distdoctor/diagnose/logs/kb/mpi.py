@@ -255,3 +255,17 @@ add("DD1483", "mpi-called-before-init", C.USER_CODE_ERROR, R.CAUSE, ("was called
     component=OMPI, versions="all", source="Open MPI ompi/runtime/ompi_mpi_errors / help-mpi-runtime.txt (\"The %s() "
     "function was called before MPI_INIT was invoked. This is disallowed by the MPI standard.\")",
     fixture="*** The MPI_Barrier() function was called before MPI_INIT was invoked.")
+# MPI's argument check: the count the caller passed is invalid -- in practice a size that overflowed a 32-bit int (a
+# message of more than 2**31 elements or bytes wraps negative), so a program's or library's defect at large scale
+add("DD1503", "mpi-invalid-count", C.OTHER, R.CAUSE, ("MPI_ERR_COUNT", "Invalid count", "Negative count"),
+    "MPI refused the count an MPI call was given (most often a size that overflowed a 32-bit int)", rank=64,
+    regex=r"MPI_ERR_COUNT\b|Fatal error in \w+: Invalid count\b|Negative count, value is -\d+",
+    remedy="The program (or the library under it) passed MPI a count it rejects: most often a message larger than "
+    "2**31 elements or bytes whose size wrapped negative in a 32-bit int. Split the message, send it with a larger "
+    "derived datatype or MPI 4's large-count calls (MPI_Send_c ...), or upgrade the code that computes it; it appears "
+    "only at scale, not from the machines.",
+    component=OMPI, versions="all (MPI standard error class; MPICH / Intel MPI: 'Invalid count', 'Negative count')",
+    source="MPI standard error class MPI_ERR_COUNT (open-mpi/ompi ompi/errhandler/errcode.c: \"MPI_ERR_COUNT: invalid "
+    "count argument\"; pmodels/mpich src/mpi/errhan/errnames.txt: **count \"Invalid count\", **countneg \"Negative "
+    "count, value is %d\")",
+    fixture=" *** MPI_ERR_COUNT: invalid count argument")

@@ -321,3 +321,37 @@ add("DD1494", "icefall-grad-scale-too-small", C.NUMERICAL_DIVERGENCE, R.CAUSE, (
     component="pytorch", versions="all", source="k2-fsa/icefall recipes' train.py (GradScaler check: "
     "RuntimeError(f\"grad_scale is too small, exiting: {cur_grad_scale}\"); the same in k2-fsa/ZipVoice)",
     fixture="RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10")
+# PyTorch DDP's reducer: every parameter it registered must get its gradient once per iteration
+add("DD1500", "ddp-unfinished-reduction", C.USER_CODE_ERROR, R.CAUSE,
+    ("Expected to have finished reduction in the prior iteration",),
+    "DDP started an iteration before the last one's gradients were all reduced: some parameters got no gradient",
+    rank=80, remedy="Some parameters took no part in the loss on this rank (a branch not taken, a frozen or unused head, "
+    "an output left out of the loss, an empty batch): make every forward output count in the loss, or pass "
+    "find_unused_parameters=True to DistributedDataParallel (TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameters).",
+    component="pytorch", versions=">=1.1", source="pytorch/pytorch torch/csrc/distributed/c10d/reducer.cpp "
+    "(Reducer::prepare_for_backward / ensure_prior_reduction_finished: \"Expected to have finished reduction in the "
+    "prior iteration before starting a new one. This error indicates that your module has parameters that were not "
+    "used in producing loss.\")",
+    fixture="RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This "
+            "error indicates that your module has parameters that were not used in producing loss.")
+add("DD1501", "ddp-variable-ready-twice", C.USER_CODE_ERROR, R.CAUSE, ("Expected to mark a variable ready only once",),
+    "DDP saw one parameter's gradient twice in one backward pass", rank=78,
+    remedy="A parameter was used outside forward, or reused by several reentrant backward passes (activation "
+    "checkpointing around shared layers, often switched on by a library): use non-reentrant checkpointing "
+    "(use_reentrant=False), or DDP's static_graph=True, and do not call the module's parameters outside forward.",
+    component="pytorch", versions=">=1.1", source="pytorch/pytorch torch/csrc/distributed/c10d/reducer.cpp "
+    "(Reducer::mark_variable_ready: \"Expected to mark a variable ready only once. This error is caused by one of the "
+    "following reasons: 1) Use of a module parameter outside the `forward` function. ... 2) Reused parameters in "
+    "multiple reentrant backward passes.\")",
+    fixture="RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following "
+            "reasons: 1) Use of a module parameter outside the `forward` function.")
+# torch.multiprocessing.spawn reports a child that died of a signal: the signal says how (SIGKILL: most often the
+# kernel's OOM killer, :mod:`..priors`; SIGSEGV: a native crash), the parent's traceback is only the report
+add("DD1504", "torch-spawn-child-signalled", C.PEER_CRASHED, R.CAUSE, ("terminated with signal",),
+    "A process started by torch.multiprocessing.spawn was ended by a signal", rank=45,
+    regex=r"ProcessExitedException: process \d+ terminated with signal SIG\w+|process \d+ terminated with signal SIG\w+",
+    remedy="The child process (one rank of the job) was ended by the signal named: SIGKILL is most often the kernel's "
+    "OOM killer (`dmesg`), SIGSEGV a native crash (its own output, a core dump); the traceback is the parent's report.",
+    component="pytorch", versions=">=1.4", source="pytorch/pytorch torch/multiprocessing/spawn.py (ProcessContext.join: "
+    "ProcessExitedException(\"process %d terminated with signal %s\"))",
+    fixture="torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL")
