@@ -156,6 +156,19 @@ def test_nccls_system_error_names_shared_memory_beside_the_network():
     assert (v.code, v.confidence) == ("DD1501", "medium") and v.alternatives[0].category == Category.OTHER
 
 
+@pytest.mark.parametrize("text,code,other", [
+    # Open MPI reads Slurm's environment as an srun direct launch: a program started without mpirun in an allocation
+    ("The application appears to have been direct launched using \"srun\",\nbut OMPI was not built with SLURM's PMI "
+     "support and therefore cannot\nexecute.", "DD942", Category.USER_CODE_ERROR),
+    # Gloo given an interface name that is no interface here: a launcher's own setting as much as a node's
+    (_TB + "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. Unable "
+     "to find address for: ^lo,docker", "DD709", Category.OTHER),
+])
+def test_a_message_the_component_prints_for_more_than_one_cause_is_at_most_medium(text, code, other):
+    v = _verdict(text)
+    assert (v.code, v.confidence) == (code, "medium") and v.alternatives[0].category == other, v
+
+
 @pytest.mark.parametrize("text", [
     "--------------------------------------------------------------------------\n"
     "All nodes which are allocated for this job are already filled.\n"

@@ -138,6 +138,17 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
     # checkpointing that a library switches on around shared layers does it as often as the user's own code
     "ddp-variable-ready-twice": Ambiguous("medium", C.OTHER, "a library that wraps the model (gradient checkpointing, "
                                           "adapters) reuses its parameters across reentrant backward passes itself"),
+    # Open MPI takes the job for an srun direct launch whenever it finds Slurm's environment: a program started
+    # without mpirun inside an allocation (a test, a script calling the binary) reads the same as a build without
+    # Slurm's PMI, and so does a fault in the PMI component itself
+    "ompi-direct-launch-no-pmi": Ambiguous("medium", C.USER_CODE_ERROR, "a program started without mpirun inside a "
+                                           "Slurm allocation is taken for an srun direct launch too",
+                                           more=(C.OTHER,)),
+    # Gloo takes one concrete interface name: a launcher or library that sets GLOO_SOCKET_IFNAME itself (a hard-coded
+    # name, NCCL's '^lo,docker' exclusion syntax) fails as a node without that interface does
+    "gloo-no-address": Ambiguous("medium", C.OTHER, "a launcher or library that sets the interface name itself (a "
+                                 "hard-coded name, NCCL's exclusion syntax given to Gloo) fails the same way",
+                                 more=(C.CONFIG_MISMATCH_ACROSS_WORKERS,)),
 }
 
 
