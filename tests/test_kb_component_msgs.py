@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1476-DD1504, DD755, DD640,
+"""Components' own messages, each classified once by what its source says it means (DD1476-DD1505, DD755, DD640,
 DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
@@ -126,6 +126,14 @@ def _verdict(text: str):
     (_TB + "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL\n"
      "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n_pickle.UnpicklingError: pickle "
      "data was truncated", Category.OOM_HOST, "DD1504"),
+    # PyTorch's build lacks the backend the job asks for (a Windows wheel without NCCL), under torchrun's report
+    (_TB + "  File \"C:\\Miniconda3\\lib\\site-packages\\torch\\distributed\\distributed_c10d.py\", line 1013, in "
+     "_new_process_group_helper\n    raise RuntimeError(\"Distributed package doesn't have NCCL built in\")\nRuntimeError: "
+     "Distributed package doesn't have NCCL built in\nERROR:torch.distributed.elastic.multiprocessing.api:failed "
+     "(exitcode: 1) local_rank: 0 (pid: 23152) of binary: C:\\Miniconda3\\python.exe", Category.OTHER, "DD1505"),
+    ("ValueError: We detected accelerator mps on your machine. But we don't know which communication backend to use "
+     "for this accelerator. Please specify the `backend` argument in the `init_process_group` call.",
+     Category.OTHER, "DD1505"),
 ])
 def test_a_components_own_message_names_its_cause(text, category, code):
     v = _verdict(text)

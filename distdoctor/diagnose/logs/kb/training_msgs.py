@@ -355,3 +355,21 @@ add("DD1504", "torch-spawn-child-signalled", C.PEER_CRASHED, R.CAUSE, ("terminat
     component="pytorch", versions=">=1.4", source="pytorch/pytorch torch/multiprocessing/spawn.py (ProcessContext.join: "
     "ProcessExitedException(\"process %d terminated with signal %s\"))",
     fixture="torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL")
+# PyTorch's own refusals when its build lacks what the job asks for: NCCL ships only in the Linux CUDA wheels, libuv's
+# TCPStore not in every Windows build, and no collective backend exists for Apple's MPS (the platform's build, not the
+# job, decides it; the corpus's threads settle these as the platform's limits, like TF's missing NcclAllReduce kernel)
+add("DD1505", "pytorch-built-without", C.OTHER, R.CAUSE,
+    ("doesn't have NCCL built in", "PyTorch built without distributed support", "was build without libuv support",
+     "was built without libuv support", "don't know which communication backend to use for this accelerator"),
+    "This PyTorch build lacks the backend or feature the job asks for (NCCL, distributed, libuv, a backend for MPS)",
+    rank=78, remedy="The installed PyTorch cannot do what the job asks on this platform: NCCL exists only in the Linux "
+    "CUDA wheels (on Windows or macOS pass backend='gloo'), libuv's store not in every Windows build "
+    "(USE_LIBUV=0, or use_libuv=False), and MPS has no collective backend (use gloo on CPU tensors). Install a build "
+    "that has it, or choose what the platform has.",
+    component="pytorch", versions="all (libuv: >=2.4; MPS: >=2.6's default-backend check)",
+    source="pytorch/pytorch torch/distributed/distributed_c10d.py (\"Distributed package doesn't have NCCL built in\"; "
+    "the default backend of a device type: \"We detected accelerator {} on your machine. But we don't know which "
+    "communication backend to use for this accelerator.\"), torch/distributed/__init__.py (\"PyTorch built without "
+    "distributed support\"), torch/csrc/distributed/c10d/TCPStore.cpp (\"use_libuv was requested but PyTorch was "
+    "build without libuv support\")",
+    fixture="RuntimeError: Distributed package doesn't have NCCL built in")
