@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1476-DD1505, DD755, DD640,
+"""Components' own messages, each classified once by what its source says it means (DD1476-DD1507, DD755, DD640,
 DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
@@ -134,6 +134,20 @@ def _verdict(text: str):
     ("ValueError: We detected accelerator mps on your machine. But we don't know which communication backend to use "
      "for this accelerator. Please specify the `backend` argument in the `init_process_group` call.",
      Category.OTHER, "DD1505"),
+    # PyTorch 2's launcher passes --local-rank; a script written for 1.x parses --local_rank
+    ("/usr/lib/python3/site-packages/torch/distributed/launch.py:181: FutureWarning: The module torch.distributed.launch "
+     "is deprecated\nusage: main.py [-h] [--local_rank LOCAL_RANK] [--cfg CFG]\nmain.py: error: unrecognized arguments: "
+     "--local-rank=1\nERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 2) local_rank: 1",
+     Category.VERSION_MISMATCH, "DD1506"),
+    # a script that takes no launcher argument at all: the command line is wrong (argparse's own refusal)
+    ("usage: train.py [-h] [-c CONFIG]\ntrain.py: error: unrecognized arguments: --local_rank=1",
+     Category.USER_CODE_ERROR, "DD1484"),
+    # a script started without its launcher: the variables the launcher exports are missing
+    (_TB + '  File "train.py", line 12, in setup\n    local_rank = int(os.environ["LOCAL_RANK"])\n  File "/usr/lib/'
+     'python3.10/os.py", line 680, in __getitem__\n    raise KeyError(key) from None\nKeyError: \'LOCAL_RANK\'',
+     Category.CONFIG_TF_CONFIG, "DD1507"),
+    ("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, "
+     "but not set", Category.CONFIG_TF_CONFIG, "DD1507"),
 ])
 def test_a_components_own_message_names_its_cause(text, category, code):
     v = _verdict(text)

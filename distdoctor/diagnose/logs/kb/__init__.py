@@ -42,8 +42,9 @@ and TFDS's file sharding (tf_data.py, DD1491), horovodrun's MPI detection and RD
 (yarn_spark_ray.py, DD1495) and CUDA's error 2 in a CHECK (gpu.py, DD1496), a port taken said in words (comm.py, DD1497), the NGC
 containers' driver check (versions.py, DD1498), Hydra's rank header (mpi.py, DD1499), DDP's reducer (training_msgs.py,
 DD1500-DD1501), DGL's bind to an address not on the machine (comm.py, DD1502), MPI's invalid count (mpi.py, DD1503),
-torch.multiprocessing's signalled child (training_msgs.py, DD1504) and PyTorch's builds without a backend
-(training_msgs.py, DD1505). Every signature names
+torch.multiprocessing's signalled child (training_msgs.py, DD1504), PyTorch's builds without a backend
+(training_msgs.py, DD1505), the launcher's --local-rank refused by a 1.x script (python.py, DD1506) and a
+launcher's variables missing (training_msgs.py, DD1507). Every signature names
 its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """

@@ -160,3 +160,16 @@ add("DD1484", "argparse-unrecognized-arguments", C.USER_CODE_ERROR, R.CAUSE, (":
     component="python", versions="all", source="CPython Lib/argparse.py (parse_args: \"%(prog)s: error: unrecognized "
     "arguments: %s\")",
     fixture="train.py: error: unrecognized arguments: --gpus [2,3,4,6]")
+# PyTorch 2.0's torch.distributed.launch passes "--local-rank=N" where 1.x passed "--local_rank=N": a script written for
+# 1.x that parses "--local_rank" refuses the new spelling -- the script and the installed launcher are of different
+# releases (a script that takes no such argument at all is DD1484's: the command line is wrong)
+add("DD1506", "torch-launch-local-rank-spelling", C.VERSION_MISMATCH, R.CAUSE, ("unrecognized arguments:",),
+    "The script refuses torch.distributed.launch's --local-rank (PyTorch 2.0's spelling; 1.x passed --local_rank)",
+    regex=r": error: unrecognized arguments:.*--local-rank=\d+", rank=80,
+    remedy="PyTorch >= 2.0 passes --local-rank (a hyphen) to the script; the script parses --local_rank: accept both "
+    "(`parser.add_argument('--local-rank', '--local_rank', type=int)`), read LOCAL_RANK from the environment "
+    "(torchrun), or run the PyTorch release the script was written for.",
+    component="pytorch", versions=">=2.0 (torch.distributed.launch)", source="pytorch/pytorch "
+    "torch/distributed/run.py (the argument passed to the script when --use-env is off: '--local-rank=%d' since 2.0, "
+    "'--local_rank=%d' before); CPython Lib/argparse.py (\"%(prog)s: error: unrecognized arguments: %s\")",
+    fixture="main.py: error: unrecognized arguments: --local-rank=1")

@@ -373,3 +373,19 @@ add("DD1505", "pytorch-built-without", C.OTHER, R.CAUSE,
     "distributed support\"), torch/csrc/distributed/c10d/TCPStore.cpp (\"use_libuv was requested but PyTorch was "
     "build without libuv support\")",
     fixture="RuntimeError: Distributed package doesn't have NCCL built in")
+# the variables a launcher exports to each process (torchrun/launch: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR,
+# MASTER_PORT; Open MPI: OMPI_COMM_WORLD_*; Slurm: SLURM_PROCID ...; TF: TF_CONFIG) are missing: the script was started
+# without the launcher it reads them from (plain `python`, a launcher that does not export them)
+add("DD1507", "launcher-variable-missing", C.CONFIG_TF_CONFIG, R.CAUSE,
+    ("KeyError: '", "expected, but not set"),
+    "The process reads a variable its launcher sets (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, ...), and none is set",
+    regex=r"KeyError: '(?:RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK|"
+    r"OMPI_COMM_WORLD_(?:LOCAL_)?(?:RANK|SIZE)|PMI_RANK|PMI_SIZE|SLURM_PROCID|SLURM_LOCALID|SLURM_NTASKS|TF_CONFIG)'"
+    r"|environment variable \w+ expected, but not set", rank=72,
+    remedy="Start the script with the launcher that sets these variables (torchrun / `python -m torch.distributed.run`, "
+    "mpirun, srun), or export them yourself on every process (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; TF_CONFIG "
+    "for TensorFlow); a script started with plain `python` has none.",
+    component="pytorch", versions="all", source="pytorch/pytorch torch/distributed/rendezvous.py (_env_rendezvous_handler:"
+    " \"Error initializing torch.distributed using env:// rendezvous: environment variable {} expected, but not set\"); "
+    "the launchers' exported variables (torch/distributed/run.py, Open MPI's OMPI_COMM_WORLD_*, Slurm's SLURM_PROCID)",
+    fixture="KeyError: 'LOCAL_RANK'")
