@@ -24,10 +24,11 @@ Python's own exception raised in what looked like the user's own file (the corpu
 times: an API a new version removed, a library's or launcher's own code; the learned alternatives held it in 8) --
 and the lines that weighed most for the verdict's cause (:func:`weighed`: the lines without which the learned
 probability of that cause falls most); and the cause itself where the verdict's line names none: a line no signature
-knows (DD160, :func:`_decided`: it replaced the safety net's word model there) or a traceback cut before its
-exception (DD861); and the verdict's confidence (:func:`confidence_of`): the band of its cause's calibrated
-probability, never above the hand-written reading's own band (a line that names an effect, a message with more than
-one usual cause: :mod:`.kb.ambiguous`). Elsewhere the cause stays the hand-written reasoning's: the learned top pick
+knows (DD160, :func:`_decided`: it replaced the safety net's word model there), a traceback cut before its
+exception (DD861) or srun's "task N: Exited with exit code" (DD823: :func:`decided_by_model`); and the verdict's
+confidence (:func:`confidence_of`): the band of its cause's calibrated probability, never above the hand-written
+reading's own band (a line that names an effect, a message with more than one usual cause: :mod:`.kb.ambiguous`).
+Elsewhere the cause stays the hand-written reasoning's: the learned top pick
 is right about as often (``benchmarks/RESULTS-model-cv.md``; session 28 measured it deciding every low-confidence
 verdict too: within the noise on the corpus, and wrong on 37 message probes written from the components' own
 documentation). The capped band was measured before it was adopted: high-confidence precision in
