@@ -1,4 +1,4 @@
-"""Components' own messages, each classified once by what its source says it means (DD1476-DD1507, DD755, DD640,
+"""Components' own messages, each classified once by what its source says it means (DD1476-DD1509, DD755, DD640,
 DD1469).
 
 Each log holds the message among the lines that surround it in a real job -- a traceback, a launcher's exit report,
@@ -148,6 +148,18 @@ def _verdict(text: str):
      Category.CONFIG_TF_CONFIG, "DD1507"),
     ("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, "
      "but not set", Category.CONFIG_TF_CONFIG, "DD1507"),
+    # the nodes' firewalls log what they drop while the controller loses the node
+    ("error: Unable to register: Unable to contact slurm controller (connect failure)\nhpc-worker-02 kernel: "
+     "[43351.006693] [UFW BLOCK] IN=eth0 OUT= SRC=10.0.0.5 DST=10.0.0.7 PROTO=TCP SPT=55926 DPT=6818 WINDOW=64240 "
+     "RES=0x00 SYN URGP=0\nerror: Nodes hpc-worker-02 not responding, setting DOWN", Category.FIREWALL_OR_PORT_BLOCKED,
+     "DD1508"),
+    ("node2 kernel: filter_IN_public_REJECT: IN=ens3 OUT= MAC=fa:16:3e SRC=10.1.0.4 DST=10.1.0.5 LEN=60 PROTO=TCP "
+     "SPT=48122 DPT=2222 WINDOW=29200 SYN URGP=0\n[E ProcessGroupGloo.cpp:138] Gloo connectFullMesh failed",
+     Category.FIREWALL_OR_PORT_BLOCKED, "DD1508"),
+    # Open MPI's TCP listener refused its port by the security policy
+    ("[login01][[51019,1],0][btl_tcp_component.c:872:mca_btl_tcp_component_create_listen] bind() failed: Permission "
+     "denied (13)\n--------------------------------------------------------------------------\nWARNING: There was an "
+     "error initializing an OpenFabrics device.", Category.FIREWALL_OR_PORT_BLOCKED, "DD1509"),
 ])
 def test_a_components_own_message_names_its_cause(text, category, code):
     v = _verdict(text)

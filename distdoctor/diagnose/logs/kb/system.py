@@ -273,3 +273,32 @@ add("DD1007", "nvml-init-unknown-error", C.OTHER, R.CAUSE, ("Failed to initializ
     "systemd cgroup driver).", component="nvml", versions="all", source="NVML (nvmlInit: NVML_ERROR_UNKNOWN) as nvidia-smi prints it; NVIDIA "
     "container toolkit notice on device cgroups reset by systemd",
     fixture="Failed to initialize NVML: Unknown Error")
+# the kernel's own record of a packet a firewall dropped: ufw logs "[UFW BLOCK]", firewalld (LogDenied) its zone's
+# "_REJECT:" / "_DROP:" prefix, each with the packet's ports (DPT= the port the job needed)
+add("DD1508", "netfilter-logged-drop", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
+    ("[UFW BLOCK]", "_REJECT: IN=", "_DROP: IN=", "FINAL_REJECT: "),
+    "The node's firewall logged a packet it dropped (ufw, firewalld)", rank=82,
+    regex=r"\[UFW BLOCK\]|\b(?:FINAL|filter_\w+?)_(?:REJECT|DROP): (?:IN=|.*\bDPT=\d+)",
+    remedy="The node's firewall drops the job's traffic: the logged DPT is the port it needed (a gRPC server, NCCL's or "
+    "Gloo's ports, MPI's, a scheduler daemon's). Open the ports the job uses between its nodes (`ufw allow from "
+    "<subnet>`, `firewall-cmd --zone=trusted --add-source=<subnet>`), or pin the job's ports to an opened range.",
+    component="kernel", versions="all", source="ufw /etc/ufw/before.rules ('--log-prefix \"[UFW BLOCK] \"'); firewalld "
+    "LogDenied (zone rules' '--log-prefix \"filter_IN_<zone>_REJECT: \"', 'FINAL_REJECT: '); the kernel's LOG target "
+    "(IN= OUT= SRC= DST= ... SPT= DPT=)",
+    fixture="hpc-worker-02 kernel: [43351.006693] [UFW BLOCK] IN=eth0 OUT= SRC=10.0.0.5 DST=10.0.0.7 PROTO=TCP SPT=55926 "
+            "DPT=6818 WINDOW=64240 RES=0x00 SYN URGP=0")
+# SELinux refuses a process's bind or connect on a port its policy does not allow (an MPI library's listener, a
+# gRPC server on an unlabelled port): the audit log's AVC denial, or the caller's own EACCES
+add("DD1509", "selinux-denied-port", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
+    ("avc:  denied", "avc: denied", "bind() failed: Permission denied"),
+    "SELinux (or another security policy) refused a port to the job's process", rank=76,
+    regex=r"avc:\s+denied\s+\{ (?:name_bind|name_connect)[^}]*\}|create_listen\] bind\(\) failed: Permission "
+    r"denied \(13\)",
+    remedy="A security policy forbids the process the port (`ausearch -m avc -ts recent`, `sealert -a "
+    "/var/log/audit/audit.log`): allow it (`semanage port -a -t <type> -p tcp <port>`, a local policy module from "
+    "`audit2allow`), or run the job where the policy allows its ports.",
+    component="kernel", versions="all", source="SELinux AVC denial records (audit: 'avc:  denied  { name_bind } for "
+    "pid=... comm=... src=PORT'); open-mpi/ompi opal/mca/btl/tcp/btl_tcp_component.c (mca_btl_tcp_component_create_"
+    "listen: 'bind() failed: %s (%d)')",
+    fixture="type=AVC msg=audit(1580000000.123:456): avc:  denied  { name_bind } for  pid=4242 comm=\"orted\" src=1024 "
+            "scontext=system_u:system_r:unconfined_service_t:s0 tclass=tcp_socket permissive=0")
