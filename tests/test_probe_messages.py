@@ -29,9 +29,9 @@ TSV = Path(__file__).resolve().parent / "probes" / "messages.tsv"
 
 KNOWN: dict[str, str] = {   # probe id -> why the verdict is known to differ
     "peer_crashed-62": "session 30: srun's 'task 2: Exited with exit code 1' names the task, not why; the learned "
-                       "reading decides its category (DD823), and on srun's line alone it ranks other first, "
+                       "reading decides its category (DD1510), and on srun's line alone it ranks other first, "
                        "peer_crashed next: the real corpus' cases with this line were a library's or the program's own "
-                       "defect 4 times in 6, a crashed peer never",
+                       "defect 4 times in 5, a crashed peer never",
 }
 
 

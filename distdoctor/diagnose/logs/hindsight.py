@@ -117,7 +117,8 @@ def bind_failure_on_a_shared_address(v: Verdict, hits: list[Hit]) -> Verdict | N
 # -- an abort whose reason a line states ---------------------------------------------------------------------------
 
 _ABORT = re.compile(r"signal 6\b|\bSIGABRT\b|\(Aborted\)|Aborted \(core dumped\)|terminate called|Check failed", re.I)
-_ABORT_SIGS = ("native-segv", "native-abort", "check-failed", "mpirun-rank-died", "srun-task-exited")
+_ABORT_SIGS = ("native-segv", "native-abort", "check-failed", "mpirun-rank-died", "srun-task-exited",
+               "srun-task-exit-code")
 _SHORT_OF = (C.RESOURCE_EXHAUSTION, C.OOM_HOST, C.OOM_GPU)
 _REASON_RANK = 60
 
@@ -262,7 +263,7 @@ def stall_report_of_different_collectives(v: Verdict, hits: list[Hit]) -> Verdic
 
 _NO_REASON_CANCEL = re.compile(r"CANCELLED AT (?!.*DUE TO)")
 _EXITED_NON_ZERO = re.compile(r"Exited with exit code [1-9]\d*")
-_TEARDOWN = ("slurm-preemption", "srun-task-exited", "slurm-terminating-step")
+_TEARDOWN = ("slurm-preemption", "srun-task-exited", "srun-task-exit-code", "slurm-terminating-step")
 # a task that called MPI_Abort exits non-zero, and srun then ends the step: MPICH / Intel MPI's "Abort(N) on node R",
 # Open MPI's "MPI_ABORT was invoked on rank R"
 _ABORTED = ("mpich-abort-on-node", "mpi-job-aborted")
@@ -271,7 +272,7 @@ _ABORTED = ("mpich-abort-on-node", "mpi-job-aborted")
 def step_cancelled_by_srun(v: Verdict, hits: list[Hit]) -> Verdict | None:
     if v.root is None or v.root.sig.name != "slurm-preemption" or not _NO_REASON_CANCEL.search(v.root.text):
         return None
-    exits = [h for h in hits if (h.sig.name == "srun-task-exited" and _EXITED_NON_ZERO.search(h.text)
+    exits = [h for h in hits if (h.sig.name == "srun-task-exit-code" and _EXITED_NON_ZERO.search(h.text)
                                  or h.sig.name in _ABORTED) and h.stream == v.root.stream
              and h.line_no < v.root.line_no]
     if not exits:

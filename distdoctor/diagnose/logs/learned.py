@@ -25,7 +25,7 @@ times: an API a new version removed, a library's or launcher's own code; the lea
 and the lines that weighed most for the verdict's cause (:func:`weighed`: the lines without which the learned
 probability of that cause falls most); and the cause itself where the verdict's line names none: a line no signature
 knows (DD160, :func:`_decided`: it replaced the safety net's word model there), a traceback cut before its
-exception (DD861) or srun's "task N: Exited with exit code" (DD823: :func:`decided_by_model`); and the verdict's
+exception (DD861) or srun's "task N: Exited with exit code" (DD1510: :func:`decided_by_model`); and the verdict's
 confidence (:func:`confidence_of`): the band of its cause's calibrated probability, never above the hand-written
 reading's own band (a line that names an effect, a message with more than one usual cause: :mod:`.kb.ambiguous`).
 Elsewhere the cause stays the hand-written reasoning's: the learned top pick
@@ -47,8 +47,8 @@ from importlib import resources
 
 from .words import tokens
 
-__all__ = ["decided_by_model", "features", "candidate_features", "rank", "load", "Model", "TextModel", "case_lines", "Line", "weighed",
-           "with_learned_reading"]
+__all__ = ["decided_by_model", "features", "candidate_features", "rank", "load", "Model", "TextModel", "case_lines",
+           "Line", "weighed", "with_learned_reading"]
 
 TEXT_LINES = 400      # a case's text: at most this many lines (a 64-task job's hits are many; a pasted case has ~5)
 WEIGH_LINES = 80      # lines tried without, for "which lines weighed most"
@@ -350,27 +350,23 @@ def weighed(m: Model, diag, hits: list, lines: list[Line], category: str, n: int
 
 UNKNOWN_MESSAGE = "DD160"   # the knowledge base names no cause; a line reads as an error (:mod:`.safetynet`)
 CUT_TRACEBACK = "DD861"     # a traceback ended the task, but its exception line is not in the log
-TASK_EXITED = "DD823"       # srun: a task exited with an error (its exit code, not why)
+TASK_EXITED = "DD1510"      # srun: a task exited with a non-zero status (which task, not why)
 # the verdicts whose line names no cause: there the learned reading decides it (:func:`_decided`)
 DECIDED_BY_MODEL = (UNKNOWN_MESSAGE, CUT_TRACEBACK, TASK_EXITED)
 
 
 def decided_by_model(rc) -> bool:
-    """Whether the learned reading decides this root cause's category (:data:`DECIDED_BY_MODEL`): srun's line decides
-    only in its exit-code form ("task 1: Exited with exit code 1"); "Killed", "Segmentation fault" say how the task
-    ended, and their readings stay."""
-    if rc is None or rc.code not in DECIDED_BY_MODEL:
-        return False
-    return rc.code != TASK_EXITED or any("Exited with exit code" in e.text for e in rc.evidence[:1])
+    """Whether the learned reading decides this root cause's category (:data:`DECIDED_BY_MODEL`)."""
+    return rc is not None and rc.code in DECIDED_BY_MODEL
 
 
 def _decided(diag, ranked: list[tuple[str, float]]):
     """Where the verdict's line names no cause (:data:`DECIDED_BY_MODEL`) -- a line no signature knows (DD160), a
     traceback whose exception line the log lacks (DD861: the exception, not the traceback, would say what failed; its
     hand-written reading, the user's code, was right on 2 of the corpus's 30 such cases), or srun's report that a
-    task exited with an error (DD823: the task's own output says why; its hand-written reading, a crashed peer, was
-    right on none of the corpus's 6 such cases, 4 of them a library's or the program's own defect) -- the learned reading
-    decides its category: its most probable cause (its words, every other line's hits and words), at low confidence.
+    task exited with a non-zero status (DD1510: the task's own output says why; its hand-written reading, a crashed
+    peer, was right on none of the corpus's 5 such cases, 4 of them a library's or the program's own defect) -- the
+    learned reading decides its category: its most probable cause (its words, every other line's hits and words), at low confidence.
     The quoted line, the task and the remedy stay (and for a cut traceback, what would settle it: the
     traceback's end)."""
     from dataclasses import replace

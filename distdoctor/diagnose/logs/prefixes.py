@@ -138,6 +138,13 @@ def split_prefix(line: str) -> tuple[str | None, str, str | None]:
     return writer, rest, style
 
 
+def _from_step_daemon(p: Prefix, line: str | bytes, end: int) -> bool:
+    """Whether ``line`` is the step daemon's own, relayed through whichever task's stream ``srun --label`` labelled it
+    with: it names its task itself when it means one ("task 302: Out Of Memory"), so the label says nothing of the
+    writer."""
+    return p.family == "slurm" and line[end:end + 10] in ("slurmstepd", b"slurmstepd")
+
+
 def _split_prefix(line: str) -> tuple[str | None, str, str | None]:
     lead, pos = "", 0
     m = _ISO.match(line)
@@ -153,9 +160,7 @@ def _split_prefix(line: str) -> tuple[str | None, str, str | None]:
         if m is None:
             continue
         task = label_task(p, m.group("label"))
-        if task is not None and p.family == "slurm" and line.startswith("slurmstepd", m.end()):
-            # the step daemon's own line, relayed through whichever task's stream srun labelled it with: it names
-            # its task itself when it means one ("task 302: Out Of Memory"), so the label says nothing of the writer
+        if task is not None and _from_step_daemon(p, line, m.end()):
             return None, lead + line[m.end():], p.style
         if task is not None or p.family == "bracket":   # a pod's name that names no task: the prefix still goes
             return task, lead + line[m.end():], p.style
@@ -221,8 +226,8 @@ def split_combined(body: bytes, style: str, task_map: dict[str, str], state: dic
             label = m.group("label").decode("utf-8", "replace")
             if task is None and label in JOB_LEVEL_LABELS:
                 continue
-            if task is not None and p.family == "slurm" and line.startswith(b"slurmstepd", m.end()):
-                continue   # the step daemon's own line under a task's label: no task wrote it (see _split_prefix)
+            if task is not None and _from_step_daemon(p, line, m.end()):
+                continue   # read by the whole stream's scan; no task's output
             if task is None:
                 if len(unknown) < 50:
                     unknown.add(label)

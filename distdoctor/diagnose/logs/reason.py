@@ -287,7 +287,8 @@ def _raised_reading_the_cluster(job: JobHits, root: Hit) -> Hit | None:
     return near[-1] if near else None
 
 
-_KILLS = ("mpirun-rank-died", "shell-killed", "exit-137", "srun-task-exited", "launcher-first-process-failed")
+_KILLS = ("mpirun-rank-died", "shell-killed", "exit-137", "srun-task-exited", "srun-task-exit-code",
+          "launcher-first-process-failed")
 _SIGKILL = re.compile(r"signal 9\b|\bKilled\b|\b137\b")
 
 

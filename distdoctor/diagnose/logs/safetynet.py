@@ -90,7 +90,8 @@ def rescue(v: Verdict, hits: list[Hit], lines: list[Hit], facts: list[StreamFact
     first = min(errs, key=lambda h: (h.ts if h.ts is not None else float("inf"), lines.index(h)))
     text = first.text.strip()
     more = [h for h in errs if h is not first][:4]
-    return Verdict(status=Status.FAILED, category=Category.OTHER, culprit=first.named or first.writer or named_below(hits, first),
+    culprit = first.named or first.writer or named_below(hits, first)   # (an abort notice below it names its rank)
+    return Verdict(status=Status.FAILED, category=Category.OTHER, culprit=culprit,
                    confidence="low", code=SAFETY_NET.code,
                    summary=f"not in the knowledge base: the first line that reads as an error is \"{text[:200]}\"",
                    remedy=SAFETY_NET.remedy, root=first, context=tuple(more), looked_at=v.looked_at,

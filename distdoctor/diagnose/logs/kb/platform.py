@@ -157,9 +157,17 @@ add("DD822", "slurm-oom", C.OOM_HOST, R.CAUSE, ("oom-kill event", "Out Of Memory
     "the batch size and buffers.", component="slurm", versions="all", source="slurmstepd / srun", expect="rank:4",
     fixture="srun: error: Orion-01-01: task 4: Out Of Memory")
 add("DD823", "srun-task-exited", C.PEER_CRASHED, R.CAUSE, ("srun: error:",),
-    "srun reports a task that exited with an error", regex=r"srun: error: \S+: tasks? (?P<rank>\d+)(?:[-,]\d+)*: (?:Exited with exit code|Killed|Terminated|Segmentation)",
+    "srun reports a task that a signal ended", regex=r"srun: error: \S+: tasks? (?P<rank>\d+)(?:[-,]\d+)*: (?:Killed|Terminated|Segmentation)",
     rank=40, remedy="That task failed first: read its own output (`srun --label` prefixes) for the cause.",
-    component="slurm", versions="all", source="srun", expect="rank:1", fixture="srun: error: node1: task 1: Exited with exit code 1")
+    component="slurm", versions="all", source="srun", expect="rank:1", fixture="srun: error: node1: task 1: Killed")
+# the same report when the task exited on its own with a non-zero status: which task, not why (the learned reading
+# decides its category: learned.DECIDED_BY_MODEL)
+add("DD1510", "srun-task-exit-code", C.PEER_CRASHED, R.CAUSE, ("srun: error:",),
+    "srun reports a task that exited with a non-zero status",
+    regex=r"srun: error: \S+: tasks? (?P<rank>\d+)(?:[-,]\d+)*: Exited with exit code", rank=40,
+    remedy="That task failed first: read its own output (`srun --label` prefixes) for the cause.",
+    component="slurm", versions="all", source="srun (Slurm src/srun: \"%s: task %s: Exited with exit code %d\")",
+    expect="rank:1", fixture="srun: error: node1: task 1: Exited with exit code 1")
 add("DD824", "slurm-terminating-step", C.PEER_CRASHED, R.SYMPTOM, ("srun: Terminating job step", "srun: Job step aborted",
                                                                   "Force Terminated job step", "Force Terminated StepId=",
                                                                   "srun: Terminating StepId="),
