@@ -252,3 +252,28 @@ def test_the_stacks_own_words_for_a_version_a_port_and_a_nan(text, category, cod
 @pytest.mark.parametrize("text", ["loss: 0.2606 (0.2654)  nanoseconds: 12", "the grad norm is 3.2", "Loss is finite"])
 def test_finite_numbers_and_words_that_start_with_nan_are_no_divergence(text):
     assert "DD640" not in {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}
+
+
+@pytest.mark.parametrize("text,category,code", [
+    # CPython's AttributeError for a name a module lacks (Python 3 and 2 wordings): the code's release of the module
+    ("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    hvd.BroadcastGlobalVariablesHook(0)\n"
+     "AttributeError: module 'horovod.tensorflow' has no attribute 'BroadcastGlobalVariablesHook'",
+     Category.VERSION_MISMATCH, "DD1511"),
+    ("AttributeError: 'module' object has no attribute 'initialize_tpu_system'", Category.VERSION_MISMATCH, "DD1511"),
+    # ... except torch.distributed's process-group API, absent only from a build without distributed support
+    ("AttributeError: module 'torch.distributed' has no attribute 'init_process_group'", Category.OTHER, "DD1512"),
+    # the kernel's OOM kill said in words by what watched the process
+    ("12:22:38  Container was OOM killed by the kernel   (exit 137, rank-5/6 first)", Category.OOM_HOST, "DD1513"),
+])
+def test_a_modules_missing_name_a_build_without_distributed_and_an_oom_kill_in_words(text, category, code):
+    v = _verdict(text)
+    assert (v.category, v.code) == (category, code)
+
+
+@pytest.mark.parametrize("text", [
+    "AttributeError: 'NoneType' object has no attribute 'shape'",                 # an object, not a module
+    "AttributeError: module 'torch.distributed' has no attribute 'is_torchelastic_launched'",   # a newer name
+    "to avoid the kernel's OOM killer, lower the batch size"])
+def test_what_is_no_missing_module_name_nor_build_nor_oom_kill(text):
+    codes = {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}
+    assert not codes & ({"DD1511"} if "NoneType" in text else {"DD1512", "DD1513"})

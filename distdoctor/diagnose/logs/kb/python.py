@@ -173,3 +173,15 @@ add("DD1506", "torch-launch-local-rank-spelling", C.VERSION_MISMATCH, R.CAUSE, (
     "torch/distributed/run.py (the argument passed to the script when --use-env is off: '--local-rank=%d' since 2.0, "
     "'--local_rank=%d' before); CPython Lib/argparse.py (\"%(prog)s: error: unrecognized arguments: %s\")",
     fixture="main.py: error: unrecognized arguments: --local-rank=1")
+# CPython's error for a name a module does not define ("module 'X' has no attribute 'Y'", Python 2: "'module' object
+# has no attribute 'Y'"): the code was written against a release of X that has Y; the installed one has not (TensorFlow's
+# own modules: DD698). The corpus' cases with these lines: 3 version skews (Horovod's TF1 hooks, tf.contrib.data, a
+# TPU API), 2 PyTorch builds without distributed support (DD1512)
+add("DD1511", "python-module-name-missing", C.VERSION_MISMATCH, R.CAUSE, ("has no attribute",),
+    "The code uses a name that the installed release of a module does not define",
+    regex=r"module '(?!tensorflow\b)[\w.]+' has no attribute '\w+'|'module' object has no attribute '\w+'", rank=55,
+    remedy="The code was written for another release of that module (a name added later, or removed): install the "
+    "release it was written for, the same on every task, or port the call.",
+    component="python", versions="all", source="CPython Objects/moduleobject.c (module_getattro: \"module '%U' has no "
+    "attribute '%U'\"; Python 2: \"'module' object has no attribute '%.400s'\")",
+    fixture="AttributeError: module 'horovod.tensorflow' has no attribute 'BroadcastGlobalVariablesHook'")

@@ -273,6 +273,16 @@ add("DD1007", "nvml-init-unknown-error", C.OTHER, R.CAUSE, ("Failed to initializ
     "systemd cgroup driver).", component="nvml", versions="all", source="NVML (nvmlInit: NVML_ERROR_UNKNOWN) as nvidia-smi prints it; NVIDIA "
     "container toolkit notice on device cgroups reset by systemd",
     fixture="Failed to initialize NVML: Unknown Error")
+# the kernel's OOM kill said in words by whatever watched the process (a container runtime, a supervisor, a scheduler's
+# step daemon: "Some of the step tasks have been OOM Killed", "Container was OOM killed by the kernel")
+add("DD1513", "oom-killed-in-words", C.OOM_HOST, R.CAUSE, ("oom killed", "oom-killed"),
+    "The kernel's OOM killer ended a process (said by what watched it)", ignore_case=True,
+    regex=r"(?i)\boom[- ]killed\b", rank=85,
+    remedy="The process used more memory than its node or cgroup allows: lower the batch size, buffers and caches, or "
+    "give the task more memory; `dmesg` on the node names the process and its usage.",
+    component="kernel", versions="all", source="the wording of the kernel's OOM kill by container runtimes (Docker's "
+    "\"OOM killed\"), Slurm's slurmstepd (\"Some of the step tasks have been OOM Killed\") and job supervisors",
+    fixture="12:22:38  Container was OOM killed by the kernel   (exit 137)")
 # the kernel's own record of a packet a firewall dropped: ufw logs "[UFW BLOCK]", firewalld (LogDenied) its zone's
 # "_REJECT:" / "_DROP:" prefix, each with the packet's ports (DPT= the port the job needed)
 add("DD1508", "netfilter-logged-drop", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,

@@ -373,6 +373,18 @@ add("DD1505", "pytorch-built-without", C.OTHER, R.CAUSE,
     "distributed support\"), torch/csrc/distributed/c10d/TCPStore.cpp (\"use_libuv was requested but PyTorch was "
     "build without libuv support\")",
     fixture="RuntimeError: Distributed package doesn't have NCCL built in")
+# a PyTorch built without distributed support (USE_DISTRIBUTED=0: the macOS wheels before 1.7, Windows before 1.7,
+# some ARM and source builds) has torch.distributed without its process-group API: torch/distributed/__init__.py
+# imports distributed_c10d only when is_available(); these names have existed since 1.0, so their absence is the build
+add("DD1512", "pytorch-distributed-api-absent", C.OTHER, R.CAUSE, ("module 'torch.distributed' has no attribute",),
+    "This PyTorch build has no distributed support: torch.distributed lacks its process-group API",
+    regex=r"module 'torch\.distributed' has no attribute '(?:init_process_group|group|ReduceOp|all_reduce|barrier|"
+          r"broadcast|get_rank|get_world_size|is_initialized|destroy_process_group|new_group|all_gather|reduce)'",
+    rank=78, remedy="torch.distributed.is_available() is False in this build: install a PyTorch built with "
+    "distributed support (the Linux wheels; macOS and Windows wheels from 1.7 on, with the gloo backend).",
+    component="pytorch", versions="all (macOS and Windows wheels before 1.7 have none)",
+    source="pytorch/pytorch torch/distributed/__init__.py (is_available(); the c10d names imported only when it is "
+    "True)", fixture="AttributeError: module 'torch.distributed' has no attribute 'init_process_group'")
 # the variables a launcher exports to each process (torchrun/launch: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR,
 # MASTER_PORT; Open MPI: OMPI_COMM_WORLD_*; Slurm: SLURM_PROCID ...; TF: TF_CONFIG) are missing: the script was started
 # without the launcher it reads them from (plain `python`, a launcher that does not export them)
