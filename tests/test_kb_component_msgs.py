@@ -277,3 +277,14 @@ def test_a_modules_missing_name_a_build_without_distributed_and_an_oom_kill_in_w
 def test_what_is_no_missing_module_name_nor_build_nor_oom_kill(text):
     codes = {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}
     assert not codes & ({"DD1511"} if "NoneType" in text else {"DD1512", "DD1513"})
+
+
+def test_an_objects_missing_attribute_is_a_skew_at_most_medium_with_a_defect_next():
+    """CPython's AttributeError on an object: the caller and the class disagree (releases apart, or the library's own
+    defect): not the user's code by default, at most medium, the defect listed first among the alternatives."""
+    v = _verdict("Traceback (most recent call last):\n  File \"/opt/conda/lib/python3.9/site-packages/transformers/"
+                 "trainer.py\", line 1645, in train\n    if self.args.distributed_state is None:\n"
+                 "AttributeError: 'TrainingArguments' object has no attribute 'distributed_state'")
+    assert (v.category, v.code) == (Category.VERSION_MISMATCH, "DD1514")
+    assert v.confidence in ("medium", "low")
+    assert v.alternatives and v.alternatives[0].category == Category.OTHER

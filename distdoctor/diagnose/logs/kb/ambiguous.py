@@ -149,6 +149,11 @@ AMBIGUOUS: dict[str, Ambiguous | tuple[Ambiguous, ...]] = {
     "gloo-no-address": Ambiguous("medium", C.OTHER, "a launcher or library that sets the interface name itself (a "
                                  "hard-coded name, NCCL's exclusion syntax given to Gloo) fails the same way",
                                  more=(C.CONFIG_MISMATCH_ACROSS_WORKERS,)),
+    # CPython's AttributeError on an object: the caller and the object's class disagree -- releases apart, or a
+    # library's own defect (a path the maintainers left without the attribute), the line does not say which
+    "python-object-attribute-missing": Ambiguous("medium", C.OTHER, "a library's own defect (one of its code paths "
+                                                 "asks its own object for what it lacks) reads the same",
+                                                 more=(C.USER_CODE_ERROR,)),
 }
 
 

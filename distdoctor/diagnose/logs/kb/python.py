@@ -185,3 +185,15 @@ add("DD1511", "python-module-name-missing", C.VERSION_MISMATCH, R.CAUSE, ("has n
     component="python", versions="all", source="CPython Objects/moduleobject.c (module_getattro: \"module '%U' has no "
     "attribute '%U'\"; Python 2: \"'module' object has no attribute '%.400s'\")",
     fixture="AttributeError: module 'horovod.tensorflow' has no attribute 'BroadcastGlobalVariablesHook'")
+# CPython's AttributeError for an object's missing attribute ("'X' object has no attribute 'Y'"): the code asks an
+# object for what its class does not have -- a caller and a library of different releases, a library's own defect, or
+# a slip in the code; the line does not say which. The reading names the skew, the actionable one (the corpus' 19
+# such cases: 12 a library's defect, 7 a version skew, none the user's code), at most medium (kb/ambiguous.py)
+add("DD1514", "python-object-attribute-missing", C.VERSION_MISMATCH, R.CAUSE, ("object has no attribute",),
+    "The code asks an object for an attribute its class does not have",
+    regex=r"^(?:[\w.]*\.)?AttributeError: '[\w.]+' object has no attribute '\w+'", rank=40,
+    remedy="Compare the release the calling code was written for with the installed one of the object's library "
+    "(the same on every task); if they match, the traceback's last frame says whose code asked.",
+    component="python", versions="all", source="CPython Objects/object.c (PyObject_GenericGetAttr: \"'%.100s' object "
+    "has no attribute '%U'\")",
+    fixture="AttributeError: 'TrainingArguments' object has no attribute 'distributed_state'")
