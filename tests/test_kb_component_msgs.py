@@ -288,3 +288,25 @@ def test_an_objects_missing_attribute_is_a_skew_at_most_medium_with_a_defect_nex
     assert (v.category, v.code) == (Category.VERSION_MISMATCH, "DD1514")
     assert v.confidence in ("medium", "low")
     assert v.alternatives and v.alternatives[0].category == Category.OTHER
+
+
+@pytest.mark.parametrize("text,category,code", [
+    # c10d's connect warning to a netmask: no store will ever start there -- not the benign retry of a starting rank 0
+    ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 (errno: 110 - "
+     "Connection timed out).", Category.CONFIG_TF_CONFIG, "DD1515"),
+    # Envoy's RBAC filter (an Istio AuthorizationPolicy) denied the job's own traffic
+    ('[2024-01-09T08:07:10.309Z] "GET /status HTTP/1.1" 403 - rbac_access_denied_matched_policy[none] - "-" 0 19 0',
+     Category.FIREWALL_OR_PORT_BLOCKED, "DD1516"),
+    # JAX refuses a multi-process start after its backend exists
+    ("RuntimeError: jax.distributed.initialize() must be called before any JAX calls that might initialise the XLA "
+     "backend. This includes any computation, but also calls to jax.devices.", Category.USER_CODE_ERROR, "DD1517"),
+])
+def test_a_mask_address_a_meshs_denial_and_jax_started_late(text, category, code):
+    v = _verdict(text)
+    assert (v.category, v.code) == (category, code)
+
+
+def test_a_retry_to_a_real_host_stays_benign():
+    hits = scan_bytes("w.log", b"[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-0]:29500 "
+                                b"(errno: 111 - Connection refused).\n")[0]
+    assert {h.sig.code for h in hits} & {"DD1452", "DD1515"} == {"DD1452"}

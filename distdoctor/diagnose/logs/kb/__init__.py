@@ -46,8 +46,9 @@ torch.multiprocessing's signalled child (training_msgs.py, DD1504), PyTorch's bu
 (training_msgs.py, DD1505), the launcher's --local-rank refused by a 1.x script (python.py, DD1506), a
 launcher's variables missing (training_msgs.py, DD1507), a firewall's logged drop and SELinux's refused
 port (system.py, DD1508-DD1509), srun's exit-code report split from DD823 (platform.py, DD1510), a module without a name the code uses
-(python.py, DD1511) and an object without an attribute it asks for (python.py, DD1514), a PyTorch without its distributed API (training_msgs.py, DD1512) and an OOM kill said in words
-(system.py, DD1513). Every signature names
+(python.py, DD1511) and an object without an attribute it asks for (python.py, DD1514), a PyTorch without its distributed API (training_msgs.py, DD1512) an OOM kill said in words
+(system.py, DD1513), a connection to a netmask and a mesh's RBAC denial (system.py, DD1515-DD1516) and JAX's
+initialize called too late (training_msgs.py, DD1517). Every signature names
 its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """

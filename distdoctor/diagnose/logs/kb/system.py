@@ -283,6 +283,32 @@ add("DD1513", "oom-killed-in-words", C.OOM_HOST, R.CAUSE, ("oom killed", "oom-ki
     component="kernel", versions="all", source="the wording of the kernel's OOM kill by container runtimes (Docker's "
     "\"OOM killed\"), Slurm's slurmstepd (\"Some of the step tasks have been OOM Killed\") and job supervisors",
     fixture="12:22:38  Container was OOM killed by the kernel   (exit 137)")
+# a connection to an address no peer can have: an IPv4 netmask (255.255.x.x, as IPv6-mapped "::ffff:255.255.0.0" too)
+# or the unspecified address -- the master/coordinator address the launcher was given is a mask or unset (a script
+# that parsed ifconfig's "Mask:" column, an empty MASTER_ADDR read as 0.0.0.0), not a network that does not route
+add("DD1515", "connect-to-mask-address", C.CONFIG_TF_CONFIG, R.CAUSE, ("connect to",),
+    "A task connects to an address no peer can have (a netmask, the unspecified address)",
+    regex=r"(?i)(?:fail(?:ed)? to connect|connect(?:ing)? to|connection to)\s+\[?(?:::ffff:)?"
+          r"(?:255\.255\.\d{1,3}\.\d{1,3}|0\.0\.0\.0)\]?:\d+", rank=72,
+    remedy="The address the task was told to connect to is a netmask or unset: fix how the launch script finds the "
+    "master's address (MASTER_ADDR, the coordinator in TF_CONFIG): a host name or the node's routable IP, not a "
+    "field of ifconfig's output that happens to be the mask.",
+    component="kernel", versions="all", source="RFC 1122 (0.0.0.0 is no destination); IPv4 netmasks (255.255.0.0 is "
+    "no host); c10d socket.cpp's connect warning (\"The client socket has failed to connect to [ADDR]:PORT\")",
+    fixture="[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 "
+            "(errno: 110 - Connection timed out).")
+# a service mesh's sidecar refused the connection: Envoy's RBAC filter (Istio's AuthorizationPolicy) denies traffic
+# no ALLOW rule matches -- between a job's pods too, when the mesh injects sidecars into them
+add("DD1516", "envoy-rbac-denied", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
+    ("rbac_access_denied_matched_policy", "RBAC: access denied", "enforced denied"),
+    "A service mesh's sidecar (Envoy's RBAC filter: an Istio AuthorizationPolicy) denied the connection",
+    regex=r"rbac_access_denied_matched_policy\[|RBAC: access denied|\brbac\b.*enforced denied", rank=80,
+    remedy="The mesh's authorization policy does not allow the job's own traffic between its pods: allow the "
+    "training ports (rendezvous, gRPC, NCCL) in an AuthorizationPolicy, or keep the sidecar out of the job's pods "
+    "(the annotation sidecar.istio.io/inject: \"false\").", component="envoy", versions="all (RBAC filter)",
+    source="envoyproxy/envoy source/extensions/filters/common/rbac/utility.cc (responseDetail: "
+    "\"rbac_access_denied_matched_policy[{}]\"), the HTTP filter's 403 body \"RBAC: access denied\" and its debug "
+    "log \"enforced denied\"", fixture="rbac_access_denied_matched_policy[none]")
 # the kernel's own record of a packet a firewall dropped: ufw logs "[UFW BLOCK]", firewalld (LogDenied) its zone's
 # "_REJECT:" / "_DROP:" prefix, each with the packet's ports (DPT= the port the job needed)
 add("DD1508", "netfilter-logged-drop", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,

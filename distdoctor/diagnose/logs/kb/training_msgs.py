@@ -203,6 +203,8 @@ add("DD1451", "c10d-client-socket-timeout", C.NETWORK_UNREACHABLE, R.SYMPTOM,
 add("DD1452", "c10d-client-socket-retry", C.NETWORK_UNREACHABLE, R.BENIGN,
     ("[c10d] The client socket has failed to connect to",),
     "A rank's connection to the rendezvous store failed once and is retried (normal while rank 0 starts)", rank=5,
+    # (not to an address no peer can have: a netmask or 0.0.0.0 is no store that will start, DD1515)
+    regex=r"\[c10d\] The client socket has failed to connect to \[(?!(?:::ffff:)?(?:255\.255\.|0\.0\.0\.0\]))",
     remedy="Nothing to do when the job goes on: the store was not listening yet. If the ranks then time out, the "
     "errno it names (connection refused, timed out, no route) says why.",
     component="pytorch", versions=">=1.10",
@@ -385,6 +387,18 @@ add("DD1512", "pytorch-distributed-api-absent", C.OTHER, R.CAUSE, ("module 'torc
     component="pytorch", versions="all (macOS and Windows wheels before 1.7 have none)",
     source="pytorch/pytorch torch/distributed/__init__.py (is_available(); the c10d names imported only when it is "
     "True)", fixture="AttributeError: module 'torch.distributed' has no attribute 'init_process_group'")
+# JAX's multi-process start must come first: jax.distributed.initialize() after anything that created the XLA
+# backend (jax.devices(), any computation, a library that touched JAX at import) is refused
+add("DD1517", "jax-initialize-too-late", C.USER_CODE_ERROR, R.CAUSE,
+    ("distributed.initialize() must be called before any JAX",),
+    "jax.distributed.initialize() was called after JAX had already started its backend", rank=80,
+    remedy="Call jax.distributed.initialize() first in every process, before any JAX call (jax.devices(), a "
+    "computation, an import that runs JAX code); a framework that initializes it itself must not be initialized "
+    "again.", component="jax", versions=">=0.4 (the backend check)",
+    source="jax-ml/jax jax/_src/distributed.py (initialize: \"jax.distributed.initialize() must be called before any "
+    "JAX calls that might initialise the XLA backend\")",
+    fixture="RuntimeError: jax.distributed.initialize() must be called before any JAX calls that might initialise the "
+            "XLA backend. This includes any computation, but also calls to jax.devices, jax.device_put, and others.")
 # the variables a launcher exports to each process (torchrun/launch: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR,
 # MASTER_PORT; Open MPI: OMPI_COMM_WORLD_*; Slurm: SLURM_PROCID ...; TF: TF_CONFIG) are missing: the script was started
 # without the launcher it reads them from (plain `python`, a launcher that does not export them)
