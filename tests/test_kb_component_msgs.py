@@ -310,3 +310,12 @@ def test_a_retry_to_a_real_host_stays_benign():
     hits = scan_bytes("w.log", b"[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-0]:29500 "
                                 b"(errno: 111 - Connection refused).\n")[0]
     assert {h.sig.code for h in hits} & {"DD1452", "DD1515"} == {"DD1452"}
+
+
+def test_a_collective_group_of_another_device_type_is_a_mismatch_across_workers():
+    """TF's collective_param_resolver_local.cc: a task whose collective runs on a GPU joins a group another task
+    formed on CPUs (one node without GPUs visible): the workers differ, not the code."""
+    v = _verdict("tensorflow.python.framework.errors_impl.InternalError: Collective Op CollectiveBcastSend: Broadcast(1) "
+                 "is assigned to device /job:worker/replica:0/task:0/device:GPU:0 with type GPU and group_key 1 but that "
+                 "group has type CPU [Op:CollectiveBcastSend]")
+    assert (v.category, v.code) == (Category.CONFIG_MISMATCH_ACROSS_WORKERS, "DD626")
