@@ -388,3 +388,16 @@ def test_a_run_bundle_keeps_the_confidence_of_what_the_supervisor_recorded():
     assert got.root_cause.confidence == hand.root_cause.confidence and got.root_cause.probability is None
     raw, _ = diagnose_paths([str(bundle / "logs")], detected_at=0.0)
     assert raw.root_cause.probability is not None
+
+
+def test_a_verdict_whose_line_names_no_cause_is_read_blind_to_its_given_category():
+    """Where the learned reading decides (DD160, DD861, DD1510), the category the hand-written reasoning gave the line
+    is no evidence: no candidate carries the hand-written features; elsewhere the verdict's own category does."""
+    from types import SimpleNamespace
+
+    from distdoctor.model import Category
+    for code, blind in (("DD160", True), ("DD861", True), ("DD1510", True), ("DD860", False)):
+        rc = SimpleNamespace(code=code, category=Category.USER_CODE_ERROR, confidence="low", alternatives=())
+        feats = learned.features(SimpleNamespace(root_cause=rc), [])
+        hand = [c for c, f in feats.items() if any(k.startswith("is_hand") for k in f)]
+        assert hand == ([] if blind else ["user_code_error"]), code
