@@ -319,3 +319,12 @@ def test_a_collective_group_of_another_device_type_is_a_mismatch_across_workers(
                  "is assigned to device /job:worker/replica:0/task:0/device:GPU:0 with type GPU and group_key 1 but that "
                  "group has type CPU [Op:CollectiveBcastSend]")
     assert (v.category, v.code) == (Category.CONFIG_MISMATCH_ACROSS_WORKERS, "DD626")
+
+
+@pytest.mark.parametrize("text", ["AttributeError: 'str' object has no attribute 'joinpath'",
+                                  "AttributeError: 'Tensor' object has no attribute 'numpy'",
+                                  "AttributeError: 'NoneType' object has no attribute 'shape'"])
+def test_a_builtin_value_or_a_tensor_without_an_attribute_is_the_code_not_a_skew(text):
+    """A builtin value or a tensor asked for what it never has is the code passing the wrong kind of value."""
+    codes = {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}
+    assert "DD1514" not in codes and "DD860" in codes

@@ -401,3 +401,39 @@ def test_a_verdict_whose_line_names_no_cause_is_read_blind_to_its_given_category
         feats = learned.features(SimpleNamespace(root_cause=rc), [])
         hand = [c for c, f in feats.items() if any(k.startswith("is_hand") for k in f)]
         assert hand == ([] if blind else ["user_code_error"]), code
+
+
+def test_an_abort_or_a_failed_check_with_no_stated_reason_is_decided_by_the_learned_reading():
+    """DD765 (a task aborted: SIGABRT, an uncaught C++ exception) and DD766 (a C++ CHECK failed) say how the process
+    ended itself, not why: where no known line states the reason, the learned reading decides the category at low
+    confidence, and not always a native crash (the hand-written reading, right on 1 of the corpus' 16 such cases).
+    glibc's heap checks ("double free or corruption") are a native defect (DD1518) and keep their reading."""
+    seen = other = 0
+    for folder in sorted((ROOT / "tests" / "realworld").iterdir()):
+        for case in sorted(p for p in folder.iterdir() if (p / "case.json").exists()):
+            logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
+            feats: list = []
+            hand, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)
+            if hand.root_cause is None or hand.root_cause.code not in (learned.ABORTED, learned.CHECK_FAILED):
+                continue
+            got, _ = diagnose_paths(logs, detected_at=0.0)
+            rc = got.root_cause
+            seen += 1
+            ranked = [c for c, _ in learned.rank(*feats[0])]
+            assert (rc.category.value, rc.confidence) == (ranked[0], "low"), case
+            assert "learned reading" in rc.summary
+            other += rc.category.value != "segfault_core_dump"
+    assert seen >= 10, seen
+    assert other > 0
+    heap, _ = diagnose_paths([_write_fragment("*** Error in `python': double free or corruption (!prev): "
+                                              "0x000055d5c6b1e6b0 ***\nAborted (core dumped)\n")], detected_at=0.0)
+    assert (heap.root_cause.code, heap.root_cause.category.value) == ("DD1518", "segfault_core_dump")
+
+
+def _write_fragment(text: str) -> str:
+    import tempfile
+    d = tempfile.mkdtemp(prefix="dd-frag-")
+    p = os.path.join(d, "output.log")
+    with open(p, "w") as f:
+        f.write(text)
+    return p

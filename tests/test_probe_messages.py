@@ -32,6 +32,12 @@ KNOWN: dict[str, str] = {   # probe id -> why the verdict is known to differ
                        "reading decides its category (DD1510), and on srun's line alone it ranks other first, "
                        "peer_crashed next: the real corpus' cases with this line were a library's or the program's own "
                        "defect 4 times in 5, a crashed peer never",
+    "segfault_core_dump-06": "session 31: a failed CHECK (then SIGABRT) names the violated condition, not its cause's "
+                             "category; the learned reading decides it (DD766), and on these lines alone ranks other "
+                             "first: the real corpus' 8 failed CHECKs were none of them a native crash",
+    "segfault_core_dump-11": "session 31: libstdc++'s terminate (then SIGABRT) says how the process ended itself, not "
+                             "why; the learned reading decides it (DD765), and on these lines alone ranks other first: "
+                             "of the real corpus' 7 such aborts with no stated reason, one was a native defect",
 }
 
 

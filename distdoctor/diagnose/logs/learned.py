@@ -2,11 +2,11 @@
 which lines weighed most.
 
 For every category, the features of that candidate (:func:`candidate_features`): whether the hand-written reasoning
-chose it and how sure it was (not where its line names no cause: :data:`DECIDED_BY_MODEL`), its place among the alternatives, the signature hits of that category in each role,
-how specific the most specific is, whether it is the first or the strongest cause line, what the words of the case's
-lines speak for (:class:`TextModel`), and a per-category bias. One set of weights scores every candidate (a
-conditional logit), so every case teaches about every cause; a softmax over the candidates, tempered, gives each
-one's probability.
+chose it and how sure it was (not where its line names no cause: :data:`DECIDED_BY_MODEL`), its place among the
+alternatives, the signature hits of that category in each role, how specific the most specific is, whether it is the
+first or the strongest cause line, what the words of the case's lines speak for (:class:`TextModel`), and a
+per-category bias. One set of weights scores every candidate (a conditional logit), so every case teaches about every
+cause; a softmax over the candidates, tempered, gives each one's probability.
 
 The words: a case's lines (:func:`case_lines`: every line a signature or the error-line reading matched, and each
 log's last lines -- what a user pastes into a thread) as a bag of words (:func:`.words.tokens`), tf-idf weighted,
@@ -25,7 +25,9 @@ times: an API a new version removed, a library's or launcher's own code; the lea
 and the lines that weighed most for the verdict's cause (:func:`weighed`: the lines without which the learned
 probability of that cause falls most); and the cause itself where the verdict's line names none: a line no signature
 knows (DD160, :func:`_decided`: it replaced the safety net's word model there), a traceback cut before its
-exception (DD861) or srun's "task N: Exited with exit code" (DD1510: :func:`decided_by_model`); and the verdict's
+exception (DD861), srun's "task N: Exited with exit code" (DD1510), a task that aborted itself or failed a C++
+CHECK with no line that says why (DD765, DD766: :func:`decided_by_model`), each read blind to the category it was
+given; and the verdict's
 confidence (:func:`confidence_of`): the band of its cause's calibrated probability, never above the hand-written
 reading's own band (a line that names an effect, a message with more than one usual cause: :mod:`.kb.ambiguous`).
 Elsewhere the cause stays the hand-written reasoning's: the learned top pick
@@ -353,8 +355,10 @@ def weighed(m: Model, diag, hits: list, lines: list[Line], category: str, n: int
 UNKNOWN_MESSAGE = "DD160"   # the knowledge base names no cause; a line reads as an error (:mod:`.safetynet`)
 CUT_TRACEBACK = "DD861"     # a traceback ended the task, but its exception line is not in the log
 TASK_EXITED = "DD1510"      # srun: a task exited with a non-zero status (which task, not why)
+ABORTED = "DD765"           # a task aborted itself (SIGABRT, an uncaught C++ exception) on an error no line states
+CHECK_FAILED = "DD766"      # a C++ CHECK failed: the violated condition, not the category of its cause
 # the verdicts whose line names no cause: there the learned reading decides it (:func:`_decided`)
-DECIDED_BY_MODEL = (UNKNOWN_MESSAGE, CUT_TRACEBACK, TASK_EXITED)
+DECIDED_BY_MODEL = (UNKNOWN_MESSAGE, CUT_TRACEBACK, TASK_EXITED, ABORTED, CHECK_FAILED)
 
 
 def decided_by_model(rc) -> bool:
@@ -367,7 +371,10 @@ def _decided(diag, ranked: list[tuple[str, float]]):
     traceback whose exception line the log lacks (DD861: the exception, not the traceback, would say what failed; its
     hand-written reading, the user's code, was right on 2 of the corpus's 30 such cases), or srun's report that a
     task exited with a non-zero status (DD1510: the task's own output says why; its hand-written reading, a crashed
-    peer, was right on none of the corpus's 5 such cases, 4 of them a library's or the program's own defect) -- the
+    peer, was right on none of the corpus's 5 such cases, 4 of them a library's or the program's own defect), or a task
+    that aborted itself (DD765: SIGABRT, an uncaught C++ exception) or failed a C++ CHECK (DD766) with no known line
+    that states why (hindsight takes one that does; its hand-written reading, a native crash, was right on 1 of the
+    corpus's 16 such cases; glibc's heap checks are a native defect, DD1518, and keep it) -- the
     learned reading decides its category: its most probable cause (its words, every other line's hits and words), at low confidence.
     It reads such a verdict blind (:func:`candidate_features`: the category the hand-written reasoning gave a line
     that names no cause is no evidence; session 31, five deals of 1,184 cases: top-1 +4 to +14, the median 739 ->
@@ -388,7 +395,7 @@ def _decided(diag, ranked: list[tuple[str, float]]):
     summary = (f"not in the knowledge base: the first line that reads as an error is \"{line}\"; {ranks}"
                if rc.code == UNKNOWN_MESSAGE else f"{rc.summary}; {ranks}")
     root = replace(rc, category=cat, summary=summary, confidence="low", alternatives=())   # the learned ones follow
-    if rc.code != UNKNOWN_MESSAGE:   # a cut traceback: its own end settles it
+    if rc.code != UNKNOWN_MESSAGE:   # a cut traceback, an abort, srun's report: what settles it is their own
         return _with_root(diag, root)
     notes = tuple(f"what would settle it: {settle_for(cat)}" if n.startswith("what would settle it:") else n
                   for n in diag.notes)

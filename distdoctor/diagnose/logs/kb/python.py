@@ -186,12 +186,16 @@ add("DD1511", "python-module-name-missing", C.VERSION_MISMATCH, R.CAUSE, ("has n
     "attribute '%U'\"; Python 2: \"'module' object has no attribute '%.400s'\")",
     fixture="AttributeError: module 'horovod.tensorflow' has no attribute 'BroadcastGlobalVariablesHook'")
 # CPython's AttributeError for an object's missing attribute ("'X' object has no attribute 'Y'"): the code asks an
-# object for what its class does not have -- a caller and a library of different releases, a library's own defect, or
-# a slip in the code; the line does not say which. The reading names the skew, the actionable one (the corpus' 19
-# such cases: 12 a library's defect, 7 a version skew, none the user's code), at most medium (kb/ambiguous.py)
+# object of a library's class for what the class does not have -- a caller and a library of different releases, a
+# library's own defect, or a slip in the code; the line does not say which. (A builtin value or a tensor asked for
+# what it never has -- 'str'.joinpath, a symbolic Tensor's .numpy() -- is the code passing the wrong kind of value.)
+# The reading names the skew, the actionable one (the corpus' 17 such cases of a library's class: 10 a library's
+# defect, 7 a version skew, none the user's code), at most medium (kb/ambiguous.py)
 add("DD1514", "python-object-attribute-missing", C.VERSION_MISMATCH, R.CAUSE, ("object has no attribute",),
     "The code asks an object for an attribute its class does not have",
-    regex=r"^(?:[\w.]*\.)?AttributeError: '[\w.]+' object has no attribute '\w+'", rank=40,
+    regex=r"^(?:[\w.]*\.)?AttributeError: '(?!(?:str|int|float|bool|bytes|list|dict|tuple|set|NoneType|function|"
+          r"method|module|Tensor|EagerTensor|SymbolicTensor|KerasTensor)')[\w.]+' object has no attribute '\w+'",
+    rank=40,
     remedy="Compare the release the calling code was written for with the installed one of the object's library "
     "(the same on every task); if they match, the traceback's last frame says whose code asked.",
     component="python", versions="all", source="CPython Objects/object.c (PyObject_GenericGetAttr: \"'%.100s' object "

@@ -46,13 +46,24 @@ add("DD764", "native-segv", C.SEGFAULT_CORE_DUMP, R.CAUSE,
     remedy=_NATIVE,
     component="kernel", versions="all", source="kernel signal names as Python, glibc, Open MPI and shells print them",
     fixture="[HOST:12252] Signal: Segmentation fault (11)")
+# an abort: the process ended itself (SIGABRT) on an error it detected -- an uncaught C++ exception, a failed assertion:
+# the line says how it ended, not why (the learned reading decides the cause: learned.DECIDED_BY_MODEL; hindsight's
+# abort_with_a_stated_reason takes a known line that states it); glibc's heap checks are a native defect (DD1518)
 add("DD765", "native-abort", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("Aborted (core dumped)", "*** Received signal 6", "SIGABRT",
                                                           "terminate called after throwing", "Fatal Python error: Aborted",
-                                                          "terminate called without an active exception",
-                                                          "double free or corruption", "free(): invalid pointer",
-                                                          "malloc(): corrupted", "corrupted size vs. prev_size"),
-    "A task aborted (uncaught C++ exception, failed assertion, heap corruption detected by glibc)", rank=40, remedy=_NATIVE,
-    component="glibc", versions="all", source="glibc / libstdc++ / absl failure signal handler", fixture="terminate called after throwing an instance of 'std::runtime_error'")
+                                                          "terminate called without an active exception"),
+    "A task aborted (an uncaught C++ exception, a failed assertion)", rank=40,
+    remedy="The process ended itself on an error it detected: the lines just before the abort (the exception's what(), "
+    "a failed check, an error message) say which; if none does, get the full stack (faulthandler, gdb on the core) "
+    "and match TensorFlow, CUDA and extension versions on every task.",
+    component="glibc", versions="all", source="glibc abort() / libstdc++ std::terminate / absl failure signal handler",
+    fixture="terminate called after throwing an instance of 'std::runtime_error'")
+add("DD1518", "heap-corruption", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("double free or corruption", "free(): invalid pointer",
+                                                               "malloc(): corrupted", "corrupted size vs. prev_size"),
+    "glibc found the heap corrupted (a double free, an invalid pointer) and aborted the task", rank=45, remedy=_NATIVE,
+    component="glibc", versions="all", source="glibc malloc/malloc.c (malloc_printerr: \"double free or corruption\", "
+    "\"free(): invalid pointer\", \"malloc(): corrupted top size\", \"corrupted size vs. prev_size\")",
+    fixture="*** glibc detected *** ./examples/cpi: double free or corruption (fasttop): 0x09b39378 ***")
 add("DD766", "check-failed", C.SEGFAULT_CORE_DUMP, R.CAUSE, ("Check failed:", "CHECK failed"),
     "A C++ CHECK failed inside TensorFlow (the process aborts)", rank=65,
     remedy="TensorFlow aborted on an internal invariant: the line names the failed condition; search it with your TF "

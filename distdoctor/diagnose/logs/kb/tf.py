@@ -184,8 +184,7 @@ add("DD625", "tf-ps-lost-ps-strategy", C.PEER_CRASHED, R.SYMPTOM,
 add("DD626", "tf-collective-param-mismatch", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
     ("Mismatched ALLREDUCE", "Mismatched ALLGATHER", "Mismatched BROADCAST", "Mismatched allreduce",
      "Mismatched CPU/GPU", "group_size mismatch", "different group_key", "Expected group_size",
-     "is joining a group with size", " but that group has size ",   # the TF >= 2.5 wording, and the one before it
-     " but that group has type "),   # a task whose collective runs on another device type (GPU here, CPU there)
+     "is joining a group with size", " but that group has size ", " but that group has type "),   # (TF >= 2.5, before)
     "Tasks started one collective with different parameters (device, dtype, group)", rank=75,
     remedy="Every task must run the same collective on the same kind of device with the same dtype: check that each "
     "node sees its GPUs (`nvidia-smi`, CUDA_VISIBLE_DEVICES) and runs the same code.",
