@@ -328,3 +328,10 @@ def test_a_builtin_value_or_a_tensor_without_an_attribute_is_the_code_not_a_skew
     """A builtin value or a tensor asked for what it never has is the code passing the wrong kind of value."""
     codes = {h.sig.code for h in scan_bytes("w.log", (text + "\n").encode())[0]}
     assert "DD1514" not in codes and "DD860" in codes
+
+
+def test_an_hdf5_file_another_task_holds_is_the_code_writing_from_every_task():
+    v = _verdict("Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n"
+                 "    model.save_weights('weights.h5')\nOSError: Unable to create file (unable to lock file, errno = 11, "
+                 "error message = 'Resource temporarily unavailable')")
+    assert (v.category, v.code) == (Category.USER_CODE_ERROR, "DD1519")

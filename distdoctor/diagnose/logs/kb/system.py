@@ -320,6 +320,17 @@ add("DD1516", "envoy-rbac-denied", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
     source="envoyproxy/envoy source/extensions/filters/common/rbac/utility.cc (responseDetail: "
     "\"rbac_access_denied_matched_policy[{}]\"), the HTTP filter's 403 body \"RBAC: access denied\" and its debug "
     "log \"enforced denied\"", fixture="rbac_access_denied_matched_policy[none]")
+# HDF5 (>= 1.10) locks a file it opens for writing; EAGAIN (errno 11, 35 on macOS) is a lock another process holds:
+# several tasks writing one file -- every worker of a job saving the same Keras .h5 checkpoint or weights
+add("DD1519", "hdf5-file-locked", C.USER_CODE_ERROR, R.CAUSE, ("unable to lock file",),
+    "Another process holds the HDF5 file this task opens for writing (several tasks write one file)",
+    regex=r"unable to lock file, errno = (?:11|35)\b", rank=70,
+    remedy="Only one process may write an HDF5 file: save from one task (the chief, rank 0) or give each task its own "
+    "path (a per-worker temporary directory, as TensorFlow's multi-worker tutorial does for ModelCheckpoint).",
+    component="python", versions="HDF5 >= 1.10 (file locking)", source="HDF5 src/H5FDsec2.c (H5FD__sec2_lock: "
+    "\"unable to lock file, errno = %d, error message = '%s'\"), as h5py raises it",
+    fixture="OSError: Unable to create file (unable to lock file, errno = 11, error message = 'Resource temporarily "
+            "unavailable')")
 # the kernel's own record of a packet a firewall dropped: ufw logs "[UFW BLOCK]", firewalld (LogDenied) its zone's
 # "_REJECT:" / "_DROP:" prefix, each with the packet's ports (DPT= the port the job needed)
 add("DD1508", "netfilter-logged-drop", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
