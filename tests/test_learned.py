@@ -177,17 +177,8 @@ def test_where_no_signature_names_a_cause_the_learned_reading_decides_it(monkeyp
 
 def _learned_decides() -> tuple[int, int]:
     seen = differ = 0
-    cases = [p for folder in sorted((ROOT / "tests" / "realworld").iterdir())
-             for p in sorted(folder.iterdir()) if (p / "case.json").exists()]
-    for case in cases:   # every DD160 case, until a dozen are seen and one differs
-        logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
-        feats: list = []
-        hand, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)
-        if hand.root_cause is None or hand.root_cause.code != learned.UNKNOWN_MESSAGE:
-            continue
+    for _, hand, ranked, got in _read_by_code((learned.UNKNOWN_MESSAGE,)):   # until a dozen are seen and one differs
         seen += 1
-        ranked = [c for c, _ in learned.rank(*feats[0])]
-        got, _ = diagnose_paths(logs, detected_at=0.0)
         rc, hrc = got.root_cause, hand.root_cause
         assert (rc.code, rc.category.value, rc.confidence) == (learned.UNKNOWN_MESSAGE, ranked[0], "low")
         assert (rc.culprit, rc.evidence) == (hrc.culprit, hrc.evidence) and "learned reading" in rc.summary
@@ -201,28 +192,33 @@ def _learned_decides() -> tuple[int, int]:
     return seen, differ
 
 
+def _read_by_code(codes):
+    """Each real case whose hand-written verdict (the reading before the model's) has one of ``codes``: the case,
+    that reading, the learned ranking of it, and the verdict ``diagnose`` prints."""
+    for folder in sorted((ROOT / "tests" / "realworld").iterdir()):
+        for case in sorted(p for p in folder.iterdir() if (p / "case.json").exists()):
+            logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
+            feats: list = []
+            hand, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)
+            if hand.root_cause is None or hand.root_cause.code not in codes:
+                continue
+            got, _ = diagnose_paths(logs, detected_at=0.0)
+            yield case, hand, [c for c, _ in learned.rank(*feats[0])], got
+
 def test_a_traceback_cut_before_its_exception_is_decided_by_the_learned_reading():
     """DD861 (a traceback ended the task, its exception line not in the log) names no cause: the learned reading
     decides its category at low confidence, the summary says so, and what would settle it stays the traceback's end.
     On the corpus' real such cases the verdict is the model's top pick everywhere, and not always the user's code
     (the hand-written reading, right on 2 of 30)."""
     seen = not_user = 0
-    for folder in sorted((ROOT / "tests" / "realworld").iterdir()):
-        for case in sorted(p for p in folder.iterdir() if (p / "case.json").exists()):
-            logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
-            feats: list = []
-            hand, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)   # the reading before the model's
-            if hand.root_cause is None or hand.root_cause.code != learned.CUT_TRACEBACK:
-                continue
-            got, _ = diagnose_paths(logs, detected_at=0.0)
-            rc = got.root_cause
-            seen += 1
-            ranked = [c for c, _ in learned.rank(*feats[0])]
-            assert (rc.category.value, rc.confidence) == (ranked[0], "low"), case
-            assert "exception line is not in the log" in rc.summary and "learned reading" in rc.summary
-            assert ranked[0] not in [a.category.value for a in rc.alternatives]
-            assert "what would settle it: the end of the traceback (the exception line)" in got.notes
-            not_user += rc.category.value != "user_code_error"
+    for case, _, ranked, got in _read_by_code((learned.CUT_TRACEBACK,)):
+        rc = got.root_cause
+        seen += 1
+        assert (rc.category.value, rc.confidence) == (ranked[0], "low"), case
+        assert "exception line is not in the log" in rc.summary and "learned reading" in rc.summary
+        assert ranked[0] not in [a.category.value for a in rc.alternatives]
+        assert "what would settle it: the end of the traceback (the exception line)" in got.notes
+        not_user += rc.category.value != "user_code_error"
     assert seen >= 20, seen
     assert not_user > 0
 
@@ -233,24 +229,16 @@ def test_srun_reporting_a_task_exit_is_decided_by_the_learned_reading():
     model's top pick everywhere, and not always a crashed peer (the hand-written reading, right on none of 5). srun's
     "Killed" (DD823) says how the task ended and keeps its reading."""
     seen = other = killed = 0
-    for folder in sorted((ROOT / "tests" / "realworld").iterdir()):
-        for case in sorted(p for p in folder.iterdir() if (p / "case.json").exists()):
-            logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
-            feats: list = []
-            hand, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)
-            if hand.root_cause is None or hand.root_cause.code not in (learned.TASK_EXITED, "DD823"):
-                continue
-            got, _ = diagnose_paths(logs, detected_at=0.0)
-            rc, hrc = got.root_cause, hand.root_cause
-            if hrc.code == "DD823":   # "Killed", "Segmentation fault": how it ended; its reading stays
-                assert rc.category == hrc.category and not learned.decided_by_model(hrc), case
-                killed += 1
-                continue
-            seen += 1
-            ranked = [c for c, _ in learned.rank(*feats[0])]
-            assert (rc.category.value, rc.confidence, rc.culprit) == (ranked[0], "low", hrc.culprit), case
-            assert "learned reading" in rc.summary and ranked[0] not in [a.category.value for a in rc.alternatives]
-            other += rc.category.value != "peer_crashed"
+    for case, hand, ranked, got in _read_by_code((learned.TASK_EXITED, "DD823")):
+        rc, hrc = got.root_cause, hand.root_cause
+        if hrc.code == "DD823":   # "Killed", "Segmentation fault": how it ended; its reading stays
+            assert rc.category == hrc.category and not learned.decided_by_model(hrc), case
+            killed += 1
+            continue
+        seen += 1
+        assert (rc.category.value, rc.confidence, rc.culprit) == (ranked[0], "low", hrc.culprit), case
+        assert "learned reading" in rc.summary and ranked[0] not in [a.category.value for a in rc.alternatives]
+        other += rc.category.value != "peer_crashed"
     assert seen >= 4 and killed >= 1, (seen, killed)
     assert other > 0
 
@@ -409,20 +397,12 @@ def test_an_abort_or_a_failed_check_with_no_stated_reason_is_decided_by_the_lear
     confidence, and not always a native crash (the hand-written reading, right on 1 of the corpus' 16 such cases).
     glibc's heap checks ("double free or corruption") are a native defect (DD1518) and keep their reading."""
     seen = other = 0
-    for folder in sorted((ROOT / "tests" / "realworld").iterdir()):
-        for case in sorted(p for p in folder.iterdir() if (p / "case.json").exists()):
-            logs = [str(p) for p in case.iterdir() if p.name != "case.json"]
-            feats: list = []
-            hand, _ = diagnose_paths(logs, detected_at=0.0, features_out=feats)
-            if hand.root_cause is None or hand.root_cause.code not in (learned.ABORTED, learned.CHECK_FAILED):
-                continue
-            got, _ = diagnose_paths(logs, detected_at=0.0)
-            rc = got.root_cause
-            seen += 1
-            ranked = [c for c, _ in learned.rank(*feats[0])]
-            assert (rc.category.value, rc.confidence) == (ranked[0], "low"), case
-            assert "learned reading" in rc.summary
-            other += rc.category.value != "segfault_core_dump"
+    for case, _, ranked, got in _read_by_code((learned.ABORTED, learned.CHECK_FAILED)):
+        rc = got.root_cause
+        seen += 1
+        assert (rc.category.value, rc.confidence) == (ranked[0], "low"), case
+        assert "learned reading" in rc.summary
+        other += rc.category.value != "segfault_core_dump"
     assert seen >= 10, seen
     assert other > 0
     heap, _ = diagnose_paths([_write_fragment("*** Error in `python': double free or corruption (!prev): "
