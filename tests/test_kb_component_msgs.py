@@ -335,3 +335,14 @@ def test_an_hdf5_file_another_task_holds_is_the_code_writing_from_every_task():
                  "    model.save_weights('weights.h5')\nOSError: Unable to create file (unable to lock file, errno = 11, "
                  "error message = 'Resource temporarily unavailable')")
     assert (v.category, v.code) == (Category.USER_CODE_ERROR, "DD1519")
+
+
+def test_a_traceback_a_library_logged_for_a_harmless_import_is_no_failure():
+    """google-api-python-client logs the ImportError of its discovery cache, traceback and all, and goes on: its
+    exception line is harmless (DD1520), so the traceback is no failure and not one cut before its exception."""
+    v = _verdict("W0724 02:39:43.722238 140435012744960 __init__.py:44] file_cache is unavailable when using oauth2client "
+                 ">= 4.0.0 or google-auth\nTraceback (most recent call last):\n  File \"/usr/local/lib/python2.7/dist-"
+                 "packages/googleapiclient/discovery_cache/__init__.py\", line 41, in autodetect\n    from . import "
+                 "file_cache\nImportError: file_cache is unavailable when using oauth2client >= 4.0.0 or google-auth\n"
+                 "I0724 02:39:43.878710 140435012744960 tf_logging.py:115] Using config: {'_save_checkpoints_secs': None}")
+    assert v.code not in ("DD861", "DD862", "DD860") and v.status.value != "failed"

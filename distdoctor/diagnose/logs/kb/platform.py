@@ -318,3 +318,13 @@ add("DD1009", "ray-node-preempted", C.PREEMPTION, R.CAUSE, ("node was preempted"
     "FailureConfig(max_failures=...) retries on another node.", component="ray", versions=">=2.10 (NodeDeathInfo)",
     source="ray-project/ray python/ray/exceptions.py (ActorDiedError with NodeDeathInfo)",
     fixture="(TrainController pid=79312) \tthe actor's node was preempted: preemption_integration_demo: simulating node drain")
+# google-api-python-client's discovery cache: with oauth2client >= 4 or google-auth its file cache is unavailable, and it
+# logs the ImportError it caught, traceback and all, at WARNING -- then goes on without the cache (every TPU and GCS
+# client of that era printed it)
+add("DD1520", "googleapiclient-file-cache", C.OTHER, R.BENIGN, ("file_cache is unavailable when using oauth2client",),
+    "google-api-python-client's discovery cache is off (harmless: the client goes on without it)", rank=0,
+    remedy="Nothing to do (pass cache_discovery=False to discovery.build to silence it).", component="cloud-platform",
+    versions="google-api-python-client 1.6-1.12", source="googleapis/google-api-python-client "
+    "googleapiclient/discovery_cache/file_cache.py (raise ImportError('file_cache is unavailable when using "
+    "oauth2client >= 4.0.0 or google-auth')), logged by discovery_cache/__init__.py autodetect",
+    fixture="ImportError: file_cache is unavailable when using oauth2client >= 4.0.0 or google-auth")
