@@ -346,3 +346,9 @@ def test_a_traceback_a_library_logged_for_a_harmless_import_is_no_failure():
                  "file_cache\nImportError: file_cache is unavailable when using oauth2client >= 4.0.0 or google-auth\n"
                  "I0724 02:39:43.878710 140435012744960 tf_logging.py:115] Using config: {'_save_checkpoints_secs': None}")
     assert v.code not in ("DD861", "DD862", "DD860") and v.status.value != "failed"
+
+
+def test_lightnings_misconfiguration_is_the_users_setup():
+    v = _verdict("lightning_fabric.utilities.exceptions.MisconfigurationException: `Trainer(accelerator='tpu', "
+                 "precision=64)` is not implemented.")
+    assert (v.category, v.code) == (Category.USER_CODE_ERROR, "DD1521")

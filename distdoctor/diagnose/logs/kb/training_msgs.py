@@ -399,6 +399,17 @@ add("DD1517", "jax-initialize-too-late", C.USER_CODE_ERROR, R.CAUSE,
     "JAX calls that might initialise the XLA backend\")",
     fixture="RuntimeError: jax.distributed.initialize() must be called before any JAX calls that might initialise the "
             "XLA backend. This includes any computation, but also calls to jax.devices, jax.device_put, and others.")
+# PyTorch Lightning raises its MisconfigurationException for a Trainer, strategy or accelerator set up in a way it does
+# not support ("Exception used to inform users of misuse with PyTorch Lightning")
+add("DD1521", "lightning-misconfiguration", C.USER_CODE_ERROR, R.CAUSE, ("MisconfigurationException",),
+    "PyTorch Lightning refused how the Trainer, strategy or accelerator was configured",
+    regex=r"(?<![A-Za-z])MisconfigurationException\b(?::|\s*$)", rank=65,
+    remedy="The message names the setting this combination does not support (a precision on this accelerator, a "
+    "strategy without its launcher, devices the node lacks): change the Trainer's arguments.",
+    component="lightning", versions=">=1.0", source="Lightning-AI/pytorch-lightning src/lightning/fabric/utilities/"
+    "exceptions.py (class MisconfigurationException: \"Exception used to inform users of misuse with PyTorch "
+    "Lightning\")", fixture="lightning_fabric.utilities.exceptions.MisconfigurationException: "
+    "`Trainer(accelerator='tpu', precision=64)` is not implemented.")
 # the variables a launcher exports to each process (torchrun/launch: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR,
 # MASTER_PORT; Open MPI: OMPI_COMM_WORLD_*; Slurm: SLURM_PROCID ...; TF: TF_CONFIG) are missing: the script was started
 # without the launcher it reads them from (plain `python`, a launcher that does not export them)
