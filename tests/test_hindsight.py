@@ -134,10 +134,13 @@ def test_a_bare_sigabrt_exit_is_not_a_confident_segfault(tmp_path):
     assert "resource_exhaustion" in cats(rc), cats(rc)
 
 
-def test_a_sigsegv_exit_keeps_its_confidence(tmp_path):
+def test_a_sigsegv_exit_stays_a_native_crash_but_not_a_confident_one(tmp_path):
+    """SIGSEGV names how the process died: a native crash, read so, but at most medium (kb/ambiguous.py: memory that
+    could not be backed, another build's extension end a process the same way; the corpus' 18: 11 a native crash)."""
     text = _ABORT.replace("signal 6 (Aborted)", "signal 11 (Segmentation fault)")
     rc = diagnose({"output.log": text}, tmp_path)
-    assert rc.category.value == "segfault_core_dump" and rc.confidence == "high", rc
+    assert rc.category.value == "segfault_core_dump" and rc.confidence != "high", rc
+    assert "resource_exhaustion" in cats(rc), cats(rc)
 
 
 # -- a GPU lost while the tasks stay alive -----------------------------------------------------------------------------
