@@ -297,7 +297,7 @@ add("DD1513", "oom-killed-in-words", C.OOM_HOST, R.CAUSE, ("oom killed", "oom-ki
 # a connection to an address no peer can have: an IPv4 netmask (255.255.x.x, as IPv6-mapped "::ffff:255.255.0.0" too)
 # or the unspecified address -- the master/coordinator address the launcher was given is a mask or unset (a script
 # that parsed ifconfig's "Mask:" column, an empty MASTER_ADDR read as 0.0.0.0), not a network that does not route
-add("DD1515", "connect-to-mask-address", C.CONFIG_TF_CONFIG, R.CAUSE, ("connect to",),
+add("DD1515", "connect-to-mask-address", C.CONFIG_TF_CONFIG, R.CAUSE, ("255.255.", "0.0.0.0]:", "0.0.0.0:"),
     "A task connects to an address no peer can have (a netmask, the unspecified address)",
     regex=r"(?i)(?:fail(?:ed)? to connect|connect(?:ing)? to|connection to)\s+\[?(?:::ffff:)?"
           r"(?:255\.255\.\d{1,3}\.\d{1,3}|0\.0\.0\.0)\]?:\d+", rank=72,
