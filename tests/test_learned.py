@@ -391,7 +391,7 @@ def test_a_verdict_whose_line_names_no_cause_is_read_blind_to_its_given_category
         assert hand == ([] if blind else ["user_code_error"]), code
 
 
-def test_an_abort_or_a_failed_check_with_no_stated_reason_is_decided_by_the_learned_reading():
+def test_an_abort_or_a_failed_check_with_no_stated_reason_is_decided_by_the_learned_reading(tmp_path):
     """DD765 (a task aborted: SIGABRT, an uncaught C++ exception) and DD766 (a C++ CHECK failed) say how the process
     ended itself, not why: where no known line states the reason, the learned reading decides the category at low
     confidence, and not always a native crash (the hand-written reading, right on 1 of the corpus' 16 such cases).
@@ -405,15 +405,8 @@ def test_an_abort_or_a_failed_check_with_no_stated_reason_is_decided_by_the_lear
         other += rc.category.value != "segfault_core_dump"
     assert seen >= 10, seen
     assert other > 0
-    heap, _ = diagnose_paths([_write_fragment("*** Error in `python': double free or corruption (!prev): "
-                                              "0x000055d5c6b1e6b0 ***\nAborted (core dumped)\n")], detected_at=0.0)
+    frag = tmp_path / "output.log"
+    frag.write_text("*** Error in `python': double free or corruption (!prev): 0x000055d5c6b1e6b0 ***\n"
+                    "Aborted (core dumped)\n")
+    heap, _ = diagnose_paths([str(frag)], detected_at=0.0)
     assert (heap.root_cause.code, heap.root_cause.category.value) == ("DD1518", "segfault_core_dump")
-
-
-def _write_fragment(text: str) -> str:
-    import tempfile
-    d = tempfile.mkdtemp(prefix="dd-frag-")
-    p = os.path.join(d, "output.log")
-    with open(p, "w") as f:
-        f.write(text)
-    return p

@@ -37,7 +37,8 @@ KNOWN: dict[str, str] = {   # probe id -> why the verdict is known to differ
                              "first: the real corpus' 8 failed CHECKs were none of them a native crash",
     "segfault_core_dump-11": "session 31: libstdc++'s terminate (then SIGABRT) says how the process ended itself, not "
                              "why; the learned reading decides it (DD765), and on these lines alone ranks other first: "
-                             "of the real corpus' 7 such aborts with no stated reason, one was a native defect",
+                             "of the real corpus' 7 such aborts with no stated reason, none was a native crash (the one "
+                             "that was, glibc's heap check, is DD1518 now)",
 }
 
 

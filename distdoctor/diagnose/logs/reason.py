@@ -104,7 +104,7 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     recovered = _ends_in_progress(facts)
     recreated = {f.name for f in facts
                  if any(_TF1_PROGRESS.search(split_prefix(t)[1]) for t in [t for t in f.tail if t.strip()][-3:])}
-    harmless = _tracebacks_of_harmless_exceptions(hits)
+    harmless = _tracebacks_of_harmless_exceptions(hits, benign_lines)
     job = JobHits(hits=[h for h in hits if h.sig.role != Role.BENIGN and (h.stream, h.line_no) not in benign_lines
                      and id(h) not in harmless and not _retried_then_recovered(h, recovered)
                      and not (h.stream in recreated and _SESSION_RECREATED.search(h.text))],
@@ -273,12 +273,12 @@ def _after_training_finished(job: JobHits, h: Hit) -> bool:
 _TB_REACH = 60   # lines from a traceback's header to its exception line
 
 
-def _tracebacks_of_harmless_exceptions(hits: list[Hit]) -> set[int]:
-    """The traceback headers whose exception line is a known harmless one (a library that logs the ImportError it
-    caught, traceback and all, and goes on): with its exception line benign, such a traceback is no failure -- not a
-    traceback cut before its exception either."""
+def _tracebacks_of_harmless_exceptions(hits: list[Hit], benign_lines: set) -> set[int]:
+    """The traceback headers whose exception line (an exception as DD860 reads one) is a known harmless line (a
+    library that logs the ImportError it caught, traceback and all, and goes on): such a traceback is no failure --
+    not a traceback cut before its exception either."""
     heads = sorted((h for h in hits if h.sig.name == "python-traceback"), key=lambda h: (h.stream, h.line_no))
-    ends = [h for h in hits if h.sig.role == Role.BENIGN and _EXCEPTION_LINE.search(h.text)]
+    ends = [h for h in hits if h.sig.name == "python-exception" and (h.stream, h.line_no) in benign_lines]
     out = set()
     for i, tb in enumerate(heads):
         nxt = heads[i + 1].line_no if i + 1 < len(heads) and heads[i + 1].stream == tb.stream else None
@@ -286,9 +286,6 @@ def _tracebacks_of_harmless_exceptions(hits: list[Hit]) -> set[int]:
                and (nxt is None or e.line_no < nxt) for e in ends):
             out.add(id(tb))
     return out
-
-
-_EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception):")
 
 
 def _retried_then_recovered(h: Hit, recovered: set[str]) -> bool:

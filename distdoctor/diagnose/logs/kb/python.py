@@ -175,8 +175,8 @@ add("DD1506", "torch-launch-local-rank-spelling", C.VERSION_MISMATCH, R.CAUSE, (
     fixture="main.py: error: unrecognized arguments: --local-rank=1")
 # CPython's error for a name a module does not define ("module 'X' has no attribute 'Y'", Python 2: "'module' object
 # has no attribute 'Y'"): the code was written against a release of X that has Y; the installed one has not (TensorFlow's
-# own modules: DD698). The corpus' cases with these lines: 3 version skews (Horovod's TF1 hooks, tf.contrib.data, a
-# TPU API), 2 PyTorch builds without distributed support (DD1512)
+# own modules: DD698). The corpus' cases with these lines: 2 version skews (Horovod's TF1 hooks, a TPU API), 2 PyTorch
+# builds without distributed support (DD1512 reads those)
 add("DD1511", "python-module-name-missing", C.VERSION_MISMATCH, R.CAUSE, ("has no attribute",),
     "The code uses a name that the installed release of a module does not define",
     regex=r"module '(?!tensorflow\b)[\w.]+' has no attribute '\w+'|'module' object has no attribute '\w+'", rank=55,
@@ -189,8 +189,8 @@ add("DD1511", "python-module-name-missing", C.VERSION_MISMATCH, R.CAUSE, ("has n
 # object of a library's class for what the class does not have -- a caller and a library of different releases, a
 # library's own defect, or a slip in the code; the line does not say which. (A builtin value or a tensor asked for
 # what it never has -- 'str'.joinpath, a symbolic Tensor's .numpy() -- is the code passing the wrong kind of value.)
-# The reading names the skew, the actionable one (the corpus' 17 such cases of a library's class: 10 a library's
-# defect, 7 a version skew, none the user's code), at most medium (kb/ambiguous.py)
+# The reading names the skew, the actionable one (the corpus' 11 cases with such a line: 7 a library's defect, 4 a
+# version skew, none the user's code), at most medium with the defect next (kb/ambiguous.py)
 add("DD1514", "python-object-attribute-missing", C.VERSION_MISMATCH, R.CAUSE, ("object has no attribute",),
     "The code asks an object for an attribute its class does not have",
     regex=r"^(?:[\w.]*\.)?AttributeError: '(?!(?:str|int|float|bool|bytes|list|dict|tuple|set|NoneType|function|"
