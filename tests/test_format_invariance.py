@@ -76,6 +76,7 @@ ansi_numbers = _per_line(lambda ln: re.sub(rb"(?<![\w.])(\d+)(?!\w)", lambda m: 
 
 md_quote = _per_line(lambda ln: b"> " + ln)
 md_bold = _per_line(lambda ln: b"**" + ln + b"**" if ln.strip() else ln)
+md_code = _per_line(lambda ln: b"`" + ln + b"`" if ln.strip() and b"`" not in ln else ln)   # each line as `code`
 
 
 def k8s_timestamps(files: Files) -> Files:
@@ -254,7 +255,7 @@ def srun_label(files: Files) -> Files:
 TRANSFORMS: dict[str, Callable[[Files], Files]] = {
     "crlf": crlf, "bom": bom, "trailing_ws": trailing_ws, "tabs_to_spaces": tabs_to_spaces,
     "spaces_to_tabs": spaces_to_tabs, "ansi_words": ansi_words, "ansi_lines": ansi_lines, "ansi_numbers": ansi_numbers,
-    "md_quote": md_quote, "md_bold": md_bold, "k8s_timestamps": k8s_timestamps, "syslog": syslog,
+    "md_quote": md_quote, "md_bold": md_bold, "md_code": md_code, "k8s_timestamps": k8s_timestamps, "syslog": syslog,
     "cri": cri, "docker_json": docker_json, "cloud_logging_json": cloud_logging_json, "gzipped": gzipped,
     "gzipped_no_suffix": gzipped_no_suffix, "keras_bar_lines": keras_bar_lines, "keras_bar_glued": keras_bar_glued,
     "kubectl_prefix": kubectl_prefix, "srun_label": srun_label,
@@ -421,6 +422,8 @@ def test_archive_of_task_logs(tmp_path, kind):
     (b'{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}\n',
      b'{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}\n'),
     (b"> > [1,0]<stderr>:x\n> \n", b"[1,0]<stderr>:x\n\n"),
+    # each pasted line as Markdown inline code (a thread's "`Killed`"), indentation inside kept
+    (b"`Training Started.`\n`  File \"t.py\", line 3`\n`Killed`\n", b"Training Started.\n  File \"t.py\", line 3\nKilled\n"),
     (b"Mar  4 05:06:07 node3 python[1234]: E0304 x\n", b"2021-03-04T05:06:07Z E0304 x\n"),
     (b"ok\x00\x00\x00\n\x1b[31mERROR\x1b[0m x\n", b"ok\nERROR x\n"),
 ])

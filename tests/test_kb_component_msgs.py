@@ -352,3 +352,28 @@ def test_lightnings_misconfiguration_is_the_users_setup():
     v = _verdict("lightning_fabric.utilities.exceptions.MisconfigurationException: `Trainer(accelerator='tpu', "
                  "precision=64)` is not implemented.")
     assert (v.category, v.code) == (Category.USER_CODE_ERROR, "DD1521")
+
+
+def test_a_launcher_that_cannot_execute_the_program_is_the_nodes_setup_in_every_launcher():
+    """Slurm's execve(), MPICH's execvp and a platform runtime's failed spawn all say one thing: the program is not
+    where the launcher looks on that node (an image without srun or mpirun on PATH) -- the setup, not a version and
+    not a data file the code reads (DD868)."""
+    for line, code in (("slurmstepd: error: execve(): torchrun: No such file or directory", "DD827"),
+                       ("[mpiexec@nid02304] HYDU_create_process (utils/launch/launch.c:75): execvp error on file srun "
+                        "(No such file or directory)", "DD957"),
+                       ("UserError: Failed to spawn child process 'mpirun' because: Os { code: 2, kind: NotFound, "
+                        "message: \"No such file or directory\" }", "DD1522")):
+        v = _verdict(line)
+        assert (v.category, v.code) == (Category.OTHER, code), line
+
+
+def test_hccl_bind_failure_is_a_port_held_and_its_socket_timeout_a_symptom():
+    """HCCL's own error codes (the CANN troubleshooting guide): EJ0003 a port another process holds, under the Python
+    exception that reports the failed call; EI0006 a connect timeout whose first suspect is another rank."""
+    v = _verdict("RuntimeError: createHCCLCommOrigin:... HCCL function error: HcclGetRootInfo(&hcclID), error code is 7\n"
+                 "[ERROR] DIST call hccl api failed.\n"
+                 "Communication_Error_Bind_IP_Port(EJ0003): Failed to bind the IP port.\n"
+                 "Reason: The IP address and port have been bound already.")
+    assert (v.category, v.code) == (Category.PORT_IN_USE, "DD1523")
+    from distdoctor.diagnose.logs.signature import by_code
+    assert by_code("DD1524").role.value == "symptom"

@@ -6,7 +6,7 @@ collector as JSON lines (docker's json-file driver: ``{"log": "...\\n", "stream"
 Logging / structured logging: ``{"message": ..., "severity": ...}``; ``journalctl -o json``: ``{"MESSAGE": ...}``),
 prefixed by syslog/journald (``Mar  4 05:06:07 node3 python[1234]: ``), saved by Windows tools as UTF-16,
 coloured by rich/colorlog (ANSI escapes), padded with NULs when a container died mid-write, or quoted in a GitHub
-reply (``> `` before every line). None of that is the program's output; all of it hides line-start formats
+reply (``> `` before every line, or each line as ```inline code```). None of that is the program's output; all of it hides line-start formats
 (absl's ``E1121``, Open MPI's ``[1,0]<stderr>:``) from the scanners.
 
 :class:`Unwrapper` undoes these on byte chunks, before any scanner sees them. What a whole stream is wrapped in
@@ -37,6 +37,8 @@ _ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b
 _QUOTE = re.compile(rb"(?m)^[ \t]{0,3}(?:>[ \t]?)+")
 # **a whole line in bold** (a poster's emphasis of the error line)
 _BOLD = re.compile(rb"(?m)^[ \t]*\*\*(?=[^\s*])(.*?[^\s*])\*\*[ \t]*(?=\r?$)")
+# `a whole line as inline code` (a poster's Markdown for each pasted line, without a fenced block)
+_CODE = re.compile(rb"(?m)^[ \t]*`(?!`)([^`\n]*?[^\s`])`[ \t]*(?=\r?$)")
 # RFC 3164 syslog / journalctl -o short: "Mar  4 05:06:07 node3 python[1234]: "
 _SYSLOG = re.compile(rb"(?m)^(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d\d):(\d\d):(\d\d) "
                      rb"\S+ [^\s\[:]+(?:\[\d+\])?: ?")
@@ -197,7 +199,7 @@ class Unwrapper:
         self._decoder = None              # UTF-16 text
         self._json = False
         self._json_open = False           # docker split a long line: the next record continues it
-        self._quote = self._bold = self._syslog = False
+        self._quote = self._bold = self._code = self._syslog = False
         self._cri = self._cri_open = False
         self._carry = b""
         self.shapes: list[str] = []       # what was removed, for a note
@@ -260,6 +262,9 @@ class Unwrapper:
             lines = [_QUOTE.sub(b"", ln) for ln in lines]
         if _share(lines, lambda ln: _BOLD.match(ln) is not None) >= 0.6:
             self._bold = True
+        if _share(lines, lambda ln: _CODE.match(ln) is not None) >= 0.6:
+            self._code = True
+            self.shapes.append("Markdown inline code")
         if _share(lines, lambda ln: _SYSLOG.match(ln) is not None) >= 0.5:
             self._syslog = True
             self.shapes.append("syslog")
@@ -281,6 +286,8 @@ class Unwrapper:
             data = _QUOTE.sub(b"", data)
         if self._bold:
             data = _BOLD.sub(rb"\1", data)
+        if self._code:
+            data = _CODE.sub(rb"\1", data)
         if self._syslog:
             data = _SYSLOG.sub(self._iso, data)
         return data

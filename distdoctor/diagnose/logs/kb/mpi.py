@@ -201,11 +201,12 @@ add("DD956", "hydra-proxy-closed", C.PEER_CRASHED, R.SYMPTOM,
     component=MPICH, versions="all (also Intel MPI)", source="pmodels/mpich src/pm/hydra (pmiserv_cb.c control_cb, "
     "tools/bootstrap/utils/bscu_wait.c)",
     fixture="[mpiexec@node1] control_cb (pm/pmiserv/pmiserv_cb.c:208): assert (!closed) failed")
-add("DD957", "hydra-execvp-failed", C.VERSION_MISMATCH, R.CAUSE, ("execvp error on file",),
+add("DD957", "hydra-execvp-failed", C.OTHER, R.CAUSE, ("execvp error on file",),
     "MPICH's proxy could not execute the program on a node", rank=70,
     remedy="The program is missing or not executable at that path on the node: install the same environment at the "
     "same path on every node.", component=MPICH, versions="all (also Intel MPI)",
-    source="pmodels/mpich src/pm/hydra/lib/utils/launch.c (HYDU_create_process)",
+    source="pmodels/mpich src/pm/hydra/lib/utils/launch.c (HYDU_create_process); category as Slurm's execve() "
+    "(DD827): the corpus' two cases were a container image without the srun its MPICH hands start-up to, not a version",
     fixture="[proxy:0:1@node2] HYDU_create_process (utils/launch/launch.c:74): execvp error on file python3 (No such "
             "file or directory)")
 add("DD958", "mpi-ofi-init-failed", C.NETWORK_UNREACHABLE, R.CAUSE,

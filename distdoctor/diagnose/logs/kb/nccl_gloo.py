@@ -172,3 +172,28 @@ add("DD1486", "nccl-ib-port-error", C.NETWORK_UNREACHABLE, R.CAUSE, ("Got async 
     component=NCCL, versions="all", source="NVIDIA/nccl src/transport/net_ib.cc (ncclIbAsyncThreadMain: \"NET/IB : Got "
     "async event : %s\" with ibv_event_type_str; IBV_EVENT_PORT_ERR reads \"port error\")",
     fixture="NCCL WARN NET/IB : Got async event : port error")
+
+# -- HCCL (Huawei Ascend's collective library, beside NCCL in MindSpore, torch_npu and TF on Ascend) ------------------
+_HCCL_DOC = "hiascend.com CANN documentation: HCCL user guide (troubleshooting) and error code reference"
+add("DD1523", "hccl-bind-ip-port", C.PORT_IN_USE, R.CAUSE,
+    ("Failed to bind the IP port", "Communication_Error_Bind_IP_Port", "whether the port is being used by other process"),
+    "HCCL could not bind its port: another process holds it", rank=72,
+    remedy="Another process on that host or device holds the port HCCL listens on (by default 16666 on the device's "
+    "NIC, 60000 on the host's): more than one process per device, two communicators on the same devices, or a "
+    "leftover process. Run one process per device, give each its own port range (HCCL_NPU_SOCKET_PORT_RANGE, "
+    "HCCL_HOST_SOCKET_PORT_RANGE), or end the leftover.",
+    component="hccl", versions="all (CANN; EJ0003, EI0019, EI0020)",
+    source=_HCCL_DOC + " (Port Binding Failure on the Server / on the Parameter Plane (EJ0003); EI0019/EI0020 "
+    "Communication_Error_Bind_IP_Port)",
+    fixture="Communication_Error_Bind_IP_Port(EJ0003): Failed to bind the IP port. Reason: The IP address and port "
+            "have been bound already.")
+add("DD1524", "hccl-get-socket-timeout", C.NETWORK_UNREACHABLE, R.SYMPTOM,
+    ("Getting socket times out", "Communication_Error_Get_Socket"),
+    "HCCL timed out connecting to the other ranks (a rank that failed or came late, or a link that is down)", rank=30,
+    remedy="Look first for a rank that failed with another error or never started (its own log); if every rank "
+    "reports it, compare when each did: ranks further apart than HCCL_CONNECT_TIMEOUT (120 s by default) started too "
+    "far apart; otherwise check the links between the nodes (`hccn_tool -i <dev> -tls -g`, the NICs' addresses).",
+    component="hccl", versions="all (CANN; EI0006)",
+    source=_HCCL_DOC + " (EI0006 Communication_Error_Get_Socket: 'Getting socket times out. Reason: %s')",
+    fixture="EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request.")
+

@@ -215,6 +215,17 @@ add("DD1260", "operator-restart-policy-overwritten", C.OTHER, R.BENIGN,
     fixture="Warning  SetPodTemplateRestartPolicy  1m  tfjob-controller  Restart policy in pod template will be "
             "overwritten by restart policy in replica spec")
 
+add("DD1522", "platform-spawn-not-found", C.OTHER, R.CAUSE, ("Failed to spawn child process",),
+    "The platform's job runtime could not start the job's program: it is not installed or not on PATH in the image",
+    regex=r"Failed to spawn child process '(?P<prog>[^']+)' because: Os \{ code: 2, kind: NotFound", rank=72,
+    remedy="The image lacks the program the job starts (a launcher such as mpirun, or python) on PATH: install it, "
+    "or put its directory on PATH in the image (`which <prog>` inside the image settles it).",
+    component="cloud-platform", versions="all (Azure Machine Learning's job runtime)",
+    source="Azure Machine Learning job runtime (SpawnExecutionError.SpawnChildError; the Os { code, kind } text is "
+    "Rust's std::io::Error of a spawn whose program was not found, ENOENT)",
+    fixture="UserError: Failed to spawn child process 'mpirun' because: Os { code: 2, kind: NotFound, message: \"No "
+            "such file or directory\" }")
+
 # -- YARN --------------------------------------------------------------------------------------------------------------
 add("DD1261", "yarn-unknown-resource", C.OTHER, R.CAUSE, ("Known resources are",),
     "YARN does not know the resource type the application asks for (e.g. yarn.io/gpu not configured)", rank=72,
