@@ -39,6 +39,10 @@ KNOWN: dict[str, str] = {   # probe id -> why the verdict is known to differ
                              "why; the learned reading decides it (DD765), and on these lines alone ranks other first: "
                              "of the real corpus' 7 such aborts with no stated reason, none was a native crash (the one "
                              "that was, glibc's heap check, is DD1518 now)",
+    "version_mismatch-24": "session 32: MPICH's execvp error says a node lacks the program at that path, not that its "
+                           "version differs; DD957 reads it as Slurm's execve() (DD827): other, the node's set-up (the "
+                           "real corpus' two execvp cases were container images without the srun MPICH hands start-up "
+                           "to, none a version)",
 }
 
 
