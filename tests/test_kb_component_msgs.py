@@ -377,3 +377,11 @@ def test_hccl_bind_failure_is_a_port_held_and_its_socket_timeout_a_symptom():
     assert (v.category, v.code) == (Category.PORT_IN_USE, "DD1523")
     from distdoctor.diagnose.logs.signature import by_code
     assert by_code("DD1524").role.value == "symptom"
+
+
+def test_a_stale_nfs_handle_is_the_shared_file_system_not_the_import():
+    """ESTALE: a file another node replaced on the shared file system, whatever call met it (an import of a compiled
+    cache, a read): not a version skew (DD862) and not the code's path (DD868)."""
+    v = _verdict("ImportError: /home/u/.triton/cache/ab12/__triton_launcher.so: cannot stat shared object: Stale file "
+                 "handle")
+    assert (v.category, v.code) == (Category.OTHER, "DD1525")

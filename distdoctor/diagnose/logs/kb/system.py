@@ -331,6 +331,16 @@ add("DD1519", "hdf5-file-locked", C.USER_CODE_ERROR, R.CAUSE, ("unable to lock f
     "\"unable to lock file, errno = %d, error message = '%s'\"), as h5py raises it",
     fixture="OSError: Unable to create file (unable to lock file, errno = 11, error message = 'Resource temporarily "
             "unavailable')")
+add("DD1525", "stale-file-handle", C.OTHER, R.CAUSE, ("Stale file handle", "Stale NFS file handle"),
+    "A file on a shared file system (NFS) changed under this task: its handle is stale (ESTALE)", rank=72,
+    remedy="Another node removed or replaced the file this task had open on the shared file system (two nodes "
+    "writing one cache or build directory, a job's files cleaned while it ran), or the server lost it: give each node "
+    "its own copy (a node-local cache directory: TRITON_CACHE_DIR, TMPDIR, a per-rank build folder), or let one task "
+    "write and the others wait.",
+    component="kernel", versions="all (NFS clients)", source="Linux errno ESTALE (strerror: \"Stale file handle\", "
+    "\"Stale NFS file handle\" in older glibc): NFS's reply NFS3ERR_STALE / NFS4ERR_STALE for a handle the server no "
+    "longer knows",
+    fixture="ImportError: /home/u/.triton/cache/ab12/__triton_launcher.so: cannot stat shared object: Stale file handle")
 # the kernel's own record of a packet a firewall dropped: ufw logs "[UFW BLOCK]", firewalld (LogDenied) its zone's
 # "_REJECT:" / "_DROP:" prefix, each with the packet's ports (DPT= the port the job needed)
 add("DD1508", "netfilter-logged-drop", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE,
