@@ -75,8 +75,10 @@ def mpirun(name: str, command: list[str], dd_args: list[str] = (), *, lock: bool
     argv = [str(MPIRUN_SH), *command]
     if lock:
         argv = ["flock", LOCK, *argv]
+    # mpirun --tag-output tags each piece of a rank's output it forwards, and a piece can end inside a multi-byte
+    # character (a progress bar's "━"): what a terminal shows with a replacement mark, read here the same way
     proc = subprocess.Popen(argv, env=env, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, encoding="utf-8", errors="replace", start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
