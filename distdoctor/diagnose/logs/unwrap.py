@@ -6,8 +6,8 @@ collector as JSON lines (docker's json-file driver: ``{"log": "...\\n", "stream"
 Logging / structured logging: ``{"message": ..., "severity": ...}``; ``journalctl -o json``: ``{"MESSAGE": ...}``),
 prefixed by syslog/journald (``Mar  4 05:06:07 node3 python[1234]: ``), saved by Windows tools as UTF-16,
 coloured by rich/colorlog (ANSI escapes), padded with NULs when a container died mid-write, or quoted in a GitHub
-reply (``> `` before every line, or each line as ```inline code```). None of that is the program's output; all of it hides line-start formats
-(absl's ``E1121``, Open MPI's ``[1,0]<stderr>:``) from the scanners.
+reply (``> `` before every line, or every line in Markdown's inline-code backticks). None of that is the program's
+output; all of it hides line-start formats (absl's ``E1121``, Open MPI's ``[1,0]<stderr>:``) from the scanners.
 
 :class:`Unwrapper` undoes these on byte chunks, before any scanner sees them. What a whole stream is wrapped in
 is judged once, from its first chunk, so an ordinary log pays only for two ``in`` tests per chunk (an ESC, a
