@@ -375,8 +375,8 @@ def test_hccl_bind_failure_is_a_port_held_and_its_socket_timeout_a_symptom():
                  "Communication_Error_Bind_IP_Port(EJ0003): Failed to bind the IP port.\n"
                  "Reason: The IP address and port have been bound already.")
     assert (v.category, v.code) == (Category.PORT_IN_USE, "DD1523")
-    from distdoctor.diagnose.logs.signature import by_code
-    assert by_code("DD1524").role.value == "symptom"
+    v = _verdict("EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request.")
+    assert v.code == "DD1524" and v.confidence == "low"   # a symptom: alone, never a sure verdict
 
 
 def test_a_stale_nfs_handle_is_the_shared_file_system_not_the_import():

@@ -76,7 +76,7 @@ def mpirun(name: str, command: list[str], dd_args: list[str] = (), *, lock: bool
     if lock:
         argv = ["flock", LOCK, *argv]
     # mpirun --tag-output tags each piece of a rank's output it forwards, and a piece can end inside a multi-byte
-    # character (a progress bar's "━"): what a terminal shows with a replacement mark, read here the same way
+    # character (one CI run met bytes that are not UTF-8 here): read as a terminal shows them, with a replacement mark
     proc = subprocess.Popen(argv, env=env, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, encoding="utf-8", errors="replace", start_new_session=True)
     try:
