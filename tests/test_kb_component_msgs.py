@@ -385,3 +385,24 @@ def test_a_stale_nfs_handle_is_the_shared_file_system_not_the_import():
     v = _verdict("ImportError: /home/u/.triton/cache/ab12/__triton_launcher.so: cannot stat shared object: Stale file "
                  "handle")
     assert (v.category, v.code) == (Category.OTHER, "DD1525")
+
+
+def test_torchrun_agent_that_got_a_signal_was_stopped_from_outside():
+    """torchrun's elastic agent reports the signal it got itself (SIGHUP: the session it was started from closed),
+    then sends its workers the same signal: the launcher was stopped from outside, not a worker that failed."""
+    v = _verdict("   39/100  13.9G  2.252  3.897:  43%|####  | 496/1155 [05:07<06:48,  1.61it/s]WARNING:torch.distributed."
+                 "elastic.agent.server.api:Received 1 death signal, shutting down workers\n"
+                 "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4193 closing signal SIGHUP\n"
+                 "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4194 closing signal SIGHUP")
+    assert (v.category, v.code) == (Category.PREEMPTION, "DD1526")
+    v = _verdict("torch.distributed.elastic.multiprocessing.api.SignalException: Process 4015698 got signal: 15")
+    assert (v.category, v.code) == (Category.PREEMPTION, "DD1526")
+
+
+def test_a_pytorch_loss_dict_with_nan_reads_as_a_nan_loss():
+    """A PyTorch loss printed in a dict shows its value as the tensor's repr: "'loss_cls': tensor(nan, ...)"."""
+    hits, _ = scan_bytes("output.log", b"loss_dict = {'loss_cls': tensor(nan, device='cuda:0', grad_fn=<DivBackward0>),"
+                         b" 'loss_box_reg': tensor(1310.0702, device='cuda:0', grad_fn=<DivBackward0>)}\n")
+    assert "DD640" in {h.sig.code for h in hits}
+    hits, _ = scan_bytes("output.log", b"{'loss_cls': tensor(0.6931, device='cuda:0')}\n")
+    assert "DD640" not in {h.sig.code for h in hits}

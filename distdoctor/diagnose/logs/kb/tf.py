@@ -271,12 +271,12 @@ add("DD639", "tf-keras-slow-callback", C.STRAGGLER_SLOW_WORKER, R.CONTEXT, ("is 
     fixture="WARNING:tensorflow:Callback method `on_train_batch_end` is slow compared to the batch time (batch time: 0.0010s vs `on_train_batch_end` time: 0.5011s). Check your callbacks.")
 add("DD640", "tf-nan-progress", C.NUMERICAL_DIVERGENCE, R.CONTEXT,
     (": nan", ":nan", "= nan", "=nan", "  nan", ": inf", ":inf", "= inf", "=inf", ": -inf", "= -inf", " is nan",
-     " is inf"), "The reported loss (or perplexity, or gradient norm) is NaN/Inf",  # any name, case
-    regex=r"(?:loss|perplexity|\bppl|\bgrad(?:ient)?[ _]norm)\w*\s*(?:[:=]|\bis\b)\s*(?:nan|[-+]?inf)\b", ignore_case=True,
-    rank=30, remedy="Lower the learning rate, clip gradients, check the input for NaN. (A finite val_loss beside it "
-    "points at a metric-reporting problem instead.)",
-    component="keras", versions="all", source="Keras progress bar / Estimator logging hook",
-    fixture="469/469 - 28s 45ms/step - loss: nan - accuracy: 0.10")
+     " is inf", "tensor(nan", "tensor(inf"), "The reported loss (or perplexity, or gradient norm) is NaN/Inf",
+    regex=r"(?:loss|perplexity|\bppl|\bgrad(?:ient)?[ _]norm)\w*'?\s*(?:[:=]|\bis\b)\s*(?:tensor\()?(?:nan|[-+]?inf)\b",
+    ignore_case=True, rank=30, remedy="Lower the learning rate, clip gradients, check the input for NaN. (A finite "
+    "val_loss beside it points at a metric-reporting problem instead.)",
+    component="keras", versions="all", source="Keras progress bar / Estimator logging hook (and a PyTorch loss dict: "
+    "'loss_cls': tensor(nan, ...)", fixture="469/469 - 28s 45ms/step - loss: nan - accuracy: 0.10")
 add("DD641", "tf-cluster-joined", C.OTHER, R.CONTEXT,
     ("connected to coordination service", "Coordination agent has successfully connected", "Enabled multi-worker collective ops",
      "MultiWorkerMirroredStrategy with cluster_spec", "Waiting for 0/"),

@@ -426,3 +426,18 @@ add("DD1507", "launcher-variable-missing", C.CONFIG_TF_CONFIG, R.CAUSE,
     " \"Error initializing torch.distributed using env:// rendezvous: environment variable {} expected, but not set\"); "
     "the launchers' exported variables (torch/distributed/run.py, Open MPI's OMPI_COMM_WORLD_*, Slurm's SLURM_PROCID)",
     fixture="KeyError: 'LOCAL_RANK'")
+# torchrun's elastic agent itself got a signal (SignalException) and stops its workers: the launcher was stopped from
+# outside -- SIGHUP when the terminal or SSH session it was started from closed, SIGTERM from a scheduler, SIGINT Ctrl-C
+add("DD1526", "torchelastic-death-signal", C.PREEMPTION, R.CAUSE, ("death signal, shutting down workers", " got signal: "),
+    "torchrun's agent received a signal from outside and shut its workers down", rank=40,
+    regex=r"Received (?:\d+|Signals\.SIG[A-Z]+) death signal, shutting down workers"
+          r"|elastic\.multiprocessing\.api\.SignalException: Process \d+ got signal: \d+",
+    remedy="The launcher itself was stopped, not a worker: signal 1 (SIGHUP) is the terminal or SSH session it was "
+    "started from closing -- run it under tmux/screen or `setsid`, or `nohup ... & disown`; 15 (SIGTERM) is a "
+    "scheduler's preemption, time limit or eviction, or a memory watchdog (`dmesg`, the scheduler's record); 2 "
+    "(SIGINT) is Ctrl-C.",
+    component="pytorch", versions=">=1.9 (torch.distributed.elastic)",
+    source="pytorch/pytorch torch/distributed/elastic/agent/server/api.py (SimpleElasticAgent.run: \"Received %s death "
+    "signal, shutting down workers\") and multiprocessing/api.py (SignalException: \"Process {pid} got signal: "
+    "{sigval}\")",
+    fixture="WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers")
