@@ -406,3 +406,12 @@ def test_a_pytorch_loss_dict_with_nan_reads_as_a_nan_loss():
     assert "DD640" in {h.sig.code for h in hits}
     hits, _ = scan_bytes("output.log", b"{'loss_cls': tensor(0.6931, device='cuda:0')}\n")
     assert "DD640" not in {h.sig.code for h in hits}
+
+
+def test_accelerate_port_check_reads_as_a_port_held():
+    """accelerate launch checks its main process port before it starts anything and raises a ConnectionError in
+    words: the port is held (DD1497), not the code's error that a bare Python exception would be."""
+    v = _verdict(_TB + "ConnectionError: Tried to launch distributed communication on port `29500`, but another "
+                 "process is utilizing it. Please specify a different port (such as using the `--main_process_port` "
+                 "flag or specifying a different `main_process_port` in your config file) and rerun your script.")
+    assert (v.category, v.code) == (Category.PORT_IN_USE, "DD1497")

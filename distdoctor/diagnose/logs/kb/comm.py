@@ -402,15 +402,17 @@ add("DD1481", "lightgbm-port-bind-failed", C.PORT_IN_USE, R.CAUSE, ("Binding por
     "failed\")",
     fixture="[LightGBM] [Fatal] Binding to port 12402 failed")
 add("DD1497", "port-in-use-in-words", C.PORT_IN_USE, R.CAUSE,
-    ("already occupied", "already in use", "already taken", "already being used", "already bound"),
+    ("already occupied", "already in use", "already taken", "already being used", "already bound",
+     "but another process is utilizing it"),
     "A program says in words that the port it needs is taken", ignore_case=True, rank=80,
     # a statement, not a check or a condition ("checking whether port N is already in use")
-    regex=r"^(?:(?!\b(?:whether|if|unless|check(?:s|ing)?)\b).)*?\bport\b[^.\n]{0,40}?\b(?:is|was|are) already "
-    r"(?:in use|occupied|taken|being used|bound)",
+    regex=r"^(?:(?!\b(?:whether|if|unless|check(?:s|ing)?)\b).)*?\bport\b[^.\n]{0,40}?(?:\b(?:is|was|are) already "
+    r"(?:in use|occupied|taken|being used|bound)|, but another process is utilizing it)",
     remedy="Another process holds that port on this host (`ss -ltnp | grep PORT`): stop it, or give the program "
     "another port (or run it on another node).",
     component="any", versions="all", source="the launchers' and schedulers' own wording of EADDRINUSE (Dask's "
-    "executors, LightGBM, Ray: \"Port 'N' is already occupied\", \"port N is already in use\")",
+    "executors, LightGBM, Ray: \"Port 'N' is already occupied\", \"port N is already in use\"; accelerate launch's "
+    "port check: \"Tried to launch distributed communication on port `N`, but another process is utilizing it\")",
     fixture="RuntimeError: Port '8786' is already occupied on this node. Try another machine.")
 add("DD1000", "mpi-help-aggregate", C.OTHER, R.BENIGN, ('to see all help / error messages',),
     "Open MPI's notice that it folded repeated help messages into one (harmless by itself)", rank=0,
