@@ -415,3 +415,20 @@ def test_accelerate_port_check_reads_as_a_port_held():
                  "process is utilizing it. Please specify a different port (such as using the `--main_process_port` "
                  "flag or specifying a different `main_process_port` in your config file) and rerun your script.")
     assert (v.category, v.code) == (Category.PORT_IN_USE, "DD1497")
+
+
+def test_a_connect_that_timed_out_is_the_path_and_a_call_that_timed_out_the_peer():
+    """ETIMEDOUT on a connect (or a deadline while connecting) means the peer's host gave no answer at all: a frozen
+    process's kernel still completes the handshake, so the address or the path is at fault (DD1527). A deadline on a
+    call the peer accepted stays a peer that does not answer (DD704)."""
+    for line in ("tensorflow.python.framework.errors_impl.UnavailableError: Connection timed out",
+                 "host-01:1234:5678 [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed "
+                 "out, on dev mlx5_0:1, curr state INIT, next state RTR",
+                 "2022-08-17 11:04:03,941 [WARNING]: [Channel] grpc error, code: StatusCode.DEADLINE_EXCEEDED, details: "
+                 "Deadline Exceeded.(call type: CONNECT) (channel.py:418)"):
+        v = _verdict(line)
+        assert (v.category, v.code) == (Category.NETWORK_UNREACHABLE, "DD1527"), line
+    v = _verdict("tensorflow.python.framework.errors_impl.DeadlineExceededError: Deadline Exceeded\nAdditional GRPC "
+                 "error information from remote target /job:worker/replica:0/task:3:\n:{\"description\":\"Deadline "
+                 "Exceeded\",\"grpc_status\":4}")
+    assert (v.category, v.code) == (Category.PEER_UNRESPONSIVE, "DD704")

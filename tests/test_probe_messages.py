@@ -43,6 +43,10 @@ KNOWN: dict[str, str] = {   # probe id -> why the verdict is known to differ
                            "version differs; DD957 reads it as Slurm's execve() (DD827): other, the node's set-up (the "
                            "real corpus' two execvp cases were container images without the srun MPICH hands start-up "
                            "to, none a version)",
+    "peer_unresponsive-09": "session 33: 'Connection timed out' (ETIMEDOUT) says the peer's host gave no answer to a "
+                            "connect at all; a frozen process's kernel still completes the handshake, so it is the "
+                            "path or the address (DD1527, network_unreachable), not a peer that stopped answering; of "
+                            "the real corpus' 7 logs with such a line, 3 were the network and 1 an unresponsive peer",
 }
 
 

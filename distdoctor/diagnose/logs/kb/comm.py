@@ -33,8 +33,7 @@ add("DD703", "conn-refused", C.NETWORK_UNREACHABLE, R.SYMPTOM, ("Connection refu
     "firewall can also refuse connections.",
     component="grpc", versions="all", source="POSIX ECONNREFUSED as gRPC, MPI and Go print it",
     fixture="[u10][[38971,1],2][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect] connect() to 172.17.0.1 failed: Connection refused (111)")
-add("DD704", "grpc-deadline", C.PEER_UNRESPONSIVE, R.SYMPTOM, ("DEADLINE_EXCEEDED", "Deadline Exceeded", "DeadlineExceededError",
-                                                             "Connection timed out"),
+add("DD704", "grpc-deadline", C.PEER_UNRESPONSIVE, R.SYMPTOM, ("DEADLINE_EXCEEDED", "Deadline Exceeded", "DeadlineExceededError"),
     "A remote call timed out: the peer does not answer", rank=25,
     remedy="The peer is alive but not answering (frozen, overloaded, or packets dropped): check its state and the network "
     "path between them.",
@@ -362,6 +361,20 @@ add("DD728", "connect-timed-out", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE, ("Connect
     component="grpc", versions="all", source="POSIX ETIMEDOUT on connect() as gRPC core prints it (src/core/lib/iomgr/tcp_client_posix.cc). NCCL's and "
     "Open MPI's own connect timeouts are left to the interface reading: they pick the address themselves",
     fixture='{"description":"Failed to connect to remote host: Connection timed out","errno":110,"os_error":"Connection timed out","syscall":"connect","target_address":"ipv4:34.91.40.7:2222"}')
+# a connection that could not be made in time (ETIMEDOUT, a deadline while connecting): the peer's host gave no answer
+# at all -- a host that is up answers a connect at once, even when its process is frozen (the kernel completes the
+# handshake), so it is the path or the address, not a peer that stopped answering (DD704)
+add("DD1527", "timed-out-connecting", C.NETWORK_UNREACHABLE, R.SYMPTOM,
+    ("Connection timed out", "Failed to connect to remote server", "call type: CONNECT"),
+    "A connection to a peer could not be made in time: its host gave no answer", rank=28,
+    regex=r"\bConnection timed out\b|Failed to connect to remote server at address|call type: CONNECT\b",
+    remedy="The peer's address gave no answer at all (a host that is up answers a connect at once, accepted or "
+    "refused): the address or interface in the cluster configuration is not reachable from this node, the host is "
+    "down or not started, or a firewall drops the packets. `nc -vz HOST PORT` from this node settles it.",
+    component="grpc", versions="all", source="POSIX ETIMEDOUT on connect() (and ibv_modify_qp's to RTR) as gRPC, NCCL "
+    "and MPI print it; gRPC's DEADLINE_EXCEEDED while connecting (\"Failed to connect to remote server at address\", "
+    "a channel's call type CONNECT)",
+    fixture="tensorflow.python.framework.errors_impl.UnavailableError: Connection timed out")
 add("DD717", "mpi-unreachable", C.NETWORK_UNREACHABLE, R.CAUSE,
     ("are unable to reach each other for", "does not know how to route a message"),
     "Open MPI finds no network path between two processes (or daemons)", rank=65,
