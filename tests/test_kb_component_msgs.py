@@ -432,3 +432,20 @@ def test_a_connect_that_timed_out_is_the_path_and_a_call_that_timed_out_the_peer
                  "error information from remote target /job:worker/replica:0/task:3:\n:{\"description\":\"Deadline "
                  "Exceeded\",\"grpc_status\":4}")
     assert (v.category, v.code) == (Category.PEER_UNRESPONSIVE, "DD704")
+
+
+def test_fujitsu_launcher_names_the_rank_that_aborted_and_the_learned_reading_says_why(tmp_path):
+    """Fujitsu MPI's plexec reports which rank aborted (PLE 0608), not why: the rank is the culprit and, as for srun's
+    exit report (DD1510), the learned reading decides the cause at low confidence (the category the line was given
+    is no evidence)."""
+    from distdoctor.diagnose.command import diagnose_paths
+    from distdoctor.diagnose.logs.learned import DECIDED_BY_MODEL
+    text = ("[fx0426:00065] [2] func:/opt/FJSVxtclanga/tcsds-1.2.40/lib64/libmpi.so.0(MPI_Abort+0xa0) "
+            "[0x400000514c18]\n[WARN] PLE 0608 plexec One of MPI processes was aborted.(rank=0)(nid=0xff33000e)"
+            "(CODE=1903,3028255134016143360,256)(DETAIL=N/A)")
+    v = _verdict(text)
+    assert v.code == "DD1528" and v.culprit == "rank:0" and "DD1528" in DECIDED_BY_MODEL
+    (tmp_path / "output.log").write_text(text + "\n")
+    rc = diagnose_paths([str(tmp_path / "output.log")], detected_at=0.0)[0].root_cause
+    assert (rc.code, rc.culprit, rc.confidence) == ("DD1528", "rank:0", "low")
+    assert "the learned reading of the real corpus ranks" in rc.summary

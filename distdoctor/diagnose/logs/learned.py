@@ -25,7 +25,8 @@ times: an API a new version removed, a library's or launcher's own code; the lea
 and the lines that weighed most for the verdict's cause (:func:`weighed`: the lines without which the learned
 probability of that cause falls most); and the cause itself where the verdict's line names none: a line no signature
 knows (DD160, :func:`_decided`: it replaced the safety net's word model there), a traceback cut before its
-exception (DD861), srun's "task N: Exited with exit code" (DD1510), a task that aborted itself or failed a C++
+exception (DD861), srun's "task N: Exited with exit code" (DD1510) and Fujitsu MPI's "One of MPI processes was
+aborted.(rank=N)" (DD1528), a task that aborted itself or failed a C++
 CHECK with no line that says why (DD765, DD766: :func:`decided_by_model`), each read blind to the category it was
 given; and the verdict's
 confidence (:func:`confidence_of`): the band of its cause's calibrated probability, never above the hand-written
@@ -355,10 +356,11 @@ def weighed(m: Model, diag, hits: list, lines: list[Line], category: str, n: int
 UNKNOWN_MESSAGE = "DD160"   # the knowledge base names no cause; a line reads as an error (:mod:`.safetynet`)
 CUT_TRACEBACK = "DD861"     # a traceback ended the task, but its exception line is not in the log
 TASK_EXITED = "DD1510"      # srun: a task exited with a non-zero status (which task, not why)
+RANK_ABORTED = "DD1528"     # Fujitsu MPI's plexec: a rank aborted (which rank, not why)
 ABORTED = "DD765"           # a task aborted itself (SIGABRT, an uncaught C++ exception) on an error no line states
 CHECK_FAILED = "DD766"      # a C++ CHECK failed: the violated condition, not the category of its cause
 # the verdicts whose line names no cause: there the learned reading decides it (:func:`_decided`)
-DECIDED_BY_MODEL = (UNKNOWN_MESSAGE, CUT_TRACEBACK, TASK_EXITED, ABORTED, CHECK_FAILED)
+DECIDED_BY_MODEL = (UNKNOWN_MESSAGE, CUT_TRACEBACK, TASK_EXITED, RANK_ABORTED, ABORTED, CHECK_FAILED)
 
 
 def decided_by_model(rc) -> bool:

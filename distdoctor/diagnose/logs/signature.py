@@ -56,7 +56,7 @@ COMPONENTS: tuple[str, ...] = (
     "tensorflow", "keras", "grpc", "horovod", "nccl", "gloo", "openmpi", "mpich", "intelmpi", "pmix", "psm2", "ucx", "pbs", "lsf",
     "openssh", "slurm", "yarn", "volcano", "spark", "tfos", "tony", "ray", "kubernetes", "training-operator", "cloud-platform",
     "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "systemd", "glibc", "gdb", "shell", "python",
-    "dask", "pytorch", "deepspeed", "jvm", "lightgbm", "htcondor", "dgl", "jax", "envoy", "lightning", "hccl",
+    "dask", "pytorch", "deepspeed", "jvm", "lightgbm", "htcondor", "dgl", "jax", "envoy", "lightning", "hccl", "fujitsu-mpi",
     "any")          # "any": a wording that every layer uses (an ERROR level, "failed"): the safety net's error line
 
 

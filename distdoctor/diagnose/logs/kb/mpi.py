@@ -174,6 +174,17 @@ add("DD954", "mpich-abort-on-node", C.PEER_CRASHED, R.CONTEXT, (") on node ",),
     "MPI_Abort: the program's own error, printed above).", component=MPICH, versions=">=3.3 (ch4; also Intel MPI 2019+)",
     source="pmodels/mpich src/mpid/ch4/src/ch4_globals.c (MPID_Abort: 'Abort(%d)%s%s: %s%s')",
     fixture="Abort(1) on node 0 (rank 0 in comm 0): application called MPI_Abort(MPI_COMM_WORLD, 1) - process 0")
+# which rank aborted, not why (as srun's "task N: Exited with exit code", DD1510): the learned reading decides the cause
+add("DD1528", "fujitsu-plexec-rank-aborted", C.PEER_CRASHED, R.CAUSE, ("One of MPI processes was aborted",),
+    "Fujitsu MPI's launcher reports the rank that aborted", regex=r"PLE \d+ plexec One of MPI processes was aborted\."
+    r"\(rank=(?P<rank>\d+)\)", rank=40, expect="rank:0",
+    remedy="That rank aborted (MPI_Abort, or it died): its own output just above says why -- most often the program "
+    "stopped on its own error (an input file it could not open, a bad parameter).",
+    component="fujitsu-mpi", versions="Fujitsu Technical Computing Suite (FX1000 / A64FX, Fugaku)",
+    source="Fujitsu Technical Computing Suite's job launcher plexec, message PLE 0608 as it prints it in a job's output "
+    "(the rank, node id and code in parentheses)",
+    fixture="[WARN] PLE 0608 plexec One of MPI processes was aborted.(rank=0)(nid=0xff33000e)(CODE=1903,"
+            "3028255134016143360,256)(DETAIL=N/A)")
 add("DD955", "mpich-sock-connect", C.NETWORK_UNREACHABLE, R.CAUSE, ("unable to connect to",),
     "MPICH could not connect to another process", regex=r"unable to connect to \S+ on port \d+", rank=60,
     remedy="The peer's address is not reachable (wrong interface, firewall): choose the interface with "
