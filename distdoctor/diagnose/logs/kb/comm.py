@@ -363,7 +363,8 @@ add("DD728", "connect-timed-out", C.FIREWALL_OR_PORT_BLOCKED, R.CAUSE, ("Connect
     fixture='{"description":"Failed to connect to remote host: Connection timed out","errno":110,"os_error":"Connection timed out","syscall":"connect","target_address":"ipv4:34.91.40.7:2222"}')
 # a connection that could not be made in time (ETIMEDOUT, a deadline while connecting): the peer's host gave no answer
 # at all -- a host that is up answers a connect at once, even when its process is frozen (the kernel completes the
-# handshake), so it is the path or the address, not a peer that stopped answering (DD704)
+# handshake), so it is the path or the address, not a peer that stopped answering (DD704). gRPC core's own record of a
+# connect to the cluster spec's address that timed out stays DD728 (a firewall dropping the packets, ranked above)
 add("DD1527", "timed-out-connecting", C.NETWORK_UNREACHABLE, R.SYMPTOM,
     ("Connection timed out", "Failed to connect to remote server", "call type: CONNECT"),
     "A connection to a peer could not be made in time: its host gave no answer", rank=28,
