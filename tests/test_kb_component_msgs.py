@@ -449,3 +449,42 @@ def test_fujitsu_launcher_names_the_rank_that_aborted_and_the_learned_reading_sa
     rc = diagnose_paths([str(tmp_path / "output.log")], detected_at=0.0)[0].root_cause
     assert (rc.code, rc.culprit, rc.confidence) == ("DD1528", "rank:0", "low")
     assert "the learned reading of the real corpus ranks" in rc.summary
+
+
+def test_a_cuda_out_of_memory_in_any_capitalisation_is_the_gpu():
+    """A C++ allocator's own CUDA check spells the runtime's "out of memory" as "Cuda error" (vLLM's cumem allocator):
+    the same cudaErrorMemoryAllocation as PyTorch's "CUDA error: out of memory" (DD985)."""
+    for line in ("Runtime Error: Cuda error: out of memory at /workspace/csrc/cumem_allocator.cpp: 62",
+                 "RuntimeError: CUDA error: out of memory"):
+        v = _verdict(line)
+        assert (v.category, v.code) == (Category.OOM_GPU, "DD985"), line
+
+
+def test_a_libtpu_older_than_jax_accepts_is_the_versions():
+    """JAX's Pallas refuses a libtpu more than about a month older than itself (DD1472, with libtpu's missing
+    functions); older releases spell it libTPU."""
+    for spelling in ("libtpu", "libTPU"):
+        v = _verdict(_TB + f"RuntimeError: Pallas TPU requires a {spelling} version that's at most a month old. Found "
+                     "version string:")
+        assert (v.category, v.code) == (Category.VERSION_MISMATCH, "DD1472"), spelling
+
+
+def test_the_ddp_wrapper_asked_for_the_models_attribute_is_the_code():
+    """An attribute of the wrapped model asked of DistributedDataParallel / DataParallel (DD1529) is code that does
+    not reach through ``.module``; another object's missing attribute stays the generic reading (DD1514)."""
+    for wrapper in ("DistributedDataParallel", "DataParallel"):
+        v = _verdict(_TB + f"AttributeError: '{wrapper}' object has no attribute 'self_cond'")
+        assert (v.category, v.code) == (Category.USER_CODE_ERROR, "DD1529"), wrapper
+        assert ".module" in v.remedy
+    v = _verdict(_TB + "AttributeError: 'TrainingArguments' object has no attribute 'distributed_state'")
+    assert v.code == "DD1514"
+
+
+def test_deepspeed_communication_used_before_it_was_set_up():
+    """deepspeed.comm asserts deepspeed.init_distributed() ran first (DD1530): code written for DeepSpeed before 0.7
+    started torch.distributed only -- not the code's own assertion (DD860)."""
+    v = _verdict(_TB + '  File "/usr/lib/python3/site-packages/deepspeed/comm/comm.py", line 536, in get_rank\n'
+                 "    assert cdb is not None and cdb.is_initialized(\nAssertionError: DeepSpeed backend not set, please "
+                 "initialize it using init_process_group()")
+    assert (v.category, v.code) == (Category.VERSION_MISMATCH, "DD1530")
+    assert "init_distributed" in v.remedy

@@ -50,7 +50,7 @@ port (system.py, DD1508-DD1509), srun's exit-code report split from DD823 (platf
 (system.py, DD1513), a connection to a netmask and a mesh's RBAC denial (system.py, DD1515-DD1516) and JAX's
 initialize called too late (training_msgs.py, DD1517), Lightning's misconfiguration (training_msgs.py, DD1521), glibc's heap checks split from DD765 (system.py, DD1518) HDF5's
 file held by another writer (system.py, DD1519) and the Google API client's harmless cache notice (platform.py, DD1520), and a platform runtime that could not spawn the job's program
-(platform_msgs.py, DD1522), HCCL's port bind failure and socket timeout (nccl_gloo.py, DD1523-DD1524), a stale NFS handle (system.py, DD1525), torchrun's agent stopped by a signal (training_msgs.py, DD1526), a connection that timed out before it was made (comm.py, DD1527), and the rank Fujitsu MPI's launcher reports aborted (mpi.py, DD1528). Every signature names
+(platform_msgs.py, DD1522), HCCL's port bind failure and socket timeout (nccl_gloo.py, DD1523-DD1524), a stale NFS handle (system.py, DD1525), torchrun's agent stopped by a signal (training_msgs.py, DD1526), a connection that timed out before it was made (comm.py, DD1527), the rank Fujitsu MPI's launcher reports aborted (mpi.py, DD1528), the DDP wrapper asked for the wrapped model's attribute (python.py, DD1529) and DeepSpeed's communication used before it was set up (training_msgs.py, DD1530). Every signature names
 its ``component``, ``versions`` and
 ``source`` (``distdoctor rules`` shows them).
 """

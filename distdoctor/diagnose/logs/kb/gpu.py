@@ -98,7 +98,7 @@ add("DD984", "cuda-launch-failure", C.OTHER, R.CAUSE, ("unspecified launch failu
             "launch failure")
 add("DD985", "cuda-runtime-oom", C.OOM_GPU, R.CAUSE, ("CUDA error: out of memory", "cudaMalloc failed: out of memory",
                                                      "EigenAllocator for GPU ran out of memory"),
-    "The GPU ran out of memory (CUDA runtime wording)", rank=88,
+    "The GPU ran out of memory (CUDA runtime wording)", rank=88, ignore_case=True,   # a C++ allocator's own "Cuda error"
     remedy="Lower the per-replica batch size, enable memory growth, and check that no other process holds the GPU "
     "(`nvidia-smi`).", component="cuda", versions="all",
     source=_CUDART + " (cudaErrorMemoryAllocation 'out of memory') / TensorFlow gpu_device.cc EigenAllocator (2.21 wheel)",

@@ -201,3 +201,18 @@ add("DD1514", "python-object-attribute-missing", C.VERSION_MISMATCH, R.CAUSE, ("
     component="python", versions="all", source="CPython Objects/object.c (PyObject_GenericGetAttr: \"'%.100s' object "
     "has no attribute '%U'\")",
     fixture="AttributeError: 'TrainingArguments' object has no attribute 'distributed_state'")
+# DistributedDataParallel and DataParallel wrap the model: nn.Module.__getattr__ finds only what the wrapper itself
+# registered (its parameters, buffers and the submodule ``module``), so the wrapped model's own attributes and methods
+# must be reached through ``.module``. Code that reads them from the wrapper (a training script or a library written
+# for one process, run under DDP) fails this way on every rank; which code asked, the traceback's last frames say
+add("DD1529", "ddp-wrapper-attribute", C.USER_CODE_ERROR, R.CAUSE, ("DataParallel' object has no attribute",),
+    "The code asks the DDP/DataParallel wrapper for an attribute of the model it wraps",
+    regex=r"'(?:Distributed)?DataParallel' object has no attribute '\w+'", rank=62,
+    remedy="The model is wrapped for data parallelism: reach its own attributes and methods through `model.module` "
+    "(`getattr(model, 'module', model)` where the code runs both wrapped and unwrapped; accelerate's "
+    "`accelerator.unwrap_model(model)`). If the access is in a library's code, that library was not written for "
+    "wrapped models: update it or unwrap before calling it.",
+    component="pytorch", versions="all", source="pytorch/pytorch torch/nn/modules/module.py (Module.__getattr__: "
+    "AttributeError(\"'{}' object has no attribute '{}'\"); DistributedDataParallel and DataParallel register the "
+    "wrapped model as the submodule 'module')",
+    fixture="AttributeError: 'DistributedDataParallel' object has no attribute 'generate'")

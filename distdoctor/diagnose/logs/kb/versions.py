@@ -449,14 +449,19 @@ add("DD1460", "tf-function-not-registered-remote", C.VERSION_MISMATCH, R.CAUSE,
     fixture="NotFoundError: '__inference__tpu_init_fn_105' is neither a type of a primitive operation nor a name of a "
             "function registered in binary running on n-050d2992-w-0. Make sure the operation or function is "
             "registered in the binary running in this process.")
-add("DD1472", "tpu-library-symbol-missing", VM, R.CAUSE, ("not available in this library",),
-    "The TPU runtime library (libtpu) lacks a function the framework needs: the two were not built together",
-    regex=r"tpu_(?:library|executor)_init_fns\.inc:\d+\] \w+ not available in this library", rank=85,
+add("DD1472", "tpu-library-symbol-missing", VM, R.CAUSE, ("not available in this library",
+                                                           "pallas tpu requires a libtpu version"),
+    "The TPU runtime library (libtpu) does not match the framework: a function it needs is missing, or it is older "
+    "than the framework accepts",
+    regex=r"tpu_(?:library|executor)_init_fns\.inc:\d+\] \w+ not available in this library"
+          r"|Pallas TPU requires a libtpu version", rank=85, ignore_case=True,
     remedy="Install the libtpu that matches the framework (`pip install \"jax[tpu]\"` pins it for JAX; the TPU VM "
     "image's runtime for TensorFlow), and do not load two frameworks that each bring their own libtpu into one "
     "process (import the one whose libtpu is installed first).",
     component="tensorflow", versions=">=2.4 (TPU builds; JAX's jaxlib shares the loader)",
     source="TensorFlow source tensorflow/core/tpu/tpu_library_init_fns.inc and tpu_executor_init_fns.inc (each "
-    "libtpu symbol looked up with dlsym; a missing one: LOG(FATAL) << name << \" not available in this library.\")",
+    "libtpu symbol looked up with dlsym; a missing one: LOG(FATAL) << name << \" not available in this library.\"); "
+    "JAX jax/_src/pallas/mosaic/lowering.py (is_cloud_tpu_older_than: RuntimeError(\"Pallas TPU requires a libtpu "
+    "version that's at most a month old. Found version string: ...\"), spelled libTPU in older releases)",
     fixture="F external/org_tensorflow/tensorflow/core/tpu/tpu_executor_init_fns.inc:110] "
             "TpuTransferManager_ReadDynamicShapes not available in this library.")
