@@ -488,3 +488,26 @@ def test_deepspeed_communication_used_before_it_was_set_up():
                  "initialize it using init_process_group()")
     assert (v.category, v.code) == (Category.VERSION_MISMATCH, "DD1530")
     assert "init_distributed" in v.remedy
+
+
+def test_neuron_ranks_with_different_collectives_are_a_collective_mismatch():
+    """The Neuron runtime checks that every rank's compiled graph holds the same collectives (DD1531): its refusal,
+    and the load errors that follow it, are ranks that would wait in different collectives."""
+    v = _verdict("2023-Oct-27 14:18:42.0222 35560:35755 ERROR   ENC:validate_neff_cc_ops                    [nec_dev 0] "
+                 "mismatching number of cc ops, expected 6 received 3. Check if ranks 1 and 0 are using the same neff\n"
+                 "2023-Oct-27 14:18:42.0222 35560:35755 ERROR   ENC:enc_load_operations                     [nec_dev 0] "
+                 "failed to validate neff across the replica group\n"
+                 "2023-Oct-27 14:18:42.0222 35560:35755 ERROR  NMGR:dlr_kelf_stage                          Failed to "
+                 "load subgraph")
+    assert (v.category, v.code) == (Category.HANG_COLLECTIVE_MISMATCH, "DD1531")
+
+
+def test_tensorrt_llm_started_with_another_world_size_than_its_engine():
+    """TensorRT-LLM's WorldConfig requires as many MPI processes as the engine's TP x PP (DD1532), in both wordings;
+    not the program's own RuntimeError."""
+    for line in ("RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (/app/tensorrt_llm/cpp/"
+                 "tensorrt_llm/runtime/worldConfig.cpp:90)",
+                 "RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: MPI size 1 != TP size 2 * PP size 1 * CP Size 1 "
+                 "(/src/tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:104)"):
+        v = _verdict(_TB + line)
+        assert (v.category, v.code) == (Category.CONFIG_MISMATCH_ACROSS_WORKERS, "DD1532"), line

@@ -185,6 +185,18 @@ add("DD1528", "fujitsu-plexec-rank-aborted", C.PEER_CRASHED, R.CAUSE, ("One of M
     "(the rank, node id and code in parentheses)",
     fixture="[WARN] PLE 0608 plexec One of MPI processes was aborted.(rank=0)(nid=0xff33000e)(CODE=1903,"
             "3028255134016143360,256)(DETAIL=N/A)")
+# TensorRT-LLM's world: an engine built for TP x PP ranks must be started as exactly that many MPI processes
+add("DD1532", "trtllm-world-size", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE, ("mpiSize == tp * pp", "!= TP size"),
+    "The number of processes started is not the engine's tensor x pipeline parallel size",
+    regex=r"mpiSize == tp \* pp|MPI size \d+ != TP size \d+ \* PP size \d+", rank=78,
+    remedy="Start as many processes as the engine was built for: `mpirun -n <tp x pp>` (or the launcher's world "
+    "size), one GPU each; or rebuild the engine with the tensor/pipeline parallel sizes of the processes you have.",
+    component="tensorrt-llm", versions="all (the CP factor from 0.12)",
+    source="NVIDIA/TensorRT-LLM cpp/tensorrt_llm/runtime/worldConfig.cpp (WorldConfig::mpi: TLLM_CHECK(mpiSize == tp "
+    "* pp); later TLLM_CHECK_WITH_INFO(mpiSize == tp * pp * cp, \"MPI size %d != TP size %d * PP size %d * CP Size "
+    "%d\"))",
+    fixture="RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (/home/jenkins/agent/workspace/"
+            "tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:90)")
 add("DD955", "mpich-sock-connect", C.NETWORK_UNREACHABLE, R.CAUSE, ("unable to connect to",),
     "MPICH could not connect to another process", regex=r"unable to connect to \S+ on port \d+", rank=60,
     remedy="The peer's address is not reachable (wrong interface, firewall): choose the interface with "

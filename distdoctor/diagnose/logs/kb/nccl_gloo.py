@@ -197,3 +197,21 @@ add("DD1524", "hccl-get-socket-timeout", C.NETWORK_UNREACHABLE, R.SYMPTOM,
     source=_HCCL_DOC + " (EI0006 Communication_Error_Get_Socket: 'Getting socket times out. Reason: %s')",
     fixture="EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request.")
 
+
+# -- AWS Neuron (Trainium / Inferentia): the runtime's collective engine checks that every rank loaded a graph with
+# the same collectives ---------------------------------------------------------------------------------------------
+add("DD1531", "neuron-cc-ops-mismatch", C.HANG_COLLECTIVE_MISMATCH, R.CAUSE,
+    ("mismatching number of cc ops", "failed to validate neff across the replica group"),
+    "The ranks loaded compiled graphs (NEFFs) with different collectives: they would wait in different collectives",
+    regex=r"mismatching number of cc ops, expected \d+ received \d+|failed to validate neff across the replica group",
+    rank=80,
+    remedy="The ranks traced different graphs: code that runs only on some ranks inside the step (a print or a "
+    "tensor read on rank 0, a rank-dependent branch or shape) adds operations to that rank's graph. Keep the traced "
+    "step the same on every rank (cut the graph with xm.mark_step() before rank-only work, move it out of the step), "
+    "and clear stale compiled graphs from the cache if the code changed.",
+    component="aws-neuron", versions="Neuron runtime 2.x (Trainium, Inferentia2)",
+    source="the Neuron runtime's ENC (collectives) log lines, as it prints them: \"ENC:validate_neff_cc_ops ... "
+    "mismatching number of cc ops, expected N received M. Check if ranks A and B are using the same neff\" and "
+    "\"ENC:enc_load_operations ... failed to validate neff across the replica group\"",
+    fixture="2023-Oct-27 14:18:42.0222 35560:35755 ERROR   ENC:validate_neff_cc_ops                    [nec_dev 0] "
+            "mismatching number of cc ops, expected 6 received 3. Check if ranks 1 and 0 are using the same neff")
