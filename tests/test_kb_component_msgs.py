@@ -511,3 +511,16 @@ def test_tensorrt_llm_started_with_another_world_size_than_its_engine():
                  "(/src/tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:104)"):
         v = _verdict(_TB + line)
         assert (v.category, v.code) == (Category.CONFIG_MISMATCH_ACROSS_WORKERS, "DD1532"), line
+
+
+def test_pytorch_rank_prefixed_lines_name_the_rank_and_end_the_traceback(tmp_path):
+    """PyTorch 2.x prints a failing rank's lines as "[rank0]: ..." (torchrun's log-line prefix): the prefix names the
+    rank, and the exception line under it ends the traceback (not a traceback cut before its exception, DD861)."""
+    log = tmp_path / "output.log"
+    log.write_text('[rank0]: Traceback (most recent call last):\n[rank0]:   File "/w/run_train.py", line 415, in '
+                   "<module>\n[rank0]:     trainer.train(dataloader)\n[rank0]: AttributeError: 'NoneType' object has no "
+                   "attribute 'item'\n")
+    from distdoctor.diagnose.command import diagnose_paths
+    rc = diagnose_paths([str(log)], detected_at=0.0)[0].root_cause
+    assert rc.code != "DD861" and rc.culprit == "rank:0", rc
+    assert "AttributeError" in rc.summary

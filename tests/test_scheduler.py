@@ -211,7 +211,7 @@ def test_diagnose_reads_its_prefix_table_from_the_schedulers(monkeypatch):
     declared = [(p.pattern, p.example) for s in schedulers.SCHEDULERS for p in s.log_prefixes]
     table = [(p.pattern, p.example) for p in prefixes.PREFIXES]
     assert all(d in table for d in declared)
-    assert len(table) - len(declared) == 3   # only the prefixes no scheduler prints: [name], name |, compose's
+    assert len(table) - len(declared) == 4   # only the prefixes no scheduler prints: [name], name |, compose's, [rankN]:
 
     class Fake:
         name, title = "fake", "a fake launcher"

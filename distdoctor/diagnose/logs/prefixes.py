@@ -77,6 +77,11 @@ class Prefix:
 
 # The prefixes no scheduler of ours prints: any launcher's bracketed name or name and bar, docker compose's.
 _OTHERS: tuple[Prefix, ...] = (
+    # PyTorch's elastic agent (torchrun) with a log-line prefix naming the global rank (TORCHELASTIC_LOG_LINE_PREFIX_
+    # TEMPLATE, ``--role rank``), and PyTorch 2.x's own rank-prefixed error lines: "[rank3]: Traceback ...",
+    # "[rank0]:[E ProcessGroupNCCL.cpp:...]"
+    Prefix("torch-rank", "bracket", r"\[rank(?P<label>\d{1,6})\]: ?", _rank,
+           "PyTorch's rank-prefixed lines (torchrun's log-line prefix)", "[rank3]: "),
     Prefix("bracket", "bracket", r"\[(?P<label>[^\]\s]{1,200})\] ?", _named,
            "any launcher that brackets a task's name", "[host-a] ", strict=False),
     Prefix("compose", "pipe", r"(?P<label>[A-Za-z][\w.-]{0,80}?)\s+\| ", task_from_filename,
