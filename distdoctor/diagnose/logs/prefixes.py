@@ -75,11 +75,12 @@ class Prefix:
         object.__setattr__(self, "brx", re.compile((_LEAD + self.pattern).encode()))   # a stream's lines: stamp kept
 
 
-# The prefixes no scheduler of ours prints: any launcher's bracketed name or name and bar, docker compose's.
+# The prefixes no scheduler of ours prints: PyTorch jobs' rank prefix, any launcher's bracketed name or name and bar,
+# docker compose's.
 _OTHERS: tuple[Prefix, ...] = (
-    # PyTorch's elastic agent (torchrun) with a log-line prefix naming the global rank (TORCHELASTIC_LOG_LINE_PREFIX_
-    # TEMPLATE, ``--role rank``), and PyTorch 2.x's own rank-prefixed error lines: "[rank3]: Traceback ...",
-    # "[rank0]:[E ProcessGroupNCCL.cpp:...]"
+    # the rank-prefixed lines of PyTorch 2.x jobs as users post them ("[rank3]: Traceback ...", "[rank0]:[E
+    # ProcessGroupNCCL.cpp:...]"); torchrun's log-line prefix template ("[${rank}]:" style, TORCHELASTIC_LOG_LINE_
+    # PREFIX_TEMPLATE) writes the same shape. The label is the global rank.
     Prefix("torch-rank", "bracket", r"\[rank(?P<label>\d{1,6})\]: ?", _rank,
            "PyTorch's rank-prefixed lines (torchrun's log-line prefix)", "[rank3]: "),
     Prefix("bracket", "bracket", r"\[(?P<label>[^\]\s]{1,200})\] ?", _named,
