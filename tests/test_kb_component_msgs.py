@@ -462,7 +462,7 @@ def test_a_cuda_out_of_memory_in_any_capitalisation_is_the_gpu():
 
 def test_a_libtpu_older_than_jax_accepts_is_the_versions():
     """JAX's Pallas refuses a libtpu more than about a month older than itself (DD1472, with libtpu's missing
-    functions); older releases spell it libTPU."""
+    functions); some releases spell it libTPU."""
     for spelling in ("libtpu", "libTPU"):
         v = _verdict(_TB + f"RuntimeError: Pallas TPU requires a {spelling} version that's at most a month old. Found "
                      "version string:")
@@ -481,8 +481,8 @@ def test_the_ddp_wrapper_asked_for_the_models_attribute_is_the_code():
 
 
 def test_deepspeed_communication_used_before_it_was_set_up():
-    """deepspeed.comm asserts deepspeed.init_distributed() ran first (DD1530): code written for DeepSpeed before 0.7
-    started torch.distributed only -- not the code's own assertion (DD860)."""
+    """deepspeed.comm asserts deepspeed.init_distributed() ran first (DD1530): code written for a DeepSpeed before
+    deepspeed.comm started torch.distributed only -- not the code's own assertion (DD860)."""
     v = _verdict(_TB + '  File "/usr/lib/python3/site-packages/deepspeed/comm/comm.py", line 536, in get_rank\n'
                  "    assert cdb is not None and cdb.is_initialized(\nAssertionError: DeepSpeed backend not set, please "
                  "initialize it using init_process_group()")

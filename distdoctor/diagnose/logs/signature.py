@@ -57,7 +57,8 @@ COMPONENTS: tuple[str, ...] = (
     "openssh", "slurm", "yarn", "volcano", "spark", "tfos", "tony", "ray", "kubernetes", "training-operator", "cloud-platform",
     "container-runtime", "cuda", "cudnn", "nvml", "nvidia-driver", "kernel", "systemd", "glibc", "gdb", "shell", "python",
     "dask", "pytorch", "deepspeed", "jvm", "lightgbm", "htcondor", "dgl", "jax", "envoy", "lightning", "hccl", "fujitsu-mpi",
-    "tensorrt-llm", "aws-neuron", "any")          # "any": a wording that every layer uses (an ERROR level, "failed"): the safety net's error line
+    "tensorrt-llm", "aws-neuron",
+    "any")          # "any": a wording that every layer uses (an ERROR level, "failed"): the safety net's error line
 
 
 class Role(str, enum.Enum):

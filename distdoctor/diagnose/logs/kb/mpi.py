@@ -191,7 +191,7 @@ add("DD1532", "trtllm-world-size", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE, ("
     regex=r"mpiSize == tp \* pp|MPI size \d+ != TP size \d+ \* PP size \d+", rank=78,
     remedy="Start as many processes as the engine was built for: `mpirun -n <tp x pp>` (or the launcher's world "
     "size), one GPU each; or rebuild the engine with the tensor/pipeline parallel sizes of the processes you have.",
-    component="tensorrt-llm", versions="all (the CP factor from 0.12)",
+    component="tensorrt-llm", versions="all (later releases add a CP factor to the check)",
     source="NVIDIA/TensorRT-LLM cpp/tensorrt_llm/runtime/worldConfig.cpp (WorldConfig::mpi: TLLM_CHECK(mpiSize == tp "
     "* pp); later TLLM_CHECK_WITH_INFO(mpiSize == tp * pp * cp, \"MPI size %d != TP size %d * PP size %d * CP Size "
     "%d\"))",

@@ -441,16 +441,16 @@ add("DD1526", "torchelastic-death-signal", C.PREEMPTION, R.CAUSE, ("death signal
     "signal, shutting down workers\") and multiprocessing/api.py (SignalException: \"Process {pid} got signal: "
     "{sigval}\")",
     fixture="WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers")
-# DeepSpeed's communication layer (deepspeed.comm, from 0.7) asserts it was set up (deepspeed.init_distributed(), which
+# DeepSpeed's communication layer (deepspeed.comm, added mid-2022 by deepspeedai/DeepSpeed#1985) asserts it was set up (deepspeed.init_distributed(), which
 # deepspeed.initialize() calls) before any of its calls: code written for the earlier DeepSpeed that started
 # torch.distributed itself -- or that calls a DeepSpeed API that communicates before deepspeed.initialize() -- stops here
 add("DD1530", "deepspeed-comm-not-initialized", C.VERSION_MISMATCH, R.CAUSE,
     ("DeepSpeed backend not set, please initialize it",),
     "DeepSpeed's communication layer was used before it was initialized", rank=66,
     remedy="Call `deepspeed.init_distributed()` (or `deepspeed.initialize(...)`) before any DeepSpeed call that "
-    "communicates (zero.Init, checkpoint loading, deepspeed.comm); code written for DeepSpeed before 0.7, which "
-    "only started torch.distributed itself, needs that call added, or the DeepSpeed release it was written for.",
-    component="deepspeed", versions=">=0.7 (deepspeed.comm)",
+    "communicates (zero.Init, checkpoint loading, deepspeed.comm); code written for a DeepSpeed before deepspeed.comm, "
+    "which only started torch.distributed itself, needs that call added, or the DeepSpeed release it was written for.",
+    component="deepspeed", versions="the releases with deepspeed.comm (from mid-2022, PR #1985)",
     source="deepspeedai/deepspeed deepspeed/comm/comm.py (assert cdb is not None and cdb.is_initialized(), 'DeepSpeed "
     "backend not set, please initialize it using init_process_group()')",
     fixture="AssertionError: DeepSpeed backend not set, please initialize it using init_process_group()")

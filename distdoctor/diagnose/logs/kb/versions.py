@@ -462,6 +462,6 @@ add("DD1472", "tpu-library-symbol-missing", VM, R.CAUSE, ("not available in this
     source="TensorFlow source tensorflow/core/tpu/tpu_library_init_fns.inc and tpu_executor_init_fns.inc (each "
     "libtpu symbol looked up with dlsym; a missing one: LOG(FATAL) << name << \" not available in this library.\"); "
     "JAX jax/_src/pallas/mosaic/lowering.py (is_cloud_tpu_older_than: RuntimeError(\"Pallas TPU requires a libtpu "
-    "version that's at most a month old. Found version string: ...\"), spelled libTPU in older releases)",
+    "version that's at most a month old. Found version string: ...\"), spelled libTPU in some releases)",
     fixture="F external/org_tensorflow/tensorflow/core/tpu/tpu_executor_init_fns.inc:110] "
             "TpuTransferManager_ReadDynamicShapes not available in this library.")
