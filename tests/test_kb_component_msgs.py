@@ -524,3 +524,15 @@ def test_pytorch_rank_prefixed_lines_name_the_rank_and_end_the_traceback(tmp_pat
     rc = diagnose_paths([str(log)], detected_at=0.0)[0].root_cause
     assert rc.code != "DD861" and rc.culprit == "rank:0", rc
     assert "AttributeError" in rc.summary
+
+
+def test_tensorflow_on_rocm_out_of_gpu_memory():
+    """TensorFlow's ROCm build logs a failed device allocation with HIP's error code (DD1533): hipError_t(1002) is
+    hipErrorMemoryAllocation, the GPU out of memory like CUDA_ERROR_OUT_OF_MEMORY on CUDA builds (DD760)."""
+    v = _verdict("2019-01-08 19:06:11.303639: E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate "
+                 "7.35G (7889485824 bytes) from device: hipError_t(1002)\n")
+    assert (v.category, v.code) == (Category.OOM_GPU, "DD1533")
+    # another HIP error in the same message is not the memory
+    v = _verdict("E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate 7.35G (7889485824 bytes) "
+                 "from device: hipError_t(1010)\n")
+    assert v.code != "DD1533"

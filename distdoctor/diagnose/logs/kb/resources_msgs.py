@@ -334,6 +334,17 @@ add("DD1417", "torch-non-cuda-device-oom", C.OOM_GPU, R.CAUSE,
     "allocate'), aten/src/ATen/mps/MPSAllocator.mm, c10/xpu/XPUCachingAllocator.cpp; HIP hipErrorOutOfMemory",
     fixture="torch.OutOfMemoryError: HIP out of memory. Tried to allocate 978.00 MiB. GPU 0 has a total capacity of "
             "63.98 GiB of which 630.00 MiB is free.")
+add("DD1533", "tf-rocm-device-alloc-failed", C.OOM_GPU, R.CAUSE,
+    ("hipError_t(1002)", "hipErrorMemoryAllocation"),
+    "TensorFlow's ROCm build could not allocate GPU memory (HIP's memory-allocation error)", rank=88,
+    regex=r"failed to allocate .*hipError_t\(1002\)|hipErrorMemoryAllocation",
+    remedy="Check that no other process holds the GPU (`rocm-smi --showpids`), then lower the per-replica batch size or "
+    "enable memory growth (`tf.config.experimental.set_memory_growth`).",
+    component="tensorflow", versions="ROCm builds (tensorflow-rocm)",
+    source="tensorflow stream_executor/rocm/rocm_driver.cc ('failed to allocate %s (%llu bytes) from device: ' with "
+    "the hipError_t); HIP hip_runtime_api.h: hipErrorMemoryAllocation = 1002 (the runtime codes from 1001 up)",
+    fixture="E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate 7.35G (7889485824 bytes) from "
+            "device: hipError_t(1002)")
 add("DD1418", "slurm-nvml-not-found", C.OTHER, R.CAUSE,
     ("We were configured with nvml functionality, but that lib wasn't found",
      "We were configured to autodetect nvml functionality, but we weren't able to find that lib"),
