@@ -536,3 +536,22 @@ def test_tensorflow_on_rocm_out_of_gpu_memory():
     v = _verdict("E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate 7.35G (7889485824 bytes) "
                  "from device: hipError_t(1010)\n")
     assert v.code != "DD1533"
+
+
+def test_the_kernel_modules_api_mismatch_is_the_driver_against_its_library():
+    """The NVIDIA kernel module's own words for a driver upgraded without reloading it (DD975, beside NVML's
+    "Driver/library version mismatch"), as dmesg or journalctl prints them."""
+    v = _verdict("Aug 26 14:08:07 node-3 kernel: NVRM: API mismatch: the client has the version 367.44, but\n"
+                 "                                      NVRM: this kernel module has the version 367.35.  Please\n")
+    assert (v.category, v.code) == (Category.VERSION_MISMATCH, "DD975")
+
+
+def test_the_tail_of_yarns_memory_kill_is_the_kill():
+    """The NodeManager's memory-kill message ends "... of ... virtual memory used. Killing container."; a user who
+    quotes only that tail still quotes YARN's kill (DD788; the full physical-memory line stays DD787's)."""
+    v = _verdict("15.8 GB of 14.7 GB virtual memory used. Killing container.")
+    assert (v.category, v.code) == (Category.OOM_HOST, "DD788")
+    v = _verdict("Container [pid=31337,containerID=container_e12_1600000000000_0042_01_000003] is running 532676608B "
+                 "beyond the 'PHYSICAL' memory limit. Current usage: 4.5 GB of 4 GB physical memory used; 6.2 GB of "
+                 "8.4 GB virtual memory used. Killing container.")
+    assert (v.category, v.code) == (Category.OOM_HOST, "DD787")

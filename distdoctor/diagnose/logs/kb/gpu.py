@@ -17,12 +17,15 @@ _CUDART = "CUDA runtime cudaGetErrorString"
 # -- NVML / nvidia-smi -------------------------------------------------------------------------------------------------
 add("DD975", "nvml-version-mismatch", C.VERSION_MISMATCH, R.CAUSE,
     ("Driver/library version mismatch", "NVML/RM version mismatch", "NVMLError_LibRmVersionMismatch",
-     "NVML_ERROR_LIB_RM_VERSION_MISMATCH", "nvml error: driver/library version mismatch"),
+     "NVML_ERROR_LIB_RM_VERSION_MISMATCH", "nvml error: driver/library version mismatch",
+     "NVRM: API mismatch: the client has the version"),
     "The node's NVIDIA kernel driver and its user-space library differ (driver updated without a reboot)", rank=85,
     remedy="Reboot the node (or reload the nvidia kernel modules) so the running driver matches the installed "
     "libraries; in containers, mount the host's driver libraries rather than shipping your own.",
     component="nvml", versions="all", source="nvidia-ml-py pynvml.py (NVML_ERROR_LIB_RM_VERSION_MISMATCH) / nvidia-smi; "
-    "NVIDIA/libnvidia-container (\"nvml error: %s\", the error string as the container hook prints it)",
+    "NVIDIA/libnvidia-container (\"nvml error: %s\", the error string as the container hook prints it); the "
+    "kernel module's own words in the kernel log (\"NVRM: API mismatch: the client has the version X, but this kernel "
+    "module has the version Y\", dmesg / journalctl)",
     fixture="Failed to initialize NVML: Driver/library version mismatch")
 add("DD976", "nvml-driver-not-loaded", C.CONFIG_MISMATCH_ACROSS_WORKERS, R.CAUSE,
     ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "NVMLError_DriverNotLoaded",

@@ -31,7 +31,8 @@ add("DD787", "yarn-beyond-pmem-new", C.OOM_HOST, R.CAUSE, ("beyond the 'PHYSICAL
             "the 'PHYSICAL' memory limit. Current usage: 4.5 GB of 4 GB physical memory used; 6.2 GB of 8.4 GB virtual "
             "memory used. Killing container.")
 add("DD788", "yarn-beyond-vmem", C.OOM_HOST, R.CAUSE,
-    ("is running beyond virtual memory limits", "beyond the 'VIRTUAL' memory limit"),
+    ("is running beyond virtual memory limits", "beyond the 'VIRTUAL' memory limit",
+     "virtual memory used. Killing container"),
     "YARN killed the container for exceeding its virtual memory limit", rank=93,
     remedy="YARN's virtual-memory check killed it (TensorFlow maps much more virtual than resident memory): raise "
     "yarn.nodemanager.vmem-pmem-ratio or disable yarn.nodemanager.vmem-check-enabled, or give the container more memory.",
