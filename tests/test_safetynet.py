@@ -54,6 +54,16 @@ def test_lines_that_do_not_read_as_errors_are_no_failure(tmp_path, text):
     assert d.status.value in ("unknown", "succeeded"), d.root_cause
 
 
+def test_no_evidence_counts_the_lines_it_read(tmp_path):
+    """"No evidence of a failure" says how many lines were read, in words that fit the number."""
+    assert _summary(diagnose("Epoch 1/2\n", tmp_path)).endswith("(1 line read)")
+    assert _summary(diagnose("Epoch 1/2\nEpoch 2/2\n", tmp_path)).endswith("(2 lines read)")
+
+
+def _summary(d) -> str:
+    return d.root_cause.summary if d.root_cause is not None else d.summary
+
+
 def test_an_error_the_task_trained_past_is_no_failure(tmp_path):
     text = ("ERROR:loader:shard 3 could not be read, skipping it\n"
             "Epoch 1/2\n100/100 [==============================] - 3s 30ms/step - loss: 0.51\n"

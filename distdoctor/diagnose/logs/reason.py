@@ -198,7 +198,7 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
             if benign else "no line in these logs is evidence of a failure")
     return Verdict(status=Status.SUCCEEDED if finished else Status.UNKNOWN, category=Category.OTHER, culprit=None,
                    confidence="low", code=None,
-                   summary=("the job finished training and " if finished else "") + note + f" ({lines} lines read)",
+                   summary=("the job finished training and " if finished else "") + note + f" ({lines} line{'' if lines == 1 else 's'} read)",
                    remedy="If the job did fail, the evidence is elsewhere: the log of every task (including ones that "
                           "printed nothing), each node's `dmesg`, and the scheduler's record (`kubectl describe pod`, "
                           "`sacct`).",
