@@ -161,3 +161,25 @@ def test_a_pause_is_described_by_what_its_task_did_most_not_by_what_moved_last()
     log = log.suspect(A(suspect="worker:0", stalled_for=6.0, where=None, doing="computing (0.90 cores)",
                         waiting=()), now=206.0)
     assert log.seen == (("computing", 1, "computing (0.90 cores)"),)
+
+
+def test_a_pause_is_placed_where_its_task_was_seen_most_not_where_it_was_seen_last():
+    """The last look at a task that wrote a checkpoint may come after the save returned, on the line that steps again
+    (seen in a fresh-clone CI: a 22 s save placed at the training loop's ``train_step`` line): the pause is where the
+    task was in most looks; of places seen equally often, the later."""
+    from types import SimpleNamespace as A
+    from distdoctor.supervise.pauses import PauseLog
+    log = PauseLog().suspect(A(suspect="worker:0", stalled_for=6.0, where=None, doing="reading or writing files "
+                               "(0.3 MiB since the last sample)", waiting=("worker:1",)), now=106.0)
+    look = lambda log, where: log.follow(A(status="suspect", suspect="worker:0", where=where,  # noqa
+                                           doing="reading or writing files (1.0 MiB since the last sample)",
+                                           waiting=("worker:1",)))
+    for where in ["train.py:94 in save"] * 3 + [None, "train.py:201 in <module>"]:
+        log = look(log, where)
+    _, p = log.clear(A(stalled_for=0.5), now=130.0)
+    assert p.where == "train.py:94 in save"
+    log = look(look(log.suspect(A(suspect="worker:0", stalled_for=6.0, where="train.py:50 in evaluate", doing="",
+                                  waiting=()), now=206.0), "train.py:60 in <module>"), "train.py:50 in evaluate")
+    assert log.open.where == "train.py:50 in evaluate"
+    log = look(log, "train.py:60 in <module>")
+    assert log.open.where == "train.py:60 in <module>"     # two looks each: the later place

@@ -18,23 +18,28 @@ class PauseLog:
     open: Pause | None = None            # the suspicion under way
     closed: tuple[Pause, ...] = ()       # pauses that ended: training resumed
     seen: tuple = ()                     # the open pause: (kind, turns, latest words) of each thing its suspect did
+    places: tuple = ()                   # the open pause: (where, turns) of each place its suspect was seen at
 
     def suspect(self, a, now: float) -> "PauseLog":
         """A suspicion begins (the job's last step was ``a.stalled_for`` ago)."""
         p = Pause(task=a.suspect, since=now - a.stalled_for, until=now, where=a.where, doing=a.doing,
                   waiting=a.waiting) if a.suspect else None
-        return replace(self, open=p, seen=_saw((), a.doing) if p else ())
+        return replace(self, open=p, seen=_saw((), a.doing) if p else (), places=_at((), a.where) if p else ())
 
     def follow(self, a) -> "PauseLog":
-        """While it lasts, remember where its suspect is and what it did most (the pause's evidence: a task that
-        writes a checkpoint also moves a heartbeat's bytes now and then; the pause is the writing)."""
+        """While it lasts, remember where its suspect was and what it did most (the pause's evidence: a task that
+        writes a checkpoint also moves a heartbeat's bytes now and then; the pause is the writing -- and its last
+        look may fall after the writing returned, on the line that steps again: the pause is where it wrote)."""
         p = self.open
         if p is None or a is None or a.status != "suspect" or a.suspect != p.task:
             return self
         seen = _saw(self.seen, a.doing)
         doing = max(seen, key=lambda k: k[1])[2] if seen else p.doing
-        return replace(self, open=replace(p, where=a.where or p.where, doing=doing, waiting=a.waiting or p.waiting),
-                       seen=seen)
+        places = _at(self.places, a.where)
+        # the place seen most, the later of equals (max keeps the first of equals: read from the latest back)
+        where = max(reversed(places), key=lambda k: k[1])[0] if places else p.where
+        return replace(self, open=replace(p, where=where, doing=doing, waiting=a.waiting or p.waiting),
+                       seen=seen, places=places)
 
     def still(self, a, now: float) -> bool:
         """No step since the suspicion began: it may not end yet."""
@@ -51,7 +56,7 @@ class PauseLog:
 
     def drop(self) -> "PauseLog":
         """The suspicion became a hang: it was no pause."""
-        return replace(self, open=None, seen=())
+        return replace(self, open=None, seen=(), places=())
 
     def all(self, now: float, hung: bool) -> tuple[Pause, ...]:
         """Every pause of the attempt; one still open when the job ended counts up to ``now`` (not after a hang)."""
@@ -68,3 +73,12 @@ def _saw(seen: tuple, doing: str) -> tuple:
     kind = doing.split(" (")[0]
     rows = [(k, n + 1, doing) if k == kind else (k, n, d) for k, n, d in seen]
     return tuple(rows) if any(k == kind for k, _, _ in seen) else seen + ((kind, 1, doing),)
+
+
+def _at(places: tuple, where: str | None) -> tuple:
+    """``places`` with one more turn at ``where`` (in the order first seen; a look that found no place adds none)."""
+    if not where:
+        return places
+    if any(w == where for w, _ in places):
+        return tuple((w, n + 1 if w == where else n) for w, n in places)
+    return places + ((where, 1),)
