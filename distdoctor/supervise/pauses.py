@@ -18,7 +18,7 @@ class PauseLog:
     open: Pause | None = None            # the suspicion under way
     closed: tuple[Pause, ...] = ()       # pauses that ended: training resumed
     seen: tuple = ()                     # the open pause: (kind, turns, latest words) of each thing its suspect did
-    places: tuple = ()                   # the open pause: (where, turns) of each place its suspect was seen at
+    places: tuple = ()                   # the open pause: (where, turns, where) of each place its suspect was at
 
     def suspect(self, a, now: float) -> "PauseLog":
         """A suspicion begins (the job's last step was ``a.stalled_for`` ago)."""
@@ -68,17 +68,16 @@ class PauseLog:
 
 def _saw(seen: tuple, doing: str) -> tuple:
     """``seen`` with one more turn of ``doing`` (its kind: the words before the figures in brackets)."""
-    if not doing:
-        return seen
-    kind = doing.split(" (")[0]
-    rows = [(k, n + 1, doing) if k == kind else (k, n, d) for k, n, d in seen]
-    return tuple(rows) if any(k == kind for k, _, _ in seen) else seen + ((kind, 1, doing),)
+    return _tally(seen, doing.split(" (")[0], doing) if doing else seen
 
 
 def _at(places: tuple, where: str | None) -> tuple:
-    """``places`` with one more turn at ``where`` (in the order first seen; a look that found no place adds none)."""
-    if not where:
-        return places
-    if any(w == where for w, _ in places):
-        return tuple((w, n + 1 if w == where else n) for w, n in places)
-    return places + ((where, 1),)
+    """``places`` with one more turn at ``where`` (a look that found no place adds none)."""
+    return _tally(places, where, where) if where else places
+
+
+def _tally(rows: tuple, kind: str, words: str) -> tuple:
+    """``rows`` of (kind, turns, latest words), in the order first seen, with one more turn of ``kind``."""
+    if any(k == kind for k, _, _ in rows):
+        return tuple((k, n + 1, words) if k == kind else (k, n, d) for k, n, d in rows)
+    return rows + ((kind, 1, words),)

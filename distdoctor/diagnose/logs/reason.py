@@ -196,9 +196,10 @@ def _reason(hits: list[Hit], facts: list[StreamFacts]) -> Verdict:
     lines = sum(f.lines for f in facts)
     note = ("the lines that look alarming are known to be harmless: " + ", ".join(sorted({h.sig.title for h in benign}))
             if benign else "no line in these logs is evidence of a failure")
+    read = f"{lines} line{'' if lines == 1 else 's'} read"
     return Verdict(status=Status.SUCCEEDED if finished else Status.UNKNOWN, category=Category.OTHER, culprit=None,
                    confidence="low", code=None,
-                   summary=("the job finished training and " if finished else "") + note + f" ({lines} line{'' if lines == 1 else 's'} read)",
+                   summary=("the job finished training and " if finished else "") + note + f" ({read})",
                    remedy="If the job did fail, the evidence is elsewhere: the log of every task (including ones that "
                           "printed nothing), each node's `dmesg`, and the scheduler's record (`kubectl describe pod`, "
                           "`sacct`).",
